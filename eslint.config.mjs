@@ -1,0 +1,41 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import vitest from '@vitest/eslint-plugin';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-console': 'off',
+    },
+  },
+  {
+    // Nothing shipped may depend on the development stack or the tests.
+    files: ['src/**/*.ts', 'functions/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['**/dev/**', '**/test/**'] }],
+    },
+  },
+  {
+    // The core stays transport- and store-agnostic: it is the part other teams lift out.
+    files: ['src/idempotency/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['@azure/*', '@opentelemetry/*', '../*', '**/dev/**', '**/test/**'] }],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    plugins: { vitest },
+    rules: {
+      ...vitest.configs.recommended.rules,
+      'vitest/no-focused-tests': 'error',
+      'vitest/no-disabled-tests': 'error',
+      'vitest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*', 'assert*'] }],
+    },
+  },
+);

@@ -1,0 +1,22 @@
+import { app } from '@azure/functions';
+import type { InvocationContext } from '@azure/functions';
+import { loadSettings } from '../src/config.js';
+import { createOrderConsumer, throwUnlessCompletable } from '../src/orders/index.js';
+import { envelopeFromTriggerMetadata } from '../src/servicebus/index.js';
+
+// Built when the worker loads the app: a bad setting stops start-up with its name, not the first message.
+const consumer = createOrderConsumer(loadSettings());
+
+/** Adapts one Service Bus delivery to the consumer flow; returning completes it, throwing abandons it. */
+export async function processOrder(message: unknown, context: InvocationContext): Promise<void> {
+  const result = await consumer.consume(envelopeFromTriggerMetadata(context.triggerMetadata), message, context);
+  throwUnlessCompletable(result.outcome);
+}
+
+app.serviceBusQueue('processOrder', {
+  queueName: '%ORDERS_QUEUE_NAME%',
+  connection: 'ServiceBusConnection',
+  cardinality: 'one',
+  autoCompleteMessages: true,
+  handler: processOrder,
+});

@@ -1,0 +1,124 @@
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigurationError, checkMarkerRetention } from './idempotency/index.js';
+import type { SettingProblem } from './idempotency/index.js';
+
+const days = (n: number) => n * 24 * 60 * 60;
+
+/** Defaults, named so the README's settings table and the tests can quote them. */
+export const settingDefaults = {
+  COSMOS_DATABASE: 'orders',
+  COSMOS_ORDERS_CONTAINER: 'orders',
+  INBOX_MARKER_TTL_SECONDS: days(30),
+  QUEUE_MAX_DELIVERY_COUNT: 10,
+  QUEUE_LOCK_DURATION_SECONDS: 60,
+  QUEUE_MESSAGE_TTL_SECONDS: days(14),
+  DLQ_RESUBMIT_HORIZON_SECONDS: days(14),
+  MAX_MESSAGE_BYTES: 256 * 1024,
+  MAX_CONCURRENCY_ATTEMPTS: 10,
+} as const;
+
+const optionalText = z.string().trim().min(1).optional();
+const wholeNumber = (min: number, fallback: number) => z.coerce.number().int().min(min).default(fallback);
+
+const settingsSchema = z.object({
+  ServiceBusConnection: optionalText,
+  ServiceBusConnection__fullyQualifiedNamespace: optionalText,
+  ORDERS_QUEUE_NAME: z.string().trim().min(1, 'is required (the queue the trigger listens to)'),
+  COSMOS_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an https:// URL such as https://myaccount.documents.azure.com:443/' }),
+  COSMOS_KEY: optionalText,
+  COSMOS_CA_CERT_PATH: optionalText.refine((path) => path === undefined || existsSync(path), 'names a file that does not exist'),
+  COSMOS_DATABASE: z.string().trim().min(1).default(settingDefaults.COSMOS_DATABASE),
+  COSMOS_ORDERS_CONTAINER: z.string().trim().min(1).default(settingDefaults.COSMOS_ORDERS_CONTAINER),
+  CONSUMER_NAME: optionalText,
+  INBOX_MARKER_TTL_SECONDS: wholeNumber(1, settingDefaults.INBOX_MARKER_TTL_SECONDS),
+  QUEUE_MAX_DELIVERY_COUNT: wholeNumber(1, settingDefaults.QUEUE_MAX_DELIVERY_COUNT),
+  QUEUE_LOCK_DURATION_SECONDS: wholeNumber(5, settingDefaults.QUEUE_LOCK_DURATION_SECONDS),
+  QUEUE_MESSAGE_TTL_SECONDS: wholeNumber(1, settingDefaults.QUEUE_MESSAGE_TTL_SECONDS),
+  DLQ_RESUBMIT_HORIZON_SECONDS: wholeNumber(0, settingDefaults.DLQ_RESUBMIT_HORIZON_SECONDS),
+  MAX_MESSAGE_BYTES: wholeNumber(1024, settingDefaults.MAX_MESSAGE_BYTES),
+  MAX_CONCURRENCY_ATTEMPTS: wholeNumber(1, settingDefaults.MAX_CONCURRENCY_ATTEMPTS),
+});
+
+export interface Settings {
+  readonly ordersQueueName: string;
+  readonly cosmos: {
+    readonly endpoint: string;
+    readonly key?: string;
+    readonly caCertificatePath?: string;
+    readonly databaseName: string;
+    readonly ordersContainerName: string;
+  };
+  readonly consumerName?: string;
+  readonly markerTtlSeconds: number;
+  readonly maxMessageBytes: number;
+  readonly maxConcurrencyAttempts: number;
+  readonly queue: {
+    readonly maxDeliveryCount: number;
+    readonly lockDurationSeconds: number;
+    readonly messageTimeToLiveSeconds: number;
+    readonly resubmitHorizonSeconds: number;
+  };
+}
+
+/**
+ * Reads and checks every setting once. Throws a `ConfigurationError` naming each bad setting, so
+ * the worker fails to start with the reason instead of failing on the first message.
+ */
+export function loadSettings(env: Readonly<Record<string, string | undefined>> = process.env): Readonly<Settings> {
+  const parsed = settingsSchema.safeParse(withoutBlanks(env));
+  if (!parsed.success) {
+    throw new ConfigurationError(parsed.error.issues.map((i) => ({ setting: String(i.path[0] ?? '(settings)'), problem: i.message })));
+  }
+  const s = parsed.data;
+  const problems: SettingProblem[] = [];
+  if (!s.ServiceBusConnection && !s.ServiceBusConnection__fullyQualifiedNamespace) {
+    problems.push({
+      setting: 'ServiceBusConnection',
+      problem: 'set ServiceBusConnection (a connection string) or ServiceBusConnection__fullyQualifiedNamespace (managed identity)',
+    });
+  }
+  const retention = checkMarkerRetention({
+    markerTtlSeconds: s.INBOX_MARKER_TTL_SECONDS,
+    maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
+    lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
+    messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
+    resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
+  });
+  if (!retention.ok) problems.push({ setting: 'INBOX_MARKER_TTL_SECONDS', problem: retention.explanation });
+  if (problems.length > 0) throw new ConfigurationError(problems);
+  return deepFreeze(toSettings(s));
+}
+
+function toSettings(s: z.infer<typeof settingsSchema>): Settings {
+  return {
+    ordersQueueName: s.ORDERS_QUEUE_NAME,
+    cosmos: {
+      endpoint: s.COSMOS_ENDPOINT,
+      key: s.COSMOS_KEY,
+      caCertificatePath: s.COSMOS_CA_CERT_PATH,
+      databaseName: s.COSMOS_DATABASE,
+      ordersContainerName: s.COSMOS_ORDERS_CONTAINER,
+    },
+    consumerName: s.CONSUMER_NAME,
+    markerTtlSeconds: s.INBOX_MARKER_TTL_SECONDS,
+    maxMessageBytes: s.MAX_MESSAGE_BYTES,
+    maxConcurrencyAttempts: s.MAX_CONCURRENCY_ATTEMPTS,
+    queue: {
+      maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
+      lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
+      messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
+      resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
+    },
+  };
+}
+
+/** An empty app setting means "not set" (the portal and azd write empty strings). */
+function withoutBlanks(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1].trim() !== ''));
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) if (typeof child === 'object' && child !== null) deepFreeze(child);
+  return Object.freeze(value);
+}

@@ -1,0 +1,25 @@
+import type { PermanentMessageError } from './errors.js';
+
+/** What processing one delivery of a message came to. Outcomes are values; only the boundary throws. */
+export type ProcessingOutcome =
+  /** The message's effect was written (an order created, a payment or a status applied). */
+  | { readonly kind: 'created' }
+  /** The effect was already there with the same fingerprint: complete with no further effect. */
+  | { readonly kind: 'duplicate' }
+  /** Absolute state older than or as old as what is stored: nothing to apply. */
+  | { readonly kind: 'stale'; readonly storedVersion: number }
+  /** Same key, different payload: recorded, alerted, and bound for the dead-letter queue. */
+  | { readonly kind: 'conflict'; readonly error: PermanentMessageError }
+  /** The message can never be processed: bound for the dead-letter queue with this reason. */
+  | { readonly kind: 'invalid'; readonly error: PermanentMessageError }
+  /** Not now (store unavailable, a prerequisite not yet stored): redeliver. */
+  | { readonly kind: 'retry'; readonly reason: string; readonly cause?: unknown };
+
+export type OutcomeKind = ProcessingOutcome['kind'];
+
+export const outcomeKinds: readonly OutcomeKind[] = ['created', 'duplicate', 'conflict', 'stale', 'invalid', 'retry'];
+
+/** Outcomes after which the message must not be completed. */
+export function mustNotComplete(outcome: ProcessingOutcome): boolean {
+  return outcome.kind === 'conflict' || outcome.kind === 'invalid' || outcome.kind === 'retry';
+}

@@ -1,0 +1,33 @@
+/** The queue properties and operating habits that bound how late a copy of a message can arrive. */
+export interface RetentionInputs {
+  readonly markerTtlSeconds: number;
+  readonly maxDeliveryCount: number;
+  readonly lockDurationSeconds: number;
+  readonly messageTimeToLiveSeconds: number;
+  readonly resubmitHorizonSeconds: number;
+}
+
+export type RetentionCheck =
+  | { readonly ok: true; readonly requiredSeconds: number }
+  | { readonly ok: false; readonly requiredSeconds: number; readonly explanation: string };
+
+/**
+ * A marker must outlive every copy of its message. The last copy can be consumed as late as:
+ * every delivery holding its lock to the end (maxDeliveryCount x lockDuration), after waiting in the
+ * queue for its whole time-to-live, and then being resubmitted from the dead-letter queue within
+ * the operators' horizon. A marker that expires earlier lets that copy apply its effect twice.
+ */
+export function requiredMarkerRetentionSeconds(i: Omit<RetentionInputs, 'markerTtlSeconds'>): number {
+  return i.maxDeliveryCount * i.lockDurationSeconds + i.messageTimeToLiveSeconds + i.resubmitHorizonSeconds;
+}
+
+export function checkMarkerRetention(i: RetentionInputs): RetentionCheck {
+  const requiredSeconds = requiredMarkerRetentionSeconds(i);
+  if (i.markerTtlSeconds >= requiredSeconds) return { ok: true, requiredSeconds };
+  const explanation =
+    `inbox marker retention ${i.markerTtlSeconds} s is shorter than required: ` +
+    `maxDeliveryCount ${i.maxDeliveryCount} x lockDuration ${i.lockDurationSeconds} s` +
+    ` + message time-to-live ${i.messageTimeToLiveSeconds} s` +
+    ` + dead-letter resubmit horizon ${i.resubmitHorizonSeconds} s = ${requiredSeconds} s`;
+  return { ok: false, requiredSeconds, explanation };
+}

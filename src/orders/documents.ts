@@ -1,0 +1,129 @@
+import { documentId } from '../cosmos/documentIds.js';
+import { addMoney, multiplyMoney } from './money.js';
+import type { OrderMessageType, OrderPlaced, OrderStatus, PaymentReceived } from './schemas.js';
+
+/**
+ * Every document lives in the orders container, partitioned by `orderId`, and says what it is in
+ * `docType`. Ids other than the order's carry a namespace and `|`, which an order id may not
+ * contain, so an inbox marker keyed by a MessageId equal to the order id can never collide with it.
+ */
+export type DocType = 'order' | 'outbox' | 'inbox' | 'conflict' | 'rejection';
+
+/** The partition for rejections of messages that may have no order id at all. `#` is never in an order id. */
+export const rejectedMessagesPartition = '#rejected';
+
+interface Processed {
+  readonly messageId?: string;
+  readonly dedupKey: string;
+  readonly fingerprint: string;
+  readonly processedAt: string;
+}
+
+export interface OrderDocument extends Processed {
+  readonly id: string;
+  readonly orderId: string;
+  readonly docType: 'order';
+  readonly customerId: string;
+  readonly currency: string;
+  readonly lines: OrderPlaced['lines'];
+  readonly total: number;
+  readonly placedAt: string;
+  readonly status: OrderStatus;
+  /** 0 until the first OrderStatusChanged; only a higher version replaces the status. */
+  readonly statusVersion: number;
+  readonly statusChangedAt?: string;
+  readonly amountPaid: number;
+  readonly paymentCount: number;
+}
+
+export interface OutboxDocument {
+  readonly id: string;
+  readonly orderId: string;
+  readonly docType: 'outbox';
+  readonly eventType: 'OrderAccepted';
+  readonly payload: { orderId: string; customerId: string; currency: string; total: number; placedAt: string };
+  readonly causationMessageId?: string;
+  readonly createdAt: string;
+  /** Set by the outbox publisher once the event is sent. */
+  readonly publishedAt: string | null;
+}
+
+/** Proof that a non-idempotent message was applied; expires after the retention period. */
+export interface InboxMarkerDocument extends Processed {
+  readonly id: string;
+  readonly orderId: string;
+  readonly docType: 'inbox';
+  readonly messageType: OrderMessageType;
+  readonly ttl: number;
+}
+
+export interface ConflictDocument {
+  readonly id: string;
+  readonly orderId: string;
+  readonly docType: 'conflict';
+  readonly dedupKey: string;
+  readonly messageType: OrderMessageType;
+  readonly incoming: { readonly messageId?: string; readonly fingerprint: string };
+  readonly existing: { readonly messageId?: string; readonly fingerprint: string; readonly documentId: string };
+  readonly detectedAt: string;
+}
+
+/** Where an operator finds, by MessageId, why a message is on its way to the dead-letter queue. */
+export interface RejectionDocument {
+  readonly id: string;
+  readonly orderId: typeof rejectedMessagesPartition;
+  readonly docType: 'rejection';
+  readonly messageId?: string;
+  /** Ties the record to one broker message: a resubmitted copy has another and is processed afresh. */
+  readonly sequenceNumber?: number;
+  readonly dedupKey?: string;
+  readonly messageType?: string;
+  readonly messageOrderId?: string;
+  readonly reason: string;
+  readonly description: string;
+  readonly conflictDocumentId?: string;
+  readonly rejectedAt: string;
+  readonly ttl: number;
+}
+
+export const orderDocumentId = (orderId: string): string => orderId;
+export const outboxDocumentId = (orderId: string): string => documentId('outbox', 'OrderAccepted', orderId);
+export const inboxMarkerId = (dedupKey: string): string => documentId('inbox', dedupKey);
+export const conflictDocumentId = (dedupKey: string, incomingFingerprint: string): string =>
+  documentId('conflict', dedupKey, incomingFingerprint);
+export const rejectionDocumentId = (messageId: string): string => documentId('rejection', messageId);
+
+export function newOrderDocument(order: OrderPlaced, processed: Processed): OrderDocument {
+  return {
+    id: orderDocumentId(order.orderId),
+    orderId: order.orderId,
+    docType: 'order',
+    customerId: order.customerId,
+    currency: order.currency,
+    lines: order.lines,
+    total: addMoney(...order.lines.map((line) => multiplyMoney(line.unitPrice, line.quantity))),
+    placedAt: order.placedAt,
+    status: 'Accepted',
+    statusVersion: 0,
+    amountPaid: 0,
+    paymentCount: 0,
+    ...processed,
+  };
+}
+
+export function newOrderAcceptedOutbox(order: OrderDocument): OutboxDocument {
+  return {
+    id: outboxDocumentId(order.orderId),
+    orderId: order.orderId,
+    docType: 'outbox',
+    eventType: 'OrderAccepted',
+    payload: { orderId: order.orderId, customerId: order.customerId, currency: order.currency, total: order.total, placedAt: order.placedAt },
+    causationMessageId: order.messageId,
+    createdAt: order.processedAt,
+    publishedAt: null,
+  };
+}
+
+export function withPayment(order: OrderDocument, payment: PaymentReceived): OrderDocument {
+  return { ...order, amountPaid: addMoney(order.amountPaid, payment.amount), paymentCount: order.paymentCount + 1 };
+}

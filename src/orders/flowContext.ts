@@ -1,0 +1,17 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DocumentStore } from '../idempotency/index.js';
+
+/** What every message flow needs; built once per process by the composition root. */
+export interface FlowContext {
+  readonly store: DocumentStore;
+  readonly now: () => Date;
+  /** Inbox marker lifetime, validated against the queue's redelivery horizon at start-up. */
+  readonly markerTtlSeconds: number;
+  /** Rounds of read-modify-replace before a lost race is handed back to Service Bus as a retry. */
+  readonly maxConcurrencyAttempts: number;
+}
+
+/** A short random pause after a lost race, so that writers contending for one order spread out. */
+export async function pauseAfterLostRace(attempt: number): Promise<void> {
+  await sleep(Math.floor(Math.random() * 4 * attempt));
+}

@@ -1,0 +1,25 @@
+export { createOrderConsumer } from './createOrderConsumer.js';
+export type { ConsumerOverrides } from './createOrderConsumer.js';
+export { OrderConsumer } from './orderConsumer.js';
+export type { ConsumeResult, OrderConsumerOptions } from './orderConsumer.js';
+export { throwUnlessCompletable } from './settlement.js';
+export { idempotencyKeyProperty, parseOrderMessage, resolveMessageType } from './parseOrderMessage.js';
+export type { OrderMessage, ParsedOrderMessage, ParseOptions } from './parseOrderMessage.js';
+export {
+  conflictDocumentId,
+  inboxMarkerId,
+  orderDocumentId,
+  outboxDocumentId,
+  rejectedMessagesPartition,
+  rejectionDocumentId,
+} from './documents.js';
+export type {
+  ConflictDocument,
+  DocType,
+  InboxMarkerDocument,
+  OrderDocument,
+  OutboxDocument,
+  RejectionDocument,
+} from './documents.js';
+export { orderMessageTypes, orderStatuses } from './schemas.js';
+export type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, PaymentReceived } from './schemas.js';

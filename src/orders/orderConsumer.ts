@@ -1,0 +1,91 @@
+import { PermanentMessageError } from '../idempotency/index.js';
+import type { PermanentFailureCode, ProcessingOutcome } from '../idempotency/index.js';
+import type { MessageEnvelope } from '../servicebus/index.js';
+import type { LogSink, OutcomeTelemetry } from '../telemetry/index.js';
+import { applyNewerStatus } from './changeOrderStatus.js';
+import type { RejectionDocument } from './documents.js';
+import type { FlowContext } from './flowContext.js';
+import { parseOrderMessage } from './parseOrderMessage.js';
+import type { ParsedOrderMessage } from './parseOrderMessage.js';
+import { createOrderOrDetectDuplicate } from './placeOrder.js';
+import { applyPaymentOnce } from './receivePayment.js';
+import { findRejection, recordRejection } from './rejections.js';
+
+export interface OrderConsumerOptions extends FlowContext {
+  readonly consumerName?: string;
+  readonly maxMessageBytes: number;
+  readonly telemetry: OutcomeTelemetry;
+}
+
+/** One delivery's outcome and what is known of the message, for the log line and the caller. */
+export interface ConsumeResult {
+  readonly outcome: ProcessingOutcome;
+  readonly dedupKey?: string;
+  readonly type?: string;
+  readonly orderId?: string;
+}
+
+/** The consumer flow for the orders queue: decide, record, report. It never settles the message itself. */
+export class OrderConsumer {
+  constructor(private readonly options: OrderConsumerOptions) {}
+
+  async consume(envelope: MessageEnvelope, body: unknown, log: LogSink): Promise<ConsumeResult> {
+    const startedAt = performance.now();
+    const result = await this.decide(envelope, body);
+    this.options.telemetry.report({ ...result, envelope, durationMs: performance.now() - startedAt }, log);
+    return result;
+  }
+
+  private async decide(envelope: MessageEnvelope, body: unknown): Promise<ConsumeResult> {
+    let parsed: ParsedOrderMessage | undefined;
+    try {
+      const known = await findRejection(envelope, this.options);
+      if (known) return resultFromRejection(known);
+      parsed = parseOrderMessage(envelope, body, this.options);
+      const outcome = await this.dispatch(parsed);
+      const result = { outcome, dedupKey: parsed.key.value, type: parsed.type, orderId: parsed.payload.orderId };
+      if (outcome.kind === 'conflict' || outcome.kind === 'invalid') await this.reject(envelope, outcome.error, result);
+      return result;
+    } catch (error) {
+      const known = { dedupKey: parsed?.key.value, type: parsed?.type, orderId: parsed?.payload.orderId };
+      if (error instanceof PermanentMessageError) return this.rejectOrRetry(envelope, error, known);
+      return { outcome: { kind: 'retry', reason: errorText(error), cause: error }, ...known };
+    }
+  }
+
+  private dispatch(message: ParsedOrderMessage): Promise<ProcessingOutcome> {
+    switch (message.type) {
+      case 'OrderPlaced':
+        return createOrderOrDetectDuplicate(message, this.options);
+      case 'PaymentReceived':
+        return applyPaymentOnce(message, this.options);
+      case 'OrderStatusChanged':
+        return applyNewerStatus(message, this.options);
+    }
+  }
+
+  private async rejectOrRetry(envelope: MessageEnvelope, error: PermanentMessageError, known: Omit<ConsumeResult, 'outcome'>): Promise<ConsumeResult> {
+    const result: ConsumeResult = { outcome: { kind: 'invalid', error }, ...known, dedupKey: known.dedupKey ?? error.dedupKey };
+    try {
+      await this.reject(envelope, error, result);
+      return result;
+    } catch (recordingError) {
+      return { ...known, outcome: { kind: 'retry', reason: `could not record rejection: ${errorText(recordingError)}`, cause: recordingError } };
+    }
+  }
+
+  private reject(envelope: MessageEnvelope, error: PermanentMessageError, known: Omit<ConsumeResult, 'outcome'>): Promise<void> {
+    return recordRejection(envelope, { error, dedupKey: known.dedupKey, messageType: known.type, orderId: known.orderId }, this.options);
+  }
+}
+
+function resultFromRejection(rejection: RejectionDocument): ConsumeResult {
+  const error = new PermanentMessageError(rejection.reason as PermanentFailureCode, rejection.description, rejection.dedupKey);
+  const outcome: ProcessingOutcome =
+    rejection.reason === 'PayloadConflict' ? { kind: 'conflict', error } : { kind: 'invalid', error };
+  return { outcome, dedupKey: rejection.dedupKey, type: rejection.messageType, orderId: rejection.messageOrderId };
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

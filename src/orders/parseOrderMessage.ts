@@ -1,0 +1,75 @@
+import { PermanentMessageError, fingerprintPayload, resolveDedupKey } from '../idempotency/index.js';
+import type { DedupKey } from '../idempotency/index.js';
+import { applicationProperty, decodeJsonBody, unwrapCloudEvent } from '../servicebus/index.js';
+import type { MessageEnvelope } from '../servicebus/index.js';
+import { describeIssues, orderMessageTypes, schemaByType } from './schemas.js';
+import type { OrderMessageType, OrderPlaced, OrderStatusChanged, PaymentReceived } from './schemas.js';
+
+/** The property a producer or our dead-letter tool sets to pin the dedup key across MessageIds. */
+export const idempotencyKeyProperty = 'idempotency-key';
+
+export type OrderMessage =
+  | { readonly type: 'OrderPlaced'; readonly payload: OrderPlaced }
+  | { readonly type: 'PaymentReceived'; readonly payload: PaymentReceived }
+  | { readonly type: 'OrderStatusChanged'; readonly payload: OrderStatusChanged };
+
+export type ParsedOrderMessage = OrderMessage & {
+  readonly key: DedupKey;
+  readonly fingerprint: string;
+  readonly messageId?: string;
+};
+
+export interface ParseOptions {
+  readonly consumerName?: string;
+  readonly maxMessageBytes: number;
+}
+
+/**
+ * Everything about a message that needs no I/O: its JSON body, its dedup key, its type and its
+ * validated payload. Throws `PermanentMessageError` for anything no redelivery can fix.
+ */
+export function parseOrderMessage(envelope: MessageEnvelope, body: unknown, options: ParseOptions): ParsedOrderMessage {
+  const { cloudEvent, payload } = unwrapCloudEvent(envelope, decodeJsonBody(body, options.maxMessageBytes));
+  const key = resolveDedupKey(
+    {
+      idempotencyKey: keyText(applicationProperty(envelope, idempotencyKeyProperty)),
+      cloudEvent: cloudEvent?.id !== undefined && cloudEvent.source !== undefined ? { id: cloudEvent.id, source: cloudEvent.source } : undefined,
+      messageId: envelope.messageId,
+    },
+    options.consumerName,
+  );
+  if (!key) {
+    throw new PermanentMessageError('NoDedupKey', 'the message has no idempotency-key property, CloudEvents source and id, or MessageId');
+  }
+  const type = resolveMessageType(envelope.subject, cloudEvent?.type, payload, key.value);
+  const fingerprint = fingerprintPayload(type, payload);
+  const base = { key, fingerprint, messageId: envelope.messageId };
+  return { ...base, ...validatePayload(type, payload, key.value) } as ParsedOrderMessage;
+}
+
+/** Subject first, then the CloudEvents type's last dot-separated segment, then a `type` field. */
+export function resolveMessageType(subject: string | undefined, cloudEventType: string | undefined, payload: unknown, dedupKey?: string): OrderMessageType {
+  const fromBody = typeof payload === 'object' && payload !== null ? (payload as { type?: unknown }).type : undefined;
+  const candidate = subject ?? cloudEventType?.split('.').pop() ?? (typeof fromBody === 'string' ? fromBody : undefined);
+  if (candidate === undefined) {
+    throw new PermanentMessageError('UnknownMessageType', 'the message has no subject, CloudEvents type or type field', dedupKey);
+  }
+  if (!(orderMessageTypes as readonly string[]).includes(candidate)) {
+    throw new PermanentMessageError('UnknownMessageType', `type ${JSON.stringify(candidate)} is not one of ${orderMessageTypes.join(', ')}`, dedupKey);
+  }
+  return candidate as OrderMessageType;
+}
+
+function validatePayload(type: OrderMessageType, payload: unknown, dedupKey: string): OrderMessage {
+  const result = schemaByType[type].safeParse(payload);
+  if (!result.success) {
+    throw new PermanentMessageError('SchemaViolation', `${type}: ${describeIssues(result.error)}`, dedupKey);
+  }
+  return { type, payload: result.data } as OrderMessage;
+}
+
+function keyText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return undefined;
+}

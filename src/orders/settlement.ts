@@ -1,0 +1,24 @@
+import { TransientStoreError } from '../idempotency/index.js';
+import type { ProcessingOutcome } from '../idempotency/index.js';
+
+/**
+ * The one place that decides a message's fate from its outcome. With the standard trigger and
+ * auto-complete, returning completes the message and throwing abandons it:
+ * - created, duplicate, stale: return (complete);
+ * - retry: throw, so Service Bus redelivers after the failure;
+ * - conflict, invalid: throw as well, until Service Bus dead-letters the message at its
+ *   maxDeliveryCount; the reason is already recorded for the operator (see rejections.ts).
+ */
+export function throwUnlessCompletable(outcome: ProcessingOutcome): void {
+  switch (outcome.kind) {
+    case 'created':
+    case 'duplicate':
+    case 'stale':
+      return;
+    case 'conflict':
+    case 'invalid':
+      throw outcome.error;
+    case 'retry':
+      throw outcome.cause instanceof Error ? outcome.cause : new TransientStoreError(outcome.reason);
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * What the Functions host tells a Service Bus–triggered function about one delivery, in the shape
+ * it really arrives (research/README.md section 2): keys camelCased recursively (an application
+ * property `TenantId` arrives as `tenantId`), nulls absent, integers as numbers, times as ISO strings.
+ */
+export interface MessageEnvelope {
+  readonly messageId?: string;
+  readonly correlationId?: string;
+  readonly contentType?: string;
+  readonly subject?: string;
+  readonly deliveryCount?: number;
+  readonly sequenceNumber?: number;
+  readonly enqueuedTimeUtc?: string;
+  readonly applicationProperties: Readonly<Record<string, unknown>>;
+}
+
+export function envelopeFromTriggerMetadata(metadata: Readonly<Record<string, unknown>> | undefined): MessageEnvelope {
+  const m = metadata ?? {};
+  return {
+    messageId: text(m.messageId),
+    correlationId: text(m.correlationId),
+    contentType: text(m.contentType),
+    subject: text(m.subject) ?? text(m.label),
+    deliveryCount: integer(m.deliveryCount),
+    sequenceNumber: integer(m.sequenceNumber),
+    enqueuedTimeUtc: text(m.enqueuedTimeUtc),
+    applicationProperties: record(m.applicationProperties) ?? record(m.userProperties) ?? {},
+  };
+}
+
+/**
+ * Reads an application property whatever the case of its first letter (the host lower-cases it)
+ * or of the rest (producers write `Idempotency-Key` as often as `idempotency-key`).
+ */
+export function applicationProperty(envelope: MessageEnvelope, name: string): unknown {
+  const wanted = name.toLowerCase();
+  const key = Object.keys(envelope.applicationProperties).find((k) => k.toLowerCase() === wanted);
+  return key === undefined ? undefined : envelope.applicationProperties[key];
+}
+
+function text(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  return undefined;
+}
+
+function integer(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  if (typeof value === 'string' && /^\d+$/.test(value)) return Number(value);
+  return undefined;
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}

@@ -1,0 +1,5 @@
+export { applicationProperty, envelopeFromTriggerMetadata } from './envelope.js';
+export type { MessageEnvelope } from './envelope.js';
+export { unwrapCloudEvent } from './cloudEvents.js';
+export type { CloudEventAttributes, UnwrappedBody } from './cloudEvents.js';
+export { decodeJsonBody } from './messageBody.js';

@@ -1,0 +1,5 @@
+export { writeMessageLog } from './messageLog.js';
+export type { LogSink, MessageLogRecord } from './messageLog.js';
+export { OutcomeMetrics, meterName } from './outcomeMetrics.js';
+export { OutcomeTelemetry } from './outcomeTelemetry.js';
+export type { OutcomeReport } from './outcomeTelemetry.js';
