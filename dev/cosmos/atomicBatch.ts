@@ -1,0 +1,78 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type Account from '@vercel/cosmosdb-server/lib/account';
+import type Collection from '@vercel/cosmosdb-server/lib/account/collection';
+import * as documentOperations from '@vercel/cosmosdb-server/lib/handler/_document-operations';
+import type { OperationResult } from '@vercel/cosmosdb-server/lib/handler/_document-operations';
+import readJson from '@vercel/cosmosdb-server/lib/json';
+
+/** The private storage of the library's collection, which a rollback has to put back. */
+interface DocumentStorage {
+  _data: Map<unknown, unknown>;
+  _index: Map<unknown, unknown>;
+  _ridCount: number;
+}
+
+type BatchOperation = { operationType?: string; [k: string]: unknown };
+
+/**
+ * Transactional batch as Cosmos DB does it: the operations apply in order, and if one fails none
+ * of them stays applied. The failing operation reports its own status, the others 424, and the
+ * response is 207 Multi-Status. (The library's own handler stops at the failure but keeps the
+ * operations before it.) The operations run synchronously between snapshot and commit, so no
+ * other request can interleave with a batch.
+ */
+export async function handleAtomicBatch(
+  account: Account,
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: { dbId: string; collId: string },
+): Promise<unknown> {
+  const body: unknown = await readJson(req);
+  const collection = account.database(params.dbId).collection(params.collId);
+  if (!collection.read()) {
+    res.statusCode = 404;
+    return { code: 'NotFound', message: `collection ${params.collId} does not exist` };
+  }
+  if (!Array.isArray(body) || body.length === 0 || body.length > 100) {
+    res.statusCode = 400;
+    return { code: 'BadRequest', message: 'a batch is an array of 1 to 100 operations' };
+  }
+  const storage = collection.documents as unknown as DocumentStorage;
+  const snapshot = { data: new Map(storage._data), index: new Map(storage._index), ridCount: storage._ridCount };
+  const results: OperationResult[] = [];
+  for (const operation of body as BatchOperation[]) {
+    const result = runOperation(collection, operation);
+    results.push(result);
+    if (result.statusCode >= 400) break;
+  }
+  const failed = results.findIndex((r) => r.statusCode >= 400);
+  if (failed < 0) return results.map(toOperationResponse);
+  storage._data = snapshot.data;
+  storage._index = snapshot.index;
+  storage._ridCount = snapshot.ridCount;
+  res.statusCode = 207;
+  return body.map((_, i) => (i === failed ? { statusCode: results[i]?.statusCode, requestCharge: 1 } : { statusCode: 424, requestCharge: 0 }));
+}
+
+function runOperation(collection: Collection, operation: BatchOperation): OperationResult {
+  const input = operation as never;
+  switch (operation.operationType) {
+    case 'Create':
+      return documentOperations.createOperation(collection, input);
+    case 'Upsert':
+      return documentOperations.upsertOperation(collection, input);
+    case 'Read':
+      return documentOperations.readOperation(collection, input);
+    case 'Delete':
+      return documentOperations.deleteOperation(collection, input);
+    case 'Replace':
+      return documentOperations.replaceOperation(collection, input);
+    default:
+      return { statusCode: 400, body: { message: `operation type ${String(operation.operationType)} is not supported in a batch` } };
+  }
+}
+
+function toOperationResponse(result: OperationResult) {
+  const etag = (result.body as { _etag?: string } | undefined)?._etag;
+  return { statusCode: result.statusCode, requestCharge: 1, eTag: etag, resourceBody: result.body };
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
+import type { Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import Account from '@vercel/cosmosdb-server/lib/account';
+import routeRequest from '@vercel/cosmosdb-server/lib/routes';
+import isTrueHeader from '@vercel/cosmosdb-server/lib/true-header';
+import { handleAtomicBatch } from './atomicBatch.js';
+
+/** The official emulator's published key: one local.settings.json serves the emulator and the stand-in. */
+export const emulatorWellKnownKey = 'C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==';
+
+export interface CosmosStandIn {
+  readonly endpoint: string;
+  readonly key: string;
+  /** Answers the next matching requests with an error status, as a throttled or failing account would. */
+  injectFault(fault: FaultRule): void;
+  clearFaults(): void;
+  close(): Promise<void>;
+}
+
+export interface FaultRule {
+  readonly statusCode: number;
+  /** How many matching requests fail; afterwards the rule is spent. */
+  readonly times: number;
+  /** Only requests whose path contains this text (a container id, say). */
+  readonly urlIncludes?: string;
+  readonly method?: string;
+  readonly batchOnly?: boolean;
+}
+
+/** Control path for processes that share the stand-in (test workers): POST a FaultRule, DELETE to clear. */
+export const faultControlPath = '/_standin/faults';
+
+export interface CosmosStandInOptions {
+  /** 8081 like the official emulator; 0 for any free port. */
+  readonly port?: number;
+  readonly host?: string;
+}
+
+type Handler = (account: Account, req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => Promise<unknown>;
+
+/**
+ * An in-memory Cosmos DB that the real `@azure/cosmos` SDK talks to over HTTPS, composed on
+ * `@vercel/cosmosdb-server` with the gaps this project depends on closed: transactional batches are
+ * atomic. Connections are kept alive (the library closes each one, which is ~6x slower over TLS).
+ * A development tool: never deployed, never a substitute for testing against Cosmos DB itself.
+ */
+export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Promise<CosmosStandIn> {
+  const packageDir = dirname(require.resolve('@vercel/cosmosdb-server/package.json'));
+  let account: Account | undefined;
+  const faults: ActiveFault[] = [];
+  const server: Server = createServer(
+    { cert: readFileSync(join(packageDir, 'cert.pem')), key: readFileSync(join(packageDir, 'key.pem')), keepAlive: true },
+    (req, res) => {
+      if (!account) return;
+      if (req.url === faultControlPath) void controlFaults(faults, req, res);
+      else if (!answerWithFault(faults, req, res)) void respond(account, req, res);
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 8081, options.host ?? '127.0.0.1', resolve);
+  });
+  const address = server.address() as AddressInfo;
+  account = new Account(address.address, address.port);
+  return {
+    endpoint: `https://${address.address}:${address.port}/`,
+    key: emulatorWellKnownKey,
+    injectFault: (rule) => faults.push({ rule, remaining: rule.times }),
+    clearFaults: () => faults.splice(0),
+    close: () => closeServer(server),
+  };
+}
+
+async function respond(account: Account, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let body: unknown;
+  try {
+    const route = routeRequest(req) as [Record<string, string>, Handler] | undefined;
+    if (!route) {
+      res.statusCode = 400;
+      body = { code: 'BadRequest', message: `no route for ${req.method} ${req.url}` };
+    } else {
+      const [params, handler] = route;
+      const atomicBatch = isTrueHeader(req, 'x-ms-cosmos-is-batch-request') && isTrueHeader(req, 'x-ms-cosmos-batch-atomic');
+      body = await (atomicBatch ? handleAtomicBatch(account, req, res, params as never) : handler(account, req, res, params));
+    }
+  } catch (error) {
+    res.statusCode = 500;
+    body = { code: 'InternalServerError', message: (error as Error).message };
+  }
+  writeResponse(req, res, body);
+}
+
+type ActiveFault = { rule: FaultRule; remaining: number };
+
+async function controlFaults(faults: ActiveFault[], req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method === 'DELETE') {
+    faults.splice(0);
+  } else {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const rule = JSON.parse(Buffer.concat(chunks).toString('utf8')) as FaultRule;
+    faults.push({ rule, remaining: rule.times });
+  }
+  res.statusCode = 204;
+  res.end();
+}
+
+function matches(rule: FaultRule, req: IncomingMessage): boolean {
+  if (rule.method && rule.method !== req.method) return false;
+  if (rule.batchOnly && !isTrueHeader(req, 'x-ms-cosmos-is-batch-request')) return false;
+  return rule.urlIncludes === undefined || decodeURIComponent(req.url ?? '').includes(rule.urlIncludes);
+}
+
+function answerWithFault(faults: ActiveFault[], req: IncomingMessage, res: ServerResponse): boolean {
+  const fault = faults.find((f) => f.remaining > 0 && matches(f.rule, req));
+  if (!fault) return false;
+  fault.remaining -= 1;
+  req.resume();
+  res.statusCode = fault.rule.statusCode;
+  if (fault.rule.statusCode === 429) res.setHeader('x-ms-retry-after-ms', '1');
+  writeResponse(req, res, { code: 'InjectedFault', message: `fault injected by the stand-in: ${fault.rule.statusCode}` });
+  return true;
+}
+
+function writeResponse(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+  const etag = (body as { _etag?: string } | undefined)?._etag;
+  if (etag) res.setHeader('etag', etag);
+  res.setHeader('content-type', 'application/json');
+  res.setHeader('content-location', `https://${req.headers.host}${req.url}`);
+  res.setHeader('x-ms-activity-id', randomUUID());
+  res.setHeader('x-ms-request-charge', '1');
+  const withMessage = res.statusCode > 399 && typeof body === 'object' && body !== null && !('message' in body) ? { ...body, message: '' } : body;
+  res.end(JSON.stringify(withMessage ?? {}));
+}
+
+function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+}

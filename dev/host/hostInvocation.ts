@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { programmingModel } from './functionsCore.js';
+import type { RegisteredFunction } from './functionsCore.js';
+
+/** One Service Bus delivery, described with the host's (.NET) property names and types. */
+export interface ServiceBusDelivery {
+  readonly body: string | Uint8Array;
+  readonly messageId?: string;
+  readonly correlationId?: string;
+  readonly contentType?: string;
+  readonly subject?: string;
+  readonly deliveryCount: number;
+  readonly sequenceNumber: number;
+  readonly enqueuedTime?: Date;
+  readonly expiresAt?: Date;
+  readonly lockToken?: string;
+  readonly deadLetterSource?: string;
+  readonly sessionId?: string;
+  readonly applicationProperties?: Readonly<Record<string, string | number | boolean>>;
+}
+
+export type LogLevel = 'trace' | 'debug' | 'information' | 'warning' | 'error' | 'critical' | 'none';
+
+export interface InvocationResult {
+  readonly invocationId: string;
+  /** What the handler threw: the host abandons the message (or dead-letters it at maxDeliveryCount). */
+  readonly error?: unknown;
+  readonly logs: { level: LogLevel; message: string }[];
+}
+
+/**
+ * Invokes a registered Service Bus–triggered function the way the Functions host and Node worker
+ * do: trigger metadata as RPC typed data with the host's PascalCase names, nulls left out, integers
+ * and dates as JSON (research/README.md section 2), converted by the library's own invocation
+ * model (camelCase, JSON bodies parsed), then the handler called by that model.
+ */
+export async function invokeServiceBusFunction(fn: RegisteredFunction, delivery: ServiceBusDelivery): Promise<InvocationResult> {
+  const invocationId = randomUUID();
+  const logs: InvocationResult['logs'] = [];
+  const triggerName = Object.entries(fn.metadata.bindings).find(([, b]) => b.direction === 'in' && String(b.type).endsWith('Trigger'))?.[0];
+  if (!triggerName) throw new Error(`function ${fn.metadata.name} has no trigger binding`);
+  const coreContext = {
+    invocationId,
+    metadata: fn.metadata,
+    state: 'invocation',
+    log: (level: LogLevel, _category: string, message: string) => logs.push({ level, message }),
+    request: {
+      inputData: [{ name: triggerName, data: typeof delivery.body === 'string' ? { string: delivery.body } : { bytes: delivery.body } }],
+      triggerMetadata: rpcTriggerMetadata(delivery),
+    },
+  };
+  const model = programmingModel().getInvocationModel(coreContext);
+  const { context, inputs } = await model.getArguments();
+  try {
+    await model.invokeFunction(context, inputs, fn.callback);
+    return { invocationId, logs };
+  } catch (error) {
+    return { invocationId, error, logs };
+  }
+}
+
+/** ServiceBusTriggerBindingStrategy's binding data, as GrpcMessageConversionExtensions sends it. */
+export function rpcTriggerMetadata(d: ServiceBusDelivery): Record<string, { string: string } | { json: string }> {
+  const enqueued = d.enqueuedTime ?? new Date();
+  const expires = d.expiresAt ?? new Date(enqueued.getTime() + 14 * 24 * 3600 * 1000);
+  const fields: Record<string, unknown> = {
+    MessageId: d.messageId,
+    CorrelationId: d.correlationId,
+    ContentType: d.contentType,
+    Subject: d.subject,
+    Label: d.subject,
+    DeliveryCount: d.deliveryCount,
+    SequenceNumber: d.sequenceNumber,
+    EnqueuedTimeUtc: enqueued,
+    EnqueuedTime: enqueued,
+    ExpiresAtUtc: expires,
+    ExpiresAt: expires,
+    LockToken: d.lockToken ?? randomUUID(),
+    DeadLetterSource: d.deadLetterSource,
+    SessionId: d.sessionId,
+    ApplicationProperties: d.applicationProperties ?? {},
+    UserProperties: d.applicationProperties ?? {},
+    MessageActions: {},
+    sys: { MethodName: 'processOrder', UtcNow: new Date(), RandGuid: randomUUID() },
+  };
+  return Object.fromEntries(
+    Object.entries(fields)
+      .filter(([, value]) => value !== undefined && value !== null)
+      .map(([key, value]) => [key, typeof value === 'string' ? { string: value } : { json: JSON.stringify(value) }]),
+  );
+}

@@ -1,0 +1,17 @@
+import type { TestProject } from 'vitest/node';
+import { startCosmosStandIn } from '../../dev/cosmos/cosmosStandIn.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    cosmosEndpoint: string;
+    cosmosKey: string;
+  }
+}
+
+/** One in-memory Cosmos stand-in per test run on a free loopback port; each file uses its own containers. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const standIn = await startCosmosStandIn({ port: 0 });
+  project.provide('cosmosEndpoint', standIn.endpoint);
+  project.provide('cosmosKey', standIn.key);
+  return () => standIn.close();
+}

@@ -1,0 +1,63 @@
+import type { Container } from '@azure/cosmos';
+import { registeredFunctions } from '../../dev/host/functionsCore.js';
+import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
+import { invokeServiceBusFunction } from '../../dev/host/hostInvocation.js';
+import type { InvocationResult, ServiceBusDelivery } from '../../dev/host/hostInvocation.js';
+
+let nextSequenceNumber = 1;
+
+export interface Send {
+  readonly body: unknown;
+  readonly messageId?: string;
+  readonly subject?: string;
+  readonly contentType?: string;
+  readonly applicationProperties?: Record<string, string | number | boolean>;
+}
+
+/** A message as the broker holds it: one sequence number, delivered any number of times. */
+export class BrokerMessage {
+  readonly sequenceNumber = nextSequenceNumber++;
+  private deliveries = 0;
+  constructor(private readonly send: Send) {}
+
+  delivery(): ServiceBusDelivery {
+    this.deliveries += 1;
+    const { body, ...rest } = this.send;
+    return {
+      ...rest,
+      body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+      deliveryCount: this.deliveries,
+      sequenceNumber: this.sequenceNumber,
+      correlationId: 'corr-1',
+    };
+  }
+}
+
+/** Loads the app as the worker would (after settings are in place) and returns its processOrder registration. */
+export async function loadProcessOrder(container: Container): Promise<RegisteredFunction> {
+  process.env.COSMOS_ORDERS_CONTAINER = container.id;
+  await import('../../functions/processOrder.js');
+  const fn = [...registeredFunctions()].reverse().find((f) => f.metadata.name === 'processOrder');
+  if (!fn) throw new Error('processOrder was not registered');
+  return fn;
+}
+
+/** The structured line the consumer logged for one invocation. */
+export function outcomeLine(result: InvocationResult): Record<string, unknown> {
+  const line = result.logs.map((l) => l.message).find((m) => m.includes('"event":"order-message"'));
+  if (!line) throw new Error(`no outcome line in ${JSON.stringify(result.logs)}`);
+  return JSON.parse(line) as Record<string, unknown>;
+}
+
+export async function deliver(fn: RegisteredFunction, message: BrokerMessage): Promise<InvocationResult> {
+  return invokeServiceBusFunction(fn, message.delivery());
+}
+
+/** Delivers until the function stops throwing a transient error, as Service Bus would redeliver. */
+export async function deliverUntilSettled(fn: RegisteredFunction, message: BrokerMessage, maxDeliveries = 50): Promise<InvocationResult> {
+  for (let i = 0; i < maxDeliveries; i += 1) {
+    const result = await deliver(fn, message);
+    if (outcomeLine(result).outcome !== 'retry') return result;
+  }
+  throw new Error(`message ${message.sequenceNumber} still retrying after ${maxDeliveries} deliveries`);
+}

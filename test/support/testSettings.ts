@@ -1,0 +1,10 @@
+import { inject } from 'vitest';
+
+// What the function app reads at start-up, pointed at this run's Cosmos stand-in.
+// Each worker gets its own database, so test files never see each other's documents.
+process.env.ServiceBusConnection = 'Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=local;SharedAccessKey=local;UseDevelopmentEmulator=true';
+process.env.ORDERS_QUEUE_NAME = 'orders';
+process.env.COSMOS_ENDPOINT = inject('cosmosEndpoint');
+process.env.COSMOS_KEY = inject('cosmosKey');
+process.env.COSMOS_DATABASE = `test-${process.env.VITEST_POOL_ID ?? '0'}-${process.pid}`;
+process.env.COSMOS_ORDERS_CONTAINER = 'orders';

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/cosmosGlobalSetup.ts'],
+    // The stand-in for @azure/functions-core must be in place before any app.*() registration.
+    setupFiles: ['test/support/functionsCoreStandIn.ts', 'test/support/testSettings.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    reporters: ['default'],
+  },
+});
