@@ -51,11 +51,12 @@ type Handler = (account: Account, req: IncomingMessage, res: ServerResponse, par
  */
 export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Promise<CosmosStandIn> {
   const packageDir = dirname(require.resolve('@vercel/cosmosdb-server/package.json'));
-  let account: Account | undefined;
+  const live: { account?: Account } = {};
   const faults: ActiveFault[] = [];
   const server: Server = createServer(
     { cert: readFileSync(join(packageDir, 'cert.pem')), key: readFileSync(join(packageDir, 'key.pem')), keepAlive: true },
     (req, res) => {
+      const { account } = live;
       if (!account) return;
       if (req.url === faultControlPath) void controlFaults(faults, req, res);
       else if (!answerWithFault(faults, req, res)) void respond(account, req, res);
@@ -66,7 +67,7 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
     server.listen(options.port ?? 8081, options.host ?? '127.0.0.1', resolve);
   });
   const address = server.address() as AddressInfo;
-  account = new Account(address.address, address.port);
+  live.account = new Account(address.address, address.port);
   return {
     endpoint: `https://${address.address}:${address.port}/`,
     key: emulatorWellKnownKey,

@@ -1,0 +1,119 @@
+import type { CosmosClient } from '@azure/cosmos';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CosmosDocumentStore } from '../../src/cosmos/index.js';
+import type { CommitResult, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from '../../src/idempotency/index.js';
+import { OrderConsumer } from '../../src/orders/index.js';
+import { envelopeFromTriggerMetadata } from '../../src/servicebus/index.js';
+import { OutcomeMetrics, OutcomeTelemetry } from '../../src/telemetry/index.js';
+import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
+import { newOrderId, orderPlaced } from '../support/orderMessages.js';
+import { RecordingLog } from '../support/recordingLog.js';
+
+/** Counts the store calls a delivery makes, to hold the flow to its budget of requests. */
+class CountingStore implements DocumentStore {
+  reads = 0;
+  commits = 0;
+  constructor(private readonly inner: DocumentStore) {}
+  read<D extends StoredDocument>(pk: string, id: string): Promise<VersionedDocument<D> | undefined> {
+    this.reads += 1;
+    return this.inner.read<D>(pk, id);
+  }
+  commit(pk: string, ops: readonly WriteOperation[]): Promise<CommitResult> {
+    this.commits += 1;
+    return this.inner.commit(pk, ops);
+  }
+  reset() {
+    this.reads = 0;
+    this.commits = 0;
+  }
+}
+
+class TestReader extends MetricReader {
+  protected async onForceFlush(): Promise<void> {}
+  protected async onShutdown(): Promise<void> {}
+}
+
+let client: CosmosClient;
+let store: CountingStore;
+let reader: TestReader;
+let consumer: OrderConsumer;
+
+beforeAll(async () => {
+  client = testCosmosClient();
+  store = new CountingStore(new CosmosDocumentStore(await createOrdersContainer(client)));
+  reader = new TestReader();
+  const meter = new MeterProvider({ readers: [reader] }).getMeter('test');
+  consumer = new OrderConsumer({
+    store,
+    now: () => new Date('2026-11-30T12:00:00Z'),
+    markerTtlSeconds: 3600,
+    maxMessageBytes: 262144,
+    maxConcurrencyAttempts: 10,
+    telemetry: new OutcomeTelemetry(new OutcomeMetrics(meter)),
+  });
+});
+afterAll(() => client.dispose());
+
+const envelope = (messageId: string, deliveryCount: number, sequenceNumber: number) =>
+  envelopeFromTriggerMetadata({ messageId, deliveryCount, sequenceNumber, subject: 'OrderPlaced', correlationId: 'c-9' });
+
+describe('OrderConsumer', () => {
+  describe('a redelivered conflict', () => {
+    it('costs one point read per further delivery once the conflict is recorded', async () => {
+      const orderId = newOrderId();
+      const log = new RecordingLog();
+      await consumer.consume(envelope('m-a', 1, 100), orderPlaced(orderId), log);
+      await consumer.consume(envelope('m-a', 1, 101), orderPlaced(orderId, { customerId: 'other' }), log);
+      store.reset();
+      const again = await consumer.consume(envelope('m-a', 2, 101), orderPlaced(orderId, { customerId: 'other' }), log);
+      expect(again.outcome.kind).toBe('conflict');
+      expect({ reads: store.reads, commits: store.commits }).toEqual({ reads: 1, commits: 0 });
+    });
+
+    it('skips that read on a first delivery', async () => {
+      const orderId = newOrderId();
+      store.reset();
+      await consumer.consume(envelope(`m-${orderId}`, 1, 200), orderPlaced(orderId), new RecordingLog());
+      expect({ reads: store.reads, commits: store.commits }).toEqual({ reads: 0, commits: 1 });
+    });
+  });
+
+  it('writes one structured line per delivery with the fields an operator searches by', async () => {
+    const orderId = newOrderId();
+    const log = new RecordingLog();
+    await consumer.consume(envelope(`m-${orderId}`, 1, 300), orderPlaced(orderId), log);
+    expect(log.lines).toHaveLength(1);
+    expect(log.lines[0]).toEqual({
+      level: 'info',
+      record: {
+        event: 'order-message',
+        outcome: 'created',
+        dedupKey: `m-${orderId}`,
+        messageId: `m-${orderId}`,
+        correlationId: 'c-9',
+        deliveryCount: 1,
+        orderId,
+        type: 'OrderPlaced',
+        durationMs: expect.any(Number),
+      },
+    });
+  });
+
+  it('counts outcomes by kind and type through OpenTelemetry', async () => {
+    const orderId = newOrderId();
+    const log = new RecordingLog();
+    await consumer.consume(envelope(`m-${orderId}`, 1, 400), orderPlaced(orderId), log);
+    await consumer.consume(envelope(`m-${orderId}`, 2, 400), orderPlaced(orderId), log);
+    await consumer.consume(envelope(`m-${orderId}`, 3, 400), orderPlaced(orderId), log);
+    const { resourceMetrics } = await reader.collect();
+    const metric = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === 'orders.messages');
+    const count = (outcome: string) =>
+      metric?.dataPoints.find((p) => p.attributes.outcome === outcome && p.attributes.type === 'OrderPlaced')?.value;
+    expect(count('duplicate')).toBeGreaterThanOrEqual(2);
+    expect(count('created')).toBeGreaterThanOrEqual(1);
+    const histogram = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === 'orders.message.duration');
+    expect(histogram?.descriptor.unit).toBe('ms');
+  });
+});
+

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { PermanentMessageError } from '../../../src/idempotency/index.js';
+import { parseOrderMessage, resolveMessageType } from '../../../src/orders/index.js';
+import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
+import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
+
+const options = { maxMessageBytes: 262_144 };
+const envelope = (meta: Record<string, unknown>) => envelopeFromTriggerMetadata({ messageId: 'm-1', ...meta });
+
+function failure(fn: () => unknown): PermanentMessageError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof PermanentMessageError) return error;
+    throw error;
+  }
+  throw new Error('expected a PermanentMessageError');
+}
+
+describe('resolveMessageType', () => {
+  it('takes the subject first, then the CloudEvents type, then a type field', () => {
+    expect(resolveMessageType('OrderPlaced', 'x.PaymentReceived', { type: 'OrderStatusChanged' })).toBe('OrderPlaced');
+    expect(resolveMessageType(undefined, 'com.shop.PaymentReceived', { type: 'OrderStatusChanged' })).toBe('PaymentReceived');
+    expect(resolveMessageType(undefined, undefined, { type: 'OrderStatusChanged' })).toBe('OrderStatusChanged');
+  });
+});
+
+describe('parseOrderMessage', () => {
+  it('returns the validated payload, its key and fingerprint', () => {
+    const parsed = parseOrderMessage(envelope({ subject: 'OrderPlaced' }), orderPlaced('o-1'), options);
+    expect(parsed).toMatchObject({ type: 'OrderPlaced', key: { value: 'm-1', source: 'message-id' }, messageId: 'm-1', payload: { orderId: 'o-1' } });
+    expect(parsed.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('lists every schema problem with its field path', () => {
+    const body = paymentReceived('o-1', { amount: -1, currency: 'eur', receivedAt: 'yesterday' });
+    const error = failure(() => parseOrderMessage(envelope({ subject: 'PaymentReceived' }), body, options));
+    expect(error.code).toBe('SchemaViolation');
+    expect(error.description).toMatch(/^PaymentReceived: /);
+    expect(error.description).toContain('amount: must be > 0');
+    expect(error.description).toContain('currency: must be an ISO 4217 currency code');
+    expect(error.description).toContain('receivedAt:');
+    expect(error.dedupKey).toBe('m-1');
+  });
+
+  it('refuses amounts with more than four decimals and quantities that are not positive integers', () => {
+    const error = failure(() =>
+      parseOrderMessage(envelope({ subject: 'OrderPlaced' }), orderPlaced('o-1', { lines: [{ sku: 'A', quantity: 1.5, unitPrice: 0.00001 }] }), options),
+    );
+    expect(error.description).toContain('lines[0].quantity');
+    expect(error.description).toContain('lines[0].unitPrice: must have at most four decimal places');
+  });
+
+  it('refuses an empty order and one of more than 100 lines', () => {
+    const line = { sku: 'A', quantity: 1, unitPrice: 1 };
+    expect(failure(() => parseOrderMessage(envelope({ subject: 'OrderPlaced' }), orderPlaced('o', { lines: [] }), options)).description).toContain('lines:');
+    expect(
+      failure(() => parseOrderMessage(envelope({ subject: 'OrderPlaced' }), orderPlaced('o', { lines: Array(101).fill(line) }), options)).description,
+    ).toContain('lines:');
+  });
+
+  it('refuses a status outside the list and a version that is not a positive integer', () => {
+    const body = { orderId: 'o', status: 'Lost', version: 0, changedAt: '2026-11-30T00:00:00Z' };
+    const error = failure(() => parseOrderMessage(envelope({ subject: 'OrderStatusChanged' }), body, options));
+    expect(error.description).toContain('status:');
+    expect(error.description).toContain('version:');
+  });
+
+  it('never falls back to the correlation id, sequence number or lock token for a key', () => {
+    const keyless = envelopeFromTriggerMetadata({ correlationId: 'c', sequenceNumber: 5, lockToken: 'l', subject: 'OrderPlaced' });
+    expect(failure(() => parseOrderMessage(keyless, orderPlaced('o'), options)).code).toBe('NoDedupKey');
+  });
+
+  it('prefixes the consumer name to the key', () => {
+    expect(parseOrderMessage(envelope({ subject: 'OrderPlaced' }), orderPlaced('o'), { ...options, consumerName: 'billing' }).key.value).toBe('billing|m-1');
+  });
+});
