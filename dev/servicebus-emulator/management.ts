@@ -1,0 +1,120 @@
+import rhea from 'rhea';
+import { uuidBytes, uuidText } from './lockTokens.js';
+import type { AmqpMessage, MessageEntity, Settlement } from './messageEntity.js';
+import { decodeMessage, encodeMessage, sequenceNumberOf, toWireMessage } from './wireMessages.js';
+
+const { types } = rhea;
+
+export interface ManagementReply {
+  readonly status: number;
+  readonly description?: string;
+  readonly condition?: string;
+  readonly body?: unknown;
+}
+
+type LockHolder = (token: string) => MessageEntity | undefined;
+
+const lockLost: ManagementReply = {
+  status: 410,
+  condition: 'com.microsoft:message-lock-lost',
+  description: 'The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue.',
+};
+
+/**
+ * The `$management` operations the SDKs use on a queue: peek, lock renewal, settlement by lock token
+ * (for messages received by sequence number), receive deferred messages, schedule and cancel.
+ */
+export function handleManagementRequest(request: AmqpMessage, entity: MessageEntity, lockHolder: LockHolder): ManagementReply {
+  const operation = request.application_properties?.operation;
+  const body = (request.body ?? {}) as Record<string, unknown>;
+  switch (operation) {
+    case 'com.microsoft:peek-message':
+      return peek(entity, body);
+    case 'com.microsoft:renew-lock':
+      return renewLocks(lockTokensOf(body), lockHolder);
+    case 'com.microsoft:update-disposition':
+      return updateDisposition(body, lockHolder);
+    case 'com.microsoft:receive-by-sequence-number':
+      return receiveBySequenceNumber(entity, body);
+    case 'com.microsoft:schedule-message':
+      return schedule(entity, body);
+    case 'com.microsoft:cancel-scheduled-message':
+      for (const seq of listOf(body['sequence-numbers'])) entity.cancelScheduled(sequenceNumberOf(seq));
+      return { status: 200, body: {} };
+    default:
+      return { status: 501, condition: 'amqp:not-implemented', description: `The emulator does not implement ${String(operation)}.` };
+  }
+}
+
+function peek(entity: MessageEntity, body: Record<string, unknown>): ManagementReply {
+  const messages = entity.peek(sequenceNumberOf(body['from-sequence-number']), Number(body['message-count'] ?? 1));
+  if (messages.length === 0) return { status: 204, description: 'No messages' };
+  return { status: 200, body: { messages: messages.map((m) => ({ message: encodeMessage(toWireMessage(m)) })) } };
+}
+
+function renewLocks(tokens: string[], lockHolder: LockHolder): ManagementReply {
+  const expirations: Date[] = [];
+  for (const token of tokens) {
+    const until = lockHolder(token)?.renewLock(token);
+    if (until === undefined) return lockLost;
+    expirations.push(new Date(until));
+  }
+  return { status: 200, body: { expirations } };
+}
+
+const dispositionByStatus: Record<string, Settlement['kind']> = {
+  completed: 'complete',
+  abandoned: 'abandon',
+  defered: 'defer', // sic: the service's spelling
+  suspended: 'dead-letter',
+};
+
+function updateDisposition(body: Record<string, unknown>, lockHolder: LockHolder): ManagementReply {
+  const kind = dispositionByStatus[String(body['disposition-status'])];
+  if (!kind) return { status: 400, condition: 'amqp:invalid-field', description: `Unknown disposition ${String(body['disposition-status'])}` };
+  const properties = body['properties-to-modify'] as Record<string, unknown> | undefined;
+  const settlement: Settlement =
+    kind === 'dead-letter'
+      ? { kind, info: { reason: optionalText(body['deadletter-reason']), description: optionalText(body['deadletter-description']), properties } }
+      : kind === 'complete'
+        ? { kind }
+        : { kind, properties };
+  for (const token of lockTokensOf(body)) {
+    const holder = lockHolder(token);
+    if (!holder?.settle(token, settlement)) return lockLost;
+  }
+  return { status: 200, body: {} };
+}
+
+function receiveBySequenceNumber(entity: MessageEntity, body: Record<string, unknown>): ManagementReply {
+  const locked = entity.lockDeferred(listOf(body['sequence-numbers']).map(sequenceNumberOf));
+  if (locked.length === 0) return { status: 404, condition: 'com.microsoft:message-not-found', description: 'No deferred message has those sequence numbers.' };
+  const messages = locked.map(({ message, lock }) => ({
+    message: encodeMessage(toWireMessage(message, lock)),
+    'lock-token': types.wrap_uuid(uuidBytes(lock.token)),
+  }));
+  return { status: 200, body: { messages } };
+}
+
+function schedule(entity: MessageEntity, body: Record<string, unknown>): ManagementReply {
+  const sequenceNumbers: unknown[] = [];
+  for (const entry of listOf(body.messages) as { message: Buffer }[]) {
+    const message = decodeMessage(entry.message);
+    const at = message.message_annotations?.['x-opt-scheduled-enqueue-time'];
+    const seq = entity.schedule(message, at instanceof Date || typeof at === 'number' ? new Date(at).getTime() : Date.now());
+    if (seq !== undefined) sequenceNumbers.push(types.wrap_long(seq));
+  }
+  return { status: 200, body: { 'sequence-numbers': sequenceNumbers } };
+}
+
+function lockTokensOf(body: Record<string, unknown>): string[] {
+  return listOf(body['lock-tokens']).map((t) => (Buffer.isBuffer(t) ? uuidText(t) : String(t)));
+}
+
+function listOf(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : value === undefined || value === null ? [] : [value];
+}
+
+function optionalText(value: unknown): string | undefined {
+  return value === undefined || value === null ? undefined : String(value);
+}

@@ -1,0 +1,337 @@
+import { MinHeap } from './minHeap.js';
+import { newLockToken } from './lockTokens.js';
+import type { QueueSettings } from './queueDefinitions.js';
+
+/** The AMQP message as a sender gave it (rhea's shape); the broker adds its own annotations on the wire. */
+export interface AmqpMessage {
+  message_id?: string | number | Buffer;
+  ttl?: number;
+  application_properties?: Record<string, unknown>;
+  message_annotations?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+export type MessageState = 'active' | 'deferred' | 'scheduled';
+
+export interface StoredMessage {
+  readonly sequenceNumber: number;
+  message: AmqpMessage;
+  readonly enqueuedAtMs: number;
+  readonly expiresAtMs: number;
+  /** Failed deliveries so far: the AMQP header's delivery-count (0 on the first delivery). */
+  deliveryCount: number;
+  state: MessageState;
+  scheduledAtMs?: number;
+  lock?: MessageLock;
+}
+
+export interface MessageLock {
+  readonly token: string;
+  lockedUntilMs: number;
+  timer: NodeJS.Timeout;
+}
+
+export interface DeadLetterInfo {
+  readonly reason?: string;
+  readonly description?: string;
+  readonly properties?: Record<string, unknown>;
+}
+
+export type Settlement =
+  | { readonly kind: 'complete' }
+  | { readonly kind: 'abandon'; readonly properties?: Record<string, unknown> }
+  | { readonly kind: 'defer'; readonly properties?: Record<string, unknown> }
+  | { readonly kind: 'dead-letter'; readonly info: DeadLetterInfo };
+
+export type AcceptResult = { readonly kind: 'enqueued'; readonly sequenceNumber: number } | { readonly kind: 'duplicate' };
+
+const scheduledEnqueueTimeAnnotation = 'x-opt-scheduled-enqueue-time';
+interface Timed {
+  readonly atMs: number;
+  readonly sequenceNumber: number;
+}
+const earlier = (a: Timed, b: Timed) => a.atMs < b.atMs;
+
+/**
+ * One queue or dead-letter sub-queue, with the semantics Azure documents: peek-lock with a lock
+ * that expires (then the delivery counts as failed), delivery limit -> dead-letter queue, time-to-live
+ * (optionally dead-lettered on expiry), deferral, scheduled messages, and duplicate detection that
+ * accepts the copy of a known MessageId and silently drops it. Messages are handed out lowest
+ * sequence number first; every lookup is O(log n).
+ */
+export class MessageEntity {
+  readonly messages = new Map<number, StoredMessage>();
+  deadLetterQueue?: MessageEntity;
+  private readonly available = new MinHeap<number>((a, b) => a < b);
+  private readonly expiries = new MinHeap<Timed>(earlier);
+  private readonly scheduled = new MinHeap<Timed>(earlier);
+  private readonly locks = new Map<string, StoredMessage>();
+  private readonly seenMessageIds = new Map<string, number>();
+  private lastSequenceNumber = 0;
+  private expiryTimer?: NodeJS.Timeout;
+  private scheduleTimer?: NodeJS.Timeout;
+
+  constructor(
+    readonly name: string,
+    readonly settings: QueueSettings,
+    private readonly onAvailable: (entity: MessageEntity) => void,
+  ) {}
+
+  /** A message from a sender. Returns `duplicate` for a MessageId seen inside the detection window. */
+  accept(message: AmqpMessage): AcceptResult {
+    const nowMs = Date.now();
+    if (this.isDuplicate(message, nowMs)) return { kind: 'duplicate' };
+    const ttlMs = Math.min(message.ttl ?? Infinity, this.settings.defaultMessageTimeToLiveMs);
+    const scheduledAt = message.message_annotations?.[scheduledEnqueueTimeAnnotation];
+    const scheduledAtMs = scheduledAt instanceof Date || typeof scheduledAt === 'number' ? new Date(scheduledAt).getTime() : undefined;
+    const stored: StoredMessage = {
+      sequenceNumber: ++this.lastSequenceNumber,
+      message,
+      enqueuedAtMs: nowMs,
+      expiresAtMs: nowMs + ttlMs,
+      deliveryCount: 0,
+      state: scheduledAtMs !== undefined && scheduledAtMs > nowMs ? 'scheduled' : 'active',
+      scheduledAtMs,
+    };
+    this.insert(stored);
+    return { kind: 'enqueued', sequenceNumber: stored.sequenceNumber };
+  }
+
+  /** The next message to hand to a receiver, or undefined. Expired ones met on the way are expired. */
+  takeNextAvailable(): StoredMessage | undefined {
+    this.expireDue();
+    for (let seq = this.available.pop(); seq !== undefined; seq = this.available.pop()) {
+      const m = this.messages.get(seq);
+      if (m && m.state === 'active' && !m.lock) return m;
+    }
+    return undefined;
+  }
+
+  hasAvailable(): boolean {
+    return this.available.size > 0;
+  }
+
+  lock(m: StoredMessage): MessageLock {
+    const token = newLockToken();
+    const lockedUntilMs = Date.now() + this.settings.lockDurationMs;
+    const timer = setTimeout(() => this.onLockExpired(m, token), this.settings.lockDurationMs);
+    timer.unref();
+    m.lock = { token, lockedUntilMs, timer };
+    this.locks.set(token, m);
+    return m.lock;
+  }
+
+  /** Receive-and-delete: the message leaves the entity as it is sent. */
+  remove(m: StoredMessage): void {
+    this.unlock(m);
+    this.messages.delete(m.sequenceNumber);
+  }
+
+  isLocked(token: string): boolean {
+    return this.locks.has(token);
+  }
+
+  /** Applies a settlement by lock token; false when the lock is unknown (expired or already settled). */
+  settle(token: string, settlement: Settlement): boolean {
+    const m = this.locks.get(token);
+    if (!m) return false;
+    this.unlock(m);
+    switch (settlement.kind) {
+      case 'complete':
+        this.messages.delete(m.sequenceNumber);
+        return true;
+      case 'abandon':
+        this.mergeProperties(m, settlement.properties);
+        this.countFailedDelivery(m);
+        return true;
+      case 'defer':
+        this.mergeProperties(m, settlement.properties);
+        m.state = 'deferred';
+        return true;
+      case 'dead-letter':
+        this.deadLetter(m, settlement.info);
+        return true;
+    }
+  }
+
+  renewLock(token: string): number | undefined {
+    const m = this.locks.get(token);
+    if (!m?.lock) return undefined;
+    clearTimeout(m.lock.timer);
+    m.lock.lockedUntilMs = Date.now() + this.settings.lockDurationMs;
+    m.lock.timer = setTimeout(() => this.onLockExpired(m, token), this.settings.lockDurationMs);
+    m.lock.timer.unref();
+    return m.lock.lockedUntilMs;
+  }
+
+  /** Messages from a sequence number on, in order, without locking them (active, deferred, scheduled). */
+  peek(fromSequenceNumber: number, count: number): StoredMessage[] {
+    this.expireDue();
+    return [...this.messages.values()]
+      .filter((m) => m.sequenceNumber >= fromSequenceNumber)
+      .sort((a, b) => a.sequenceNumber - b.sequenceNumber)
+      .slice(0, count);
+  }
+
+  /** Locks deferred messages by sequence number, for receiveDeferredMessages. */
+  lockDeferred(sequenceNumbers: readonly number[]): { message: StoredMessage; lock: MessageLock }[] {
+    return sequenceNumbers
+      .map((seq) => this.messages.get(seq))
+      .filter((m): m is StoredMessage => m !== undefined && m.state === 'deferred' && !m.lock)
+      .map((m) => ({ message: m, lock: this.lock(m) }));
+  }
+
+  schedule(message: AmqpMessage, atMs: number): number | undefined {
+    const annotations = { ...(message.message_annotations ?? {}), [scheduledEnqueueTimeAnnotation]: new Date(atMs) };
+    const result = this.accept({ ...message, message_annotations: annotations });
+    return result.kind === 'enqueued' ? result.sequenceNumber : undefined;
+  }
+
+  cancelScheduled(sequenceNumber: number): void {
+    const m = this.messages.get(sequenceNumber);
+    if (m?.state === 'scheduled') this.messages.delete(sequenceNumber);
+  }
+
+  close(): void {
+    clearTimeout(this.expiryTimer);
+    clearTimeout(this.scheduleTimer);
+    for (const m of this.locks.values()) if (m.lock) clearTimeout(m.lock.timer);
+    this.locks.clear();
+  }
+
+  /** Puts a message in, keeping the sequence number it already has (a dead-lettered message keeps its). */
+  insert(m: StoredMessage): void {
+    this.messages.set(m.sequenceNumber, m);
+    this.lastSequenceNumber = Math.max(this.lastSequenceNumber, m.sequenceNumber);
+    if (Number.isFinite(m.expiresAtMs)) {
+      this.expiries.push({ atMs: m.expiresAtMs, sequenceNumber: m.sequenceNumber });
+      this.armExpiryTimer();
+    }
+    if (m.state === 'scheduled' && m.scheduledAtMs !== undefined) {
+      this.scheduled.push({ atMs: m.scheduledAtMs, sequenceNumber: m.sequenceNumber });
+      this.armScheduleTimer();
+    }
+    if (m.state === 'active') this.makeAvailable(m);
+  }
+
+  private isDuplicate(message: AmqpMessage, nowMs: number): boolean {
+    const windowMs = this.settings.duplicateDetectionWindowMs;
+    if (windowMs <= 0 || message.message_id === undefined) return false;
+    const id = String(message.message_id);
+    this.forgetMessageIdsBefore(nowMs - windowMs);
+    if (this.seenMessageIds.has(id)) return true;
+    this.seenMessageIds.set(id, nowMs);
+    return false;
+  }
+
+  /** The window is fixed from the first send; ids are kept in insertion (= time) order. */
+  private forgetMessageIdsBefore(cutoffMs: number): void {
+    for (const [id, seenAtMs] of this.seenMessageIds) {
+      if (seenAtMs > cutoffMs) return;
+      this.seenMessageIds.delete(id);
+    }
+  }
+
+  private makeAvailable(m: StoredMessage): void {
+    this.available.push(m.sequenceNumber);
+    this.onAvailable(this);
+  }
+
+  private onLockExpired(m: StoredMessage, token: string): void {
+    if (m.lock?.token !== token) return;
+    this.unlock(m);
+    this.countFailedDelivery(m);
+  }
+
+  private countFailedDelivery(m: StoredMessage): void {
+    m.deliveryCount += 1;
+    if (m.deliveryCount >= this.settings.maxDeliveryCount && this.deadLetterQueue) {
+      const description = `Message could not be consumed after ${this.settings.maxDeliveryCount} delivery attempts.`;
+      this.deadLetter(m, { reason: 'MaxDeliveryCountExceeded', description });
+      return;
+    }
+    if (m.expiresAtMs <= Date.now()) {
+      this.expire(m);
+      return;
+    }
+    this.makeAvailable(m);
+  }
+
+  private unlock(m: StoredMessage): void {
+    if (!m.lock) return;
+    clearTimeout(m.lock.timer);
+    this.locks.delete(m.lock.token);
+    m.lock = undefined;
+  }
+
+  private mergeProperties(m: StoredMessage, properties?: Record<string, unknown>): void {
+    if (properties && Object.keys(properties).length > 0) {
+      m.message = { ...m.message, application_properties: { ...(m.message.application_properties ?? {}), ...properties } };
+    }
+  }
+
+  private deadLetter(m: StoredMessage, info: DeadLetterInfo): void {
+    this.messages.delete(m.sequenceNumber);
+    const dlq = this.deadLetterQueue;
+    if (!dlq) return;
+    const applicationProperties: Record<string, unknown> = { ...(m.message.application_properties ?? {}), ...(info.properties ?? {}) };
+    if (info.reason !== undefined) applicationProperties.DeadLetterReason = info.reason;
+    if (info.description !== undefined) applicationProperties.DeadLetterErrorDescription = info.description;
+    dlq.insert({
+      sequenceNumber: m.sequenceNumber,
+      message: { ...m.message, application_properties: applicationProperties },
+      enqueuedAtMs: m.enqueuedAtMs,
+      expiresAtMs: Infinity, // the dead-letter queue keeps messages until someone removes them
+      deliveryCount: m.deliveryCount,
+      state: 'active',
+    });
+  }
+
+  private expire(m: StoredMessage): void {
+    if (this.settings.deadLetteringOnMessageExpiration && this.deadLetterQueue) {
+      this.deadLetter(m, { reason: 'TTLExpiredException', description: 'The message expired and was dead lettered.' });
+    } else {
+      this.messages.delete(m.sequenceNumber);
+    }
+  }
+
+  private expireDue(): void {
+    const nowMs = Date.now();
+    for (let next = this.expiries.peek(); next && next.atMs <= nowMs; next = this.expiries.peek()) {
+      this.expiries.pop();
+      const m = this.messages.get(next.sequenceNumber);
+      // A locked message expires when its lock ends (see countFailedDelivery), as in Azure.
+      if (m && !m.lock && m.expiresAtMs <= nowMs) this.expire(m);
+    }
+    this.armExpiryTimer();
+  }
+
+  private armExpiryTimer(): void {
+    clearTimeout(this.expiryTimer);
+    const next = this.expiries.peek();
+    if (!next) return;
+    this.expiryTimer = setTimeout(() => this.expireDue(), Math.max(0, Math.min(next.atMs - Date.now(), 2 ** 31 - 1)));
+    this.expiryTimer.unref();
+  }
+
+  private enqueueDueScheduled(): void {
+    const nowMs = Date.now();
+    for (let next = this.scheduled.peek(); next && next.atMs <= nowMs; next = this.scheduled.peek()) {
+      this.scheduled.pop();
+      const m = this.messages.get(next.sequenceNumber);
+      if (m?.state === 'scheduled') {
+        m.state = 'active';
+        this.makeAvailable(m);
+      }
+    }
+    this.armScheduleTimer();
+  }
+
+  private armScheduleTimer(): void {
+    clearTimeout(this.scheduleTimer);
+    const next = this.scheduled.peek();
+    if (!next) return;
+    this.scheduleTimer = setTimeout(() => this.enqueueDueScheduled(), Math.max(0, Math.min(next.atMs - Date.now(), 2 ** 31 - 1)));
+    this.scheduleTimer.unref();
+  }
+}

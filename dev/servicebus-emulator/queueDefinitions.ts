@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * One queue's properties, named as in Service Bus, with units in the names. The same file
+ * (infra/servicebus-queues.json) is loaded by the Bicep template, so a local queue and its Azure
+ * twin have the same lock duration, delivery limit, time-to-live and duplicate detection.
+ */
+const queueDefinitionSchema = z.object({
+  lockDurationSeconds: z.int().min(5).max(300),
+  maxDeliveryCount: z.int().min(1),
+  defaultMessageTimeToLiveSeconds: z.int().min(1),
+  requiresDuplicateDetection: z.boolean(),
+  duplicateDetectionHistoryTimeWindowSeconds: z.int().min(20).max(7 * 24 * 3600),
+  deadLetteringOnMessageExpiration: z.boolean(),
+});
+
+const queueFileSchema = z.object({
+  queues: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,259}$/), queueDefinitionSchema),
+  operations: z.object({
+    deadLetterResubmitHorizonSeconds: z.int().min(0),
+    inboxMarkerTtlSeconds: z.int().min(1),
+  }),
+});
+
+export type QueueDefinition = z.infer<typeof queueDefinitionSchema>;
+export type QueueFile = z.infer<typeof queueFileSchema>;
+
+/** The emulator's own form of a queue's properties: milliseconds, as its timers use them. */
+export interface QueueSettings {
+  readonly lockDurationMs: number;
+  readonly maxDeliveryCount: number;
+  readonly defaultMessageTimeToLiveMs: number;
+  /** 0 when duplicate detection is off. */
+  readonly duplicateDetectionWindowMs: number;
+  readonly deadLetteringOnMessageExpiration: boolean;
+}
+
+export const defaultQueueFilePath = join(__dirname, '..', '..', 'infra', 'servicebus-queues.json');
+
+export function loadQueueFile(path = defaultQueueFilePath): QueueFile {
+  const parsed = queueFileSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`${path} is not a valid queue definition file: ${problems}`);
+  }
+  return parsed.data;
+}
+
+export function toQueueSettings(definition: QueueDefinition): QueueSettings {
+  return {
+    lockDurationMs: definition.lockDurationSeconds * 1000,
+    maxDeliveryCount: definition.maxDeliveryCount,
+    defaultMessageTimeToLiveMs: definition.defaultMessageTimeToLiveSeconds * 1000,
+    duplicateDetectionWindowMs: definition.requiresDuplicateDetection ? definition.duplicateDetectionHistoryTimeWindowSeconds * 1000 : 0,
+    deadLetteringOnMessageExpiration: definition.deadLetteringOnMessageExpiration,
+  };
+}
+
+/** What an entity created on the fly (a queue not in the file) gets: Azure's defaults for a new queue. */
+export const azureDefaultQueueSettings: QueueSettings = {
+  lockDurationMs: 60_000,
+  maxDeliveryCount: 10,
+  defaultMessageTimeToLiveMs: 14 * 24 * 3600 * 1000,
+  duplicateDetectionWindowMs: 0,
+  deadLetteringOnMessageExpiration: false,
+};

@@ -1,0 +1,342 @@
+import type { AddressInfo, Server } from 'node:net';
+import rhea from 'rhea';
+import type { Connection, Container, Delivery, EventContext, Receiver, Sender } from 'rhea';
+import { deliveryTagFor, newLockToken } from './lockTokens.js';
+import { handleManagementRequest } from './management.js';
+import type { ManagementReply } from './management.js';
+import { MessageEntity } from './messageEntity.js';
+import type { AmqpMessage, Settlement, StoredMessage } from './messageEntity.js';
+import { azureDefaultQueueSettings, loadQueueFile, toQueueSettings } from './queueDefinitions.js';
+import type { QueueSettings } from './queueDefinitions.js';
+import { batchMessageFormat, toWireMessage, unpackBatch } from './wireMessages.js';
+
+const deadLetterSuffix = '/$deadletterqueue';
+const managementSuffix = '/$management';
+
+export interface ServiceBusEmulatorOptions {
+  /** 5672 like Azure's AMQP port; 0 for any free port. */
+  readonly port?: number;
+  readonly host?: string;
+  /** Queues by name; by default those of infra/servicebus-queues.json. */
+  readonly queues?: Readonly<Record<string, QueueSettings>>;
+}
+
+export interface ServiceBusEmulator {
+  readonly port: number;
+  /** What `@azure/service-bus` and Azure.Messaging.ServiceBus accept for this emulator. */
+  readonly connectionString: string;
+  /** A queue (or `name/$DeadLetterQueue`) for inspection; undefined if there is none. */
+  entity(address: string): MessageEntity | undefined;
+  close(): Promise<void>;
+}
+
+interface DeliveryRef {
+  readonly entity: MessageEntity;
+  readonly token: string;
+}
+
+/** rhea fields the broker sets that its typings do not declare. */
+interface LinkInternals {
+  local: { attach: { max_message_size?: number; snd_settle_mode?: number; rcv_settle_mode?: number } };
+  remote: { attach: { snd_settle_mode?: number; rcv_settle_mode?: number; source?: { address?: string }; target?: { address?: string } } };
+  _draining?: boolean;
+  _drained?: boolean;
+  delivery_count: number;
+  credit: number;
+  _get_drain?: () => boolean;
+}
+
+/**
+ * An AMQP 1.0 broker that the real Service Bus SDKs talk to as to Azure, with
+ * `UseDevelopmentEmulator=true`: SASL ANONYMOUS, a CBS put-token accepted before every link,
+ * entities addressed as `queue` and `queue/$DeadLetterQueue`, and `$management` request-response.
+ * Development tool only: in memory, one process, queues only.
+ */
+export async function startServiceBusEmulator(options: ServiceBusEmulatorOptions = {}): Promise<ServiceBusEmulator> {
+  const broker = new Broker(options.queues ?? queuesFromFile());
+  const port = await broker.listen(options.port ?? 5672, options.host ?? '127.0.0.1');
+  const host = options.host ?? '127.0.0.1';
+  return {
+    port,
+    connectionString: `Endpoint=sb://${host}:${port};SharedAccessKeyName=local;SharedAccessKey=local;UseDevelopmentEmulator=true`,
+    entity: (address) => broker.entity(address),
+    close: () => broker.close(),
+  };
+}
+
+function queuesFromFile(): Record<string, QueueSettings> {
+  const file = loadQueueFile();
+  return Object.fromEntries(Object.entries(file.queues).map(([name, definition]) => [name, toQueueSettings(definition)]));
+}
+
+class Broker {
+  private readonly entities = new Map<string, MessageEntity>();
+  private readonly consumers = new Map<MessageEntity, Sender[]>();
+  private readonly deliveries = new WeakMap<Delivery, DeliveryRef>();
+  private readonly pumpsScheduled = new Set<MessageEntity>();
+  private readonly container: Container = rhea.create_container({ id: 'servicebus-emulator' });
+  private server?: Server;
+
+  constructor(queues: Readonly<Record<string, QueueSettings>>) {
+    for (const [name, settings] of Object.entries(queues)) this.addQueue(name, settings);
+    const c = this.container;
+    c.on('receiver_open', (ctx: EventContext) => this.onClientSenderAttached(ctx));
+    c.on('sender_open', (ctx: EventContext) => this.onClientReceiverAttached(ctx));
+    c.on('message', (ctx: EventContext) => this.onMessage(ctx));
+    c.on('accepted', (ctx: EventContext) => this.onDisposition(ctx, 'accepted'));
+    c.on('rejected', (ctx: EventContext) => this.onDisposition(ctx, 'rejected'));
+    c.on('modified', (ctx: EventContext) => this.onDisposition(ctx, 'modified'));
+    c.on('released', (ctx: EventContext) => this.onDisposition(ctx, 'released'));
+    c.on('sender_close', (ctx: EventContext) => ctx.sender && this.dropConsumer(ctx.sender));
+    c.on('disconnected', (ctx: EventContext) => this.dropConnection(ctx.connection));
+    c.on('error', () => {});
+  }
+
+  entity(address: string): MessageEntity | undefined {
+    return this.entities.get(address.toLowerCase());
+  }
+
+  listen(port: number, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      // Nagle off: the SDKs never set TCP_NODELAY and small frames would wait 40 ms each.
+      const server = this.container.listen({ port, host, tcp_no_delay: true } as never) as unknown as Server;
+      this.server = server;
+      server.once('error', reject);
+      server.once('listening', () => resolve((server.address() as AddressInfo).port));
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const entity of this.entities.values()) entity.close();
+    const server = this.server;
+    if (!server) return;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private addQueue(name: string, settings: QueueSettings): void {
+    const key = name.toLowerCase();
+    const queue = new MessageEntity(key, settings, (e) => this.schedulePump(e));
+    const dlqSettings = { ...azureDefaultQueueSettings, lockDurationMs: settings.lockDurationMs, duplicateDetectionWindowMs: 0 };
+    queue.deadLetterQueue = new MessageEntity(key + deadLetterSuffix, dlqSettings, (e) => this.schedulePump(e));
+    this.entities.set(key, queue);
+    this.entities.set(key + deadLetterSuffix, queue.deadLetterQueue);
+  }
+
+  /** A client sender attached: our receiver for an entity, for `$cbs`, or for a `$management` node. */
+  private onClientSenderAttached(ctx: EventContext): void {
+    const receiver = ctx.receiver as Receiver;
+    const link = receiver as unknown as LinkInternals;
+    const address = link.remote.attach.target?.address ?? '';
+    receiver.set_target({ address });
+    link.local.attach.max_message_size = 1024 * 1024; // the SDKs size message batches by it
+    if (address === '$cbs' || address.toLowerCase().endsWith(managementSuffix)) return;
+    const entity = this.entity(address);
+    if (!entity) return notFound(receiver, address);
+    if (entity.name.endsWith(deadLetterSuffix)) {
+      receiver.close({ condition: 'amqp:not-allowed', description: `Cannot send to the dead-letter queue ${address}.` });
+    }
+  }
+
+  /** A client receiver attached: our sender for an entity's messages or for management replies. */
+  private onClientReceiverAttached(ctx: EventContext): void {
+    const sender = ctx.sender as Sender;
+    const link = sender as unknown as LinkInternals;
+    const remote = link.remote.attach;
+    const address = remote.source?.address ?? '';
+    sender.set_source({ address });
+    if (remote.target) sender.set_target({ address: remote.target.address ?? '' });
+    link.local.attach.snd_settle_mode = remote.snd_settle_mode; // 1: receive-and-delete (pre-settled)
+    link.local.attach.rcv_settle_mode = remote.rcv_settle_mode; // 1: peek-lock, settled second
+    if (address === '$cbs' || address.toLowerCase().endsWith(managementSuffix)) return;
+    const entity = this.entity(address);
+    if (!entity) return notFound(sender, address);
+    this.consumers.set(entity, [...(this.consumers.get(entity) ?? []), sender]);
+    sender.on('sendable', () => this.schedulePump(entity));
+    sender.on('sender_draining', () => {
+      this.pump(entity);
+      sender.set_drained(true);
+    });
+    // rhea echoes drain=true only while credit remains; when a delivery used the last credit during a
+    // drain, the SDK never hears "drained" and closes its link. Spend the credit and answer drained.
+    link._get_drain = function getDrain(this: LinkInternals) {
+      if (!(this._draining && this._drained)) return false;
+      while (this.credit) {
+        this.delivery_count += 1;
+        this.credit -= 1;
+      }
+      this._drained = false;
+      return true;
+    };
+  }
+
+  private onMessage(ctx: EventContext): void {
+    const receiver = ctx.receiver as Receiver;
+    const address = receiver.target?.address ?? '';
+    const message = ctx.message as unknown as AmqpMessage;
+    if (address === '$cbs') {
+      this.reply(ctx, message, { status: 202, description: 'Accepted' }, true); // any token will do
+      return;
+    }
+    if (address.toLowerCase().endsWith(managementSuffix)) {
+      const entity = this.entity(address.slice(0, -managementSuffix.length));
+      const reply = entity
+        ? handleManagementRequest(message, entity, (token) => this.entityHoldingLock(token))
+        : { status: 404, condition: 'com.microsoft:entity-not-found', description: `No entity at ${address}` };
+      this.reply(ctx, message, reply, false);
+      return;
+    }
+    const entity = this.entity(address);
+    if (!entity) return;
+    const format = (ctx as { format?: number }).format;
+    const messages = format === batchMessageFormat ? unpackBatch(ctx.message as unknown as Buffer) : [message];
+    for (const m of messages) entity.accept(m);
+  }
+
+  private entityHoldingLock(token: string): MessageEntity | undefined {
+    for (const entity of this.entities.values()) if (entity.isLocked(token)) return entity;
+    return undefined;
+  }
+
+  /**
+   * `$cbs` answers with `status-code` (the CBS draft); `$management` with camelCase `statusCode`,
+   * which the SDKs test literally (an empty peek must be 204, not 404).
+   */
+  private reply(ctx: EventContext, request: AmqpMessage, reply: ManagementReply, cbs: boolean): void {
+    const address = (ctx.receiver as Receiver).target?.address;
+    const replyTo = request.reply_to as string | undefined;
+    const candidates: Sender[] = [];
+    ctx.connection.each_link((l: Sender | Receiver) => {
+      if (l.is_sender() && (l as Sender).source?.address === address) candidates.push(l as Sender);
+    });
+    const link = candidates.find((l) => ((l as unknown as LinkInternals).remote.attach.target?.address ?? l.name) === replyTo) ?? candidates[0];
+    if (!link) return;
+    const properties = cbs
+      ? { 'status-code': reply.status, 'status-description': reply.description ?? '' }
+      : {
+          statusCode: reply.status,
+          statusDescription: reply.description ?? '',
+          ...(reply.condition ? { errorCondition: reply.condition } : {}),
+        };
+    link.send({ correlation_id: request.message_id as string, to: replyTo, body: reply.body, application_properties: properties } as never);
+  }
+
+  private schedulePump(entity: MessageEntity): void {
+    if (this.pumpsScheduled.has(entity)) return;
+    this.pumpsScheduled.add(entity);
+    setImmediate(() => {
+      this.pumpsScheduled.delete(entity);
+      this.pump(entity);
+    });
+  }
+
+  /** Hands available messages to the entity's receivers in turn, as far as their credit goes. */
+  private pump(entity: MessageEntity): void {
+    const consumers = this.consumers.get(entity) ?? [];
+    for (let progressed = true; progressed; ) {
+      progressed = false;
+      for (const sender of consumers) {
+        if (!hasUnusedCredit(sender)) continue;
+        const m = entity.takeNextAvailable();
+        if (!m) return;
+        this.deliver(entity, sender, m);
+        progressed = true;
+      }
+    }
+  }
+
+  private deliver(entity: MessageEntity, sender: Sender, m: StoredMessage): void {
+    if ((sender as unknown as LinkInternals).local.attach.snd_settle_mode === 1) {
+      entity.remove(m);
+      sender.send(toWireMessage(m) as never, deliveryTagFor(newLockToken()));
+      return;
+    }
+    const lock = entity.lock(m);
+    const delivery = sender.send(toWireMessage(m, lock) as never, deliveryTagFor(lock.token));
+    this.deliveries.set(delivery, { entity, token: lock.token });
+  }
+
+  private onDisposition(ctx: EventContext, outcome: 'accepted' | 'rejected' | 'modified' | 'released'): void {
+    const delivery = ctx.delivery;
+    const ref = delivery && this.deliveries.get(delivery);
+    if (!delivery || !ref) return;
+    this.deliveries.delete(delivery);
+    const state = (delivery as unknown as { remote_state?: DispositionState }).remote_state;
+    const settled = ref.entity.settle(ref.token, settlementFor(outcome, state));
+    // Echo a settled outcome so the SDK's settle promise resolves; never with an `error` (the JS SDK
+    // rejects the promise for any echoed error, even com.microsoft:dead-letter). A settlement whose
+    // lock is gone (expired, or settled already) is answered with message-lock-lost.
+    const outcomes = rhea.message as unknown as Record<'accepted' | 'rejected' | 'modified', (fields?: object) => { described(): unknown }>;
+    const echo = settled
+      ? outcome === 'rejected'
+        ? outcomes.rejected({})
+        : outcome === 'accepted'
+          ? outcomes.accepted()
+          : outcomes.modified({})
+      : outcomes.rejected({ error: { condition: 'com.microsoft:message-lock-lost', description: lockLostDescription } });
+    delivery.update(true, echo.described() as never);
+    // In rcv-settle-mode "second" the SDK settles after our echo without another frame: rhea's session
+    // buffer (2048 slots) would never free this one and delivery would stop. It is settled on both sides.
+    (delivery as unknown as { remote_settled: boolean }).remote_settled = true;
+  }
+
+  private dropConsumer(sender: Sender): void {
+    for (const [entity, senders] of this.consumers) this.consumers.set(entity, senders.filter((s) => s !== sender));
+  }
+
+  private dropConnection(connection: Connection): void {
+    for (const [entity, senders] of this.consumers) this.consumers.set(entity, senders.filter((s) => s.connection !== connection));
+  }
+}
+
+interface OutgoingDeliveries {
+  next_pending_delivery: number;
+  next_delivery_id: number;
+  deliveries: { by_id(id: number): { link: unknown } | undefined };
+}
+
+/**
+ * rhea takes a link's credit only when the session writes the transfer, after this turn: `sendable()`
+ * stays true while deliveries pile up behind one receiver. Count the ones it has not written yet, so
+ * that competing receivers each get what their own credit asks for.
+ */
+function hasUnusedCredit(sender: Sender): boolean {
+  if (!sender.sendable()) return false;
+  const outgoing = (sender.session as unknown as { outgoing: OutgoingDeliveries }).outgoing;
+  let unsent = 0;
+  for (let id = outgoing.next_pending_delivery; id < outgoing.next_delivery_id; id += 1) {
+    if (outgoing.deliveries.by_id(id)?.link === sender) unsent += 1;
+  }
+  return (sender as unknown as LinkInternals).credit > unsent;
+}
+
+interface DispositionState {
+  error?: { info?: Record<string, unknown> };
+  undeliverable_here?: boolean;
+  message_annotations?: Record<string, unknown>;
+}
+
+const lockLostDescription =
+  'The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue.';
+
+function settlementFor(outcome: 'accepted' | 'rejected' | 'modified' | 'released', state: DispositionState | undefined): Settlement {
+  if (outcome === 'accepted') return { kind: 'complete' };
+  if (outcome === 'rejected') {
+    const { DeadLetterReason, DeadLetterErrorDescription, ...properties } = state?.error?.info ?? {};
+    return {
+      kind: 'dead-letter',
+      info: {
+        reason: DeadLetterReason === undefined ? undefined : String(DeadLetterReason),
+        description: DeadLetterErrorDescription === undefined ? undefined : String(DeadLetterErrorDescription),
+        properties,
+      },
+    };
+  }
+  // rhea raises `released` for some `modified` states, so the state decides: undeliverable here = defer.
+  if (state?.undeliverable_here) return { kind: 'defer', properties: state.message_annotations };
+  return { kind: 'abandon', properties: state?.message_annotations };
+}
+
+function notFound(link: Sender | Receiver, address: string): void {
+  link.close({ condition: 'amqp:not-found', description: `The messaging entity '${address}' could not be found.` });
+}
+
