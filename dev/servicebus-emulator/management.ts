@@ -59,7 +59,8 @@ function renewLocks(tokens: string[], lockHolder: LockHolder): ManagementReply {
     if (until === undefined) return lockLost;
     expirations.push(new Date(until));
   }
-  return { status: 200, body: { expirations } };
+  // An AMQP array of timestamps (0x83), not a list: the .NET client refuses anything else.
+  return { status: 200, body: { expirations: types.wrap_array(expirations, 0x83, undefined) } };
 }
 
 const dispositionByStatus: Record<string, Settlement['kind']> = {

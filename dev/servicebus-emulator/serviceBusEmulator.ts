@@ -11,6 +11,9 @@ import type { QueueSettings } from './queueDefinitions.js';
 import { batchMessageFormat, toWireMessage, unpackBatch } from './wireMessages.js';
 
 const deadLetterSuffix = '/$deadletterqueue';
+const debug = (...args: unknown[]) => {
+  if (process.env.SERVICEBUS_EMULATOR_DEBUG) console.error('[servicebus-emulator]', ...args);
+};
 const managementSuffix = '/$management';
 
 export interface ServiceBusEmulatorOptions {
@@ -80,6 +83,16 @@ class Broker {
   constructor(queues: Readonly<Record<string, QueueSettings>>) {
     for (const [name, settings] of Object.entries(queues)) this.addQueue(name, settings);
     const c = this.container;
+    // The JS SDK authenticates with SASL ANONYMOUS; the .NET client (the Functions host's) asks for
+    // MSSBCBS, Service Bus's "I will put a token on $cbs" mechanism. Both are accepted as they come.
+    const mechanisms = (c as unknown as { sasl_server_mechanisms: Record<string, unknown> & { enable_anonymous(): void } }).sasl_server_mechanisms;
+    mechanisms.enable_anonymous();
+    mechanisms.MSSBCBS = () => ({
+      outcome: undefined as boolean | undefined,
+      start(this: { outcome?: boolean }) {
+        this.outcome = true;
+      },
+    });
     c.on('receiver_open', (ctx: EventContext) => this.onClientSenderAttached(ctx));
     c.on('sender_open', (ctx: EventContext) => this.onClientReceiverAttached(ctx));
     c.on('message', (ctx: EventContext) => this.onMessage(ctx));
@@ -93,7 +106,7 @@ class Broker {
   }
 
   entity(address: string): MessageEntity | undefined {
-    return this.entities.get(address.toLowerCase());
+    return this.entities.get(entityPath(address));
   }
 
   listen(port: number, host: string): Promise<number> {
@@ -127,6 +140,7 @@ class Broker {
     const receiver = ctx.receiver as Receiver;
     const link = receiver as unknown as LinkInternals;
     const address = link.remote.attach.target?.address ?? '';
+    debug('client sender attached', address);
     receiver.set_target({ address });
     link.local.attach.max_message_size = 1024 * 1024; // the SDKs size message batches by it
     if (address === '$cbs' || address.toLowerCase().endsWith(managementSuffix)) return;
@@ -143,6 +157,7 @@ class Broker {
     const link = sender as unknown as LinkInternals;
     const remote = link.remote.attach;
     const address = remote.source?.address ?? '';
+    debug('client receiver attached', address, JSON.stringify(remote.target));
     sender.set_source({ address });
     if (remote.target) sender.set_target({ address: remote.target.address ?? '' });
     link.local.attach.snd_settle_mode = remote.snd_settle_mode; // 1: receive-and-delete (pre-settled)
@@ -178,7 +193,7 @@ class Broker {
       return;
     }
     if (address.toLowerCase().endsWith(managementSuffix)) {
-      const entity = this.entity(address.slice(0, -managementSuffix.length));
+      const entity = this.entity(entityPath(address).slice(0, -managementSuffix.length));
       const reply = entity
         ? handleManagementRequest(message, entity, (token) => this.entityHoldingLock(token))
         : { status: 404, condition: 'com.microsoft:entity-not-found', description: `No entity at ${address}` };
@@ -210,10 +225,12 @@ class Broker {
     });
     const link = candidates.find((l) => ((l as unknown as LinkInternals).remote.attach.target?.address ?? l.name) === replyTo) ?? candidates[0];
     if (!link) return;
+    // AMQP int, not rhea's default uint: the .NET client casts the status to Int32.
+    const status = rhea.types.wrap_int(reply.status);
     const properties = cbs
-      ? { 'status-code': reply.status, 'status-description': reply.description ?? '' }
+      ? { 'status-code': status, 'status-description': reply.description ?? '' }
       : {
-          statusCode: reply.status,
+          statusCode: status,
           statusDescription: reply.description ?? '',
           ...(reply.condition ? { errorCondition: reply.condition } : {}),
         };
@@ -334,6 +351,14 @@ function settlementFor(outcome: 'accepted' | 'rejected' | 'modified' | 'released
   // rhea raises `released` for some `modified` states, so the state decides: undeliverable here = defer.
   if (state?.undeliverable_here) return { kind: 'defer', properties: state.message_annotations };
   return { kind: 'abandon', properties: state?.message_annotations };
+}
+
+/**
+ * The entity path of a link address, lower-cased: the JS SDK sends `orders`, the .NET client
+ * `/orders`, and either may send a full `amqps://namespace/orders` URI.
+ */
+function entityPath(address: string): string {
+  return address.replace(/^[a-z]+:\/\/[^/]+/i, '').replace(/^\/+/, '').toLowerCase();
 }
 
 function notFound(link: Sender | Receiver, address: string): void {

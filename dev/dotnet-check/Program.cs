@@ -1,0 +1,119 @@
+// Usage: ServiceBusEmulatorCheck <connection string> <queue>
+// Runs the settlement paths the Functions host relies on and prints one line per step:
+// "PASS <step>: <detail>" or "FAIL <step>: <error>". Exit code 0 only if every step passed.
+using Azure.Messaging.ServiceBus;
+
+if (args.Length != 2)
+{
+    Console.Error.WriteLine("usage: ServiceBusEmulatorCheck <connection string> <queue>");
+    return 2;
+}
+
+var (connectionString, queue) = (args[0], args[1]);
+var failures = 0;
+var wait = TimeSpan.FromSeconds(5);
+await using var client = new ServiceBusClient(connectionString);
+await using var sender = client.CreateSender(queue);
+await using var receiver = client.CreateReceiver(queue);
+await using var deadLetters = client.CreateReceiver(queue, new ServiceBusReceiverOptions { SubQueue = SubQueue.DeadLetter });
+
+async Task Step(string name, Func<Task<string>> body)
+{
+    try
+    {
+        Console.WriteLine($"PASS {name}: {await body()}");
+    }
+    catch (Exception e)
+    {
+        failures++;
+        Console.WriteLine($"FAIL {name}: {e.GetType().Name}: {e.Message}");
+    }
+}
+
+static void Expect(bool condition, string what)
+{
+    if (!condition) throw new InvalidOperationException($"expected {what}");
+}
+
+await Step("send", async () =>
+{
+    var message = new ServiceBusMessage(BinaryData.FromString("{\"orderId\":\"o-1\"}"))
+    {
+        MessageId = "dotnet-1",
+        Subject = "OrderPlaced",
+        ContentType = "application/json",
+        CorrelationId = "corr-1",
+    };
+    message.ApplicationProperties["idempotency-key"] = "k-1";
+    await sender.SendMessageAsync(message);
+    return "sent dotnet-1";
+});
+
+await Step("receive", async () =>
+{
+    var m = await receiver.ReceiveMessageAsync(wait) ?? throw new InvalidOperationException("no message");
+    Expect(m.MessageId == "dotnet-1", "MessageId dotnet-1");
+    Expect(m.Subject == "OrderPlaced" && m.CorrelationId == "corr-1", "subject and correlation id");
+    Expect((string)m.ApplicationProperties["idempotency-key"] == "k-1", "application property");
+    Expect(m.DeliveryCount == 1, $"DeliveryCount 1 on the first delivery, got {m.DeliveryCount}");
+    Expect(m.SequenceNumber > 0 && m.LockedUntil > DateTimeOffset.UtcNow, "sequence number and lock");
+    await receiver.AbandonMessageAsync(m);
+    return $"DeliveryCount={m.DeliveryCount} SequenceNumber={m.SequenceNumber}; abandoned";
+});
+
+await Step("abandon-redelivers", async () =>
+{
+    var m = await receiver.ReceiveMessageAsync(wait) ?? throw new InvalidOperationException("no redelivery");
+    Expect(m.DeliveryCount == 2, $"DeliveryCount 2 after an abandon, got {m.DeliveryCount}");
+    await receiver.DeadLetterMessageAsync(m, "PayloadConflict", "fingerprints differ");
+    return $"DeliveryCount={m.DeliveryCount}; dead-lettered with a reason";
+});
+
+await Step("peek-dead-letter", async () =>
+{
+    var peeked = await deadLetters.PeekMessagesAsync(10, fromSequenceNumber: 1);
+    Expect(peeked.Count == 1, $"one dead-lettered message, got {peeked.Count}");
+    Expect(peeked[0].DeadLetterReason == "PayloadConflict", "DeadLetterReason");
+    return $"peeked {peeked.Count}, reason {peeked[0].DeadLetterReason}";
+});
+
+await Step("complete-dead-letter", async () =>
+{
+    var m = await deadLetters.ReceiveMessageAsync(wait) ?? throw new InvalidOperationException("no dead letter");
+    Expect(m.DeadLetterErrorDescription == "fingerprints differ", "DeadLetterErrorDescription");
+    await deadLetters.CompleteMessageAsync(m);
+    var left = await deadLetters.PeekMessagesAsync(10, fromSequenceNumber: 1);
+    Expect(left.Count == 0, "an empty dead-letter queue");
+    return "completed; dead-letter queue empty";
+});
+
+await Step("complete", async () =>
+{
+    await sender.SendMessageAsync(new ServiceBusMessage("done") { MessageId = "dotnet-2" });
+    var m = await receiver.ReceiveMessageAsync(wait) ?? throw new InvalidOperationException("no message");
+    await receiver.RenewMessageLockAsync(m);
+    await receiver.CompleteMessageAsync(m);
+    var left = await receiver.PeekMessagesAsync(10, fromSequenceNumber: 1);
+    Expect(left.Count == 0, "an empty queue");
+    return "renewed the lock, completed; queue empty";
+});
+
+await Step("processor", async () =>
+{
+    // The Functions host receives through a ServiceBusProcessor with auto-complete.
+    await sender.SendMessageAsync(new ServiceBusMessage("processed") { MessageId = "dotnet-3" });
+    var seen = new TaskCompletionSource<string>();
+    await using var processor = client.CreateProcessor(queue, new ServiceBusProcessorOptions { AutoCompleteMessages = true, MaxConcurrentCalls = 2 });
+    processor.ProcessMessageAsync += args => { seen.TrySetResult(args.Message.MessageId); return Task.CompletedTask; };
+    processor.ProcessErrorAsync += args => { seen.TrySetException(args.Exception); return Task.CompletedTask; };
+    await processor.StartProcessingAsync();
+    var id = await seen.Task.WaitAsync(wait);
+    await Task.Delay(300);
+    await processor.StopProcessingAsync();
+    var left = await receiver.PeekMessagesAsync(10, fromSequenceNumber: 1);
+    Expect(left.Count == 0, "the processor to auto-complete the message");
+    return $"processed {id}, auto-completed";
+});
+
+Console.WriteLine($"{7 - failures} passed, {failures} failed");
+return failures == 0 ? 0 : 1;
