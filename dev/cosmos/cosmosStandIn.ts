@@ -8,7 +8,10 @@ import { dirname, join } from 'node:path';
 import Account from '@vercel/cosmosdb-server/lib/account';
 import routeRequest from '@vercel/cosmosdb-server/lib/routes';
 import isTrueHeader from '@vercel/cosmosdb-server/lib/true-header';
+import queryDocuments from '@vercel/cosmosdb-server/lib/handler/query-documents';
 import { handleAtomicBatch } from './atomicBatch.js';
+import { handlePartitionScopedQuery } from './partitionScopedQuery.js';
+import { purgeAllExpired, purgeExpired, trackTimeToLive } from './timeToLive.js';
 
 /** The official emulator's published key: one local.settings.json serves the emulator and the stand-in. */
 export const emulatorWellKnownKey = 'C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==';
@@ -68,6 +71,9 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
   });
   const address = server.address() as AddressInfo;
   live.account = new Account(address.address, address.port);
+  const sweep = setInterval(() => purgeAllExpired(), 1000);
+  sweep.unref();
+  server.once('close', () => clearInterval(sweep));
   return {
     endpoint: `https://${address.address}:${address.port}/`,
     key: emulatorWellKnownKey,
@@ -86,8 +92,14 @@ async function respond(account: Account, req: IncomingMessage, res: ServerRespon
       body = { code: 'BadRequest', message: `no route for ${req.method} ${req.url}` };
     } else {
       const [params, handler] = route;
+      applyTimeToLive(account, params);
       const atomicBatch = isTrueHeader(req, 'x-ms-cosmos-is-batch-request') && isTrueHeader(req, 'x-ms-cosmos-batch-atomic');
-      body = await (atomicBatch ? handleAtomicBatch(account, req, res, params as never) : handler(account, req, res, params));
+      const scopedQuery = handler === (queryDocuments as unknown) && req.headers['x-ms-documentdb-partitionkey'] !== undefined;
+      body = await (atomicBatch
+        ? handleAtomicBatch(account, req, res, params as never)
+        : scopedQuery
+          ? handlePartitionScopedQuery(account, req, res, params as never)
+          : handler(account, req, res, params));
     }
   } catch (error) {
     res.statusCode = 500;
@@ -126,6 +138,15 @@ function answerWithFault(faults: ActiveFault[], req: IncomingMessage, res: Serve
   if (fault.rule.statusCode === 429) res.setHeader('x-ms-retry-after-ms', '1');
   writeResponse(req, res, { code: 'InjectedFault', message: `fault injected by the stand-in: ${fault.rule.statusCode}` });
   return true;
+}
+
+/** Every request to a collection first removes what has expired, so no request can see it. */
+function applyTimeToLive(account: Account, params: Record<string, string>): void {
+  if (!params.dbId || !params.collId) return;
+  const collection = account.database(params.dbId).collection(params.collId);
+  if (!collection.read()) return;
+  trackTimeToLive(collection);
+  purgeExpired(collection);
 }
 
 function writeResponse(req: IncomingMessage, res: ServerResponse, body: unknown): void {

@@ -5,6 +5,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     cosmosEndpoint: string;
     cosmosKey: string;
+    /** A real account or the official emulator, from the environment the run started with, if any. */
+    externalCosmos: { endpoint: string; key: string } | null;
   }
 }
 
@@ -13,5 +15,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const standIn = await startCosmosStandIn({ port: 0 });
   project.provide('cosmosEndpoint', standIn.endpoint);
   project.provide('cosmosKey', standIn.key);
+  const { COSMOS_ENDPOINT: endpoint, COSMOS_KEY: key } = process.env;
+  project.provide('externalCosmos', endpoint && key ? { endpoint, key } : null);
   return () => standIn.close();
 }

@@ -1,0 +1,46 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type Account from '@vercel/cosmosdb-server/lib/account';
+import readItems from '@vercel/cosmosdb-server/lib/handler/_read-items';
+import readJson from '@vercel/cosmosdb-server/lib/json';
+import { parsePartitionKey } from '@vercel/cosmosdb-server/lib/utils/get-partition-from-header';
+
+interface QueryInternals {
+  _data: Map<string, { read(): Record<string, unknown> }>;
+  _getPartition(data: Record<string, unknown>): unknown;
+  _getQuery(sql: string): { exec(data: unknown[], options: Record<string, unknown>): unknown };
+  _userDefinedFunctions(): unknown;
+}
+
+/**
+ * A query sent with a partition key (the SDK's `partitionKey` option, the header
+ * `x-ms-documentdb-partitionkey`) sees only that logical partition, as in Cosmos DB; the library
+ * scans every partition. Aggregates and paging then count what the partition holds.
+ */
+export async function handlePartitionScopedQuery(
+  account: Account,
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: { dbId: string; collId: string },
+): Promise<unknown> {
+  const header = req.headers['x-ms-documentdb-partitionkey'];
+  const partition = parsePartitionKey(Array.isArray(header) ? (header[0] ?? '') : (header ?? ''), undefined);
+  return readItems(req, res, 'Documents', async ({ continuation, maxItemCount }) => {
+    const body = (await readJson(req)) as { query?: string; parameters?: unknown };
+    if (!body.query) {
+      res.statusCode = 400;
+      return { message: 'missing query' };
+    }
+    const collection = account.database(params.dbId).collection(params.collId);
+    if (!collection.read()) return null;
+    const documents = collection.documents as unknown as QueryInternals;
+    const data = [...documents._data.values()].map((item) => item.read()).filter((doc) => documents._getPartition(doc) === partition);
+    const compositeIndexes = (collection.read() as { indexingPolicy?: { compositeIndexes?: unknown } }).indexingPolicy?.compositeIndexes ?? [];
+    return documents._getQuery(body.query).exec(data, {
+      parameters: body.parameters,
+      udf: documents._userDefinedFunctions(),
+      maxItemCount,
+      continuation,
+      compositeIndexes,
+    });
+  });
+}

@@ -1,0 +1,75 @@
+import type Collection from '@vercel/cosmosdb-server/lib/account/collection';
+import { MinHeap } from '../servicebus-emulator/minHeap.js';
+
+interface StoredDoc {
+  _rid: string;
+  _etag: string;
+  _ts: number;
+  ttl?: unknown;
+  [field: string]: unknown;
+}
+
+interface DocumentsInternals {
+  _set(data: StoredDoc): StoredDoc;
+  _data: Map<string, { read(): StoredDoc | undefined }>;
+  _getPartition(data: StoredDoc): unknown;
+  delete(idOrRid: string, partition: unknown): void;
+}
+
+interface Expiry {
+  readonly atMs: number;
+  readonly rid: string;
+  readonly etag: string;
+}
+
+const tracked = new Map<Collection, MinHeap<Expiry>>();
+
+/**
+ * Time-to-live as Cosmos DB applies it: with the container's `defaultTtl` unset, nothing expires;
+ * otherwise a document lives `ttl ?? defaultTtl` seconds after its last write (`_ts`), and -1 means
+ * forever. Every write of the collection is observed at its one storage point, so expiry is exact.
+ */
+export function trackTimeToLive(collection: Collection): void {
+  if (tracked.has(collection)) return;
+  const expiries = new MinHeap<Expiry>((a, b) => a.atMs < b.atMs);
+  tracked.set(collection, expiries);
+  const documents = collection.documents as unknown as DocumentsInternals;
+  const store = documents._set.bind(documents);
+  documents._set = (data: StoredDoc) => {
+    const stored = store(data);
+    const atMs = expiresAtMs(collection, stored);
+    if (atMs !== undefined) expiries.push({ atMs, rid: stored._rid, etag: stored._etag });
+    return stored;
+  };
+}
+
+/** Removes what has expired, before a request can see it: reads, queries and creates all behave at once. */
+export function purgeExpired(collection: Collection, nowMs = Date.now()): number {
+  const expiries = tracked.get(collection);
+  const documents = collection.documents as unknown as DocumentsInternals;
+  let purged = 0;
+  for (let next = expiries?.peek(); next && next.atMs <= nowMs; next = expiries?.peek()) {
+    expiries?.pop();
+    const current = documents._data.get(next.rid)?.read();
+    // A document rewritten since has a new etag and its own, later, expiry.
+    if (current && current._etag === next.etag) {
+      documents.delete(next.rid, documents._getPartition(current));
+      purged += 1;
+    }
+  }
+  return purged;
+}
+
+/** The background sweep: expired documents leave memory even when nobody asks for them. */
+export function purgeAllExpired(nowMs = Date.now()): number {
+  let purged = 0;
+  for (const collection of tracked.keys()) purged += purgeExpired(collection, nowMs);
+  return purged;
+}
+
+function expiresAtMs(collection: Collection, doc: StoredDoc): number | undefined {
+  const defaultTtl = (collection.read() as { defaultTtl?: unknown } | undefined)?.defaultTtl;
+  if (typeof defaultTtl !== 'number') return undefined;
+  const ttl = typeof doc.ttl === 'number' ? doc.ttl : defaultTtl;
+  return ttl > 0 ? (doc._ts + ttl) * 1000 : undefined;
+}

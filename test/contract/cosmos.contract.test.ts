@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import type { Container, CosmosClient } from '@azure/cosmos';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startCosmosStandIn } from '../../dev/cosmos/cosmosStandIn.js';
+import { createCosmosClient } from '../../src/cosmos/index.js';
+
+interface Target {
+  readonly name: string;
+  readonly endpoint: () => string;
+  readonly key: () => string;
+}
+
+const targets: Target[] = [{ name: 'the local stand-in', endpoint: () => inject('cosmosEndpoint'), key: () => inject('cosmosKey') }];
+const external = inject('externalCosmos');
+if (external) {
+  targets.push({ name: `the account at ${external.endpoint}`, endpoint: () => external.endpoint, key: () => external.key });
+} else {
+  console.log('Cosmos DB contract suite against a real account or the official emulator: skipped because COSMOS_ENDPOINT and COSMOS_KEY are not set');
+}
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const statusOf = (error: unknown) => (error as { code?: number }).code;
+
+describe.each(targets)('Cosmos DB contract: $name', (target) => {
+  let client: CosmosClient;
+  let container: Container;
+  const databaseId = `contract-${randomUUID().slice(0, 8)}`;
+
+  async function newContainer(options: { defaultTtl?: number } = {}): Promise<Container> {
+    const { container: c } = await client.database(databaseId).containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] }, ...options });
+    return c;
+  }
+
+  beforeAll(async () => {
+    client = createCosmosClient({ endpoint: target.endpoint(), key: target.key() });
+    await client.databases.createIfNotExists({ id: databaseId });
+    container = await newContainer({ defaultTtl: -1 });
+  });
+  afterAll(async () => {
+    await client.database(databaseId).delete();
+    client.dispose();
+  });
+
+  describe('documents', () => {
+    it('answers a second create of an id in the same partition with 409, and allows it in another', async () => {
+      await container.items.create({ id: 'a', orderId: 'p1' });
+      await expect(container.items.create({ id: 'a', orderId: 'p1' })).rejects.toSatisfy((e) => statusOf(e) === 409);
+      await expect(container.items.create({ id: 'a', orderId: 'p2' })).resolves.toBeDefined();
+    });
+
+    it('answers a replace with a stale etag with 412', async () => {
+      const { resource } = await container.items.create({ id: 'etag', orderId: 'p1', v: 1 });
+      await container.item('etag', 'p1').replace({ id: 'etag', orderId: 'p1', v: 2 }, { accessCondition: { type: 'IfMatch', condition: resource!._etag } });
+      await expect(
+        container.item('etag', 'p1').replace({ id: 'etag', orderId: 'p1', v: 3 }, { accessCondition: { type: 'IfMatch', condition: resource!._etag } }),
+      ).rejects.toSatisfy((e) => statusOf(e) === 412);
+    });
+
+    it('reads a missing document as a 404 with no resource', async () => {
+      const { resource, statusCode } = await container.item('nothing', 'p1').read();
+      expect(resource).toBeUndefined();
+      expect(statusCode).toBe(404);
+    });
+  });
+
+  describe('transactional batch', () => {
+    it('applies every operation when all succeed', async () => {
+      const pk = randomUUID();
+      const response = await container.items.batch(
+        [
+          { operationType: 'Create', resourceBody: { id: 'x', orderId: pk } },
+          { operationType: 'Create', resourceBody: { id: 'y', orderId: pk } },
+        ],
+        pk,
+      );
+      expect(response.result?.map((r) => r.statusCode)).toEqual([201, 201]);
+    });
+
+    it('is atomic: one failure leaves none of the operations written, the cause and 424 for the rest', async () => {
+      const pk = randomUUID();
+      await container.items.create({ id: 'taken', orderId: pk });
+      const response = await container.items.batch(
+        [
+          { operationType: 'Create', partitionKey: pk, resourceBody: { id: 'first', orderId: pk } },
+          { operationType: 'Create', partitionKey: pk, resourceBody: { id: 'taken', orderId: pk } },
+          { operationType: 'Create', partitionKey: pk, resourceBody: { id: 'third', orderId: pk } },
+        ],
+        pk,
+      );
+      expect(response.result?.map((r) => r.statusCode)).toEqual([424, 409, 424]);
+      expect((await container.item('first', pk).read()).resource).toBeUndefined();
+      expect((await container.item('third', pk).read()).resource).toBeUndefined();
+    });
+
+    it('rolls back a create when a conditional replace in the same batch fails', async () => {
+      const pk = randomUUID();
+      const { resource } = await container.items.create({ id: 'order', orderId: pk, paid: 0 });
+      await container.item('order', pk).replace({ id: 'order', orderId: pk, paid: 5 });
+      const response = await container.items.batch(
+        [
+          { operationType: 'Create', partitionKey: pk, resourceBody: { id: 'marker', orderId: pk } },
+          { operationType: 'Replace', partitionKey: pk, id: 'order', resourceBody: { id: 'order', orderId: pk, paid: 10 }, ifMatch: resource!._etag },
+        ],
+        pk,
+      );
+      expect(response.result?.map((r) => r.statusCode)).toEqual([424, 412]);
+      expect((await container.item('marker', pk).read()).resource).toBeUndefined();
+      expect((await container.item('order', pk).read()).resource?.paid).toBe(5);
+    });
+  });
+
+  describe('time to live', () => {
+    it('hides a document at once when its ttl has passed, in reads and queries, and frees its id', async () => {
+      const pk = randomUUID();
+      await container.items.create({ id: 'marker', orderId: pk, ttl: 1 });
+      await container.items.create({ id: 'order', orderId: pk });
+      expect((await container.item('marker', pk).read()).resource).toBeDefined();
+      await wait(2_100);
+      expect((await container.item('marker', pk).read()).resource).toBeUndefined();
+      const { resources } = await container.items.query({ query: 'SELECT c.id FROM c WHERE c.orderId = @pk', parameters: [{ name: '@pk', value: pk }] }).fetchAll();
+      expect(resources.map((r) => r.id)).toEqual(['order']);
+      await expect(container.items.create({ id: 'marker', orderId: pk })).resolves.toBeDefined();
+    }, 15_000);
+
+    it('keeps documents with a ttl when the container has TTL off', async () => {
+      const noTtl = await newContainer();
+      await noTtl.items.create({ id: 'kept', orderId: 'p', ttl: 1 });
+      await wait(2_100);
+      expect((await noTtl.item('kept', 'p').read()).resource).toBeDefined();
+    }, 15_000);
+  });
+
+  describe('queries', () => {
+    it('see only the partition named in the partitionKey option, aggregates included', async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      await container.items.create({ id: '1', orderId: a, kind: 'scoped' });
+      await container.items.create({ id: '2', orderId: a, kind: 'scoped' });
+      await container.items.create({ id: '3', orderId: b, kind: 'scoped' });
+      const query = { query: "SELECT c.id FROM c WHERE c.kind = 'scoped'" };
+      const scoped = await container.items.query(query, { partitionKey: a }).fetchAll();
+      expect(scoped.resources.map((r) => r.id).sort()).toEqual(['1', '2']);
+      const count = await container.items.query("SELECT VALUE COUNT(1) FROM c WHERE c.kind = 'scoped'", { partitionKey: b }).fetchAll();
+      expect(count.resources).toEqual([1]);
+      const all = await container.items.query(query).fetchAll();
+      expect(all.resources.length).toBeGreaterThanOrEqual(3);
+    });
+  });
+});
+
+describe('the stand-in', () => {
+  it('listens on https://127.0.0.1:8081 by default, like the official emulator', async () => {
+    const standIn = await startCosmosStandIn();
+    try {
+      expect(standIn.endpoint).toBe('https://127.0.0.1:8081/');
+      const client = createCosmosClient({ endpoint: standIn.endpoint, key: standIn.key });
+      expect((await client.getDatabaseAccount()).resource).toBeDefined();
+      client.dispose();
+    } finally {
+      await standIn.close();
+    }
+  });
+});
