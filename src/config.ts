@@ -16,6 +16,7 @@ export const settingDefaults = {
   DLQ_RESUBMIT_HORIZON_SECONDS: days(14),
   MAX_MESSAGE_BYTES: 256 * 1024,
   MAX_CONCURRENCY_ATTEMPTS: 10,
+  ORDER_ARRIVAL_WAIT_MS: 2000,
 } as const;
 
 const optionalText = z.string().trim().min(1).optional();
@@ -38,6 +39,7 @@ const settingsSchema = z.object({
   DLQ_RESUBMIT_HORIZON_SECONDS: wholeNumber(0, settingDefaults.DLQ_RESUBMIT_HORIZON_SECONDS),
   MAX_MESSAGE_BYTES: wholeNumber(1024, settingDefaults.MAX_MESSAGE_BYTES),
   MAX_CONCURRENCY_ATTEMPTS: wholeNumber(1, settingDefaults.MAX_CONCURRENCY_ATTEMPTS),
+  ORDER_ARRIVAL_WAIT_MS: wholeNumber(0, settingDefaults.ORDER_ARRIVAL_WAIT_MS).refine((ms) => ms <= 60_000, 'must be at most 60000 (it holds a lock and a concurrency slot)'),
 });
 
 export interface Settings {
@@ -53,6 +55,7 @@ export interface Settings {
   readonly markerTtlSeconds: number;
   readonly maxMessageBytes: number;
   readonly maxConcurrencyAttempts: number;
+  readonly orderArrivalWaitMs: number;
   readonly queue: {
     readonly maxDeliveryCount: number;
     readonly lockDurationSeconds: number;
@@ -104,6 +107,7 @@ function toSettings(s: z.infer<typeof settingsSchema>): Settings {
     markerTtlSeconds: s.INBOX_MARKER_TTL_SECONDS,
     maxMessageBytes: s.MAX_MESSAGE_BYTES,
     maxConcurrencyAttempts: s.MAX_CONCURRENCY_ATTEMPTS,
+    orderArrivalWaitMs: s.ORDER_ARRIVAL_WAIT_MS,
     queue: {
       maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
       lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,

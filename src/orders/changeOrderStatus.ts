@@ -1,8 +1,8 @@
 import { replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
-import { orderDocumentId } from './documents.js';
 import type { OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
+import { readOrderAllowingLateArrival } from './readOrder.js';
 import type { FlowContext } from './flowContext.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import type { OrderStatusChanged } from './schemas.js';
@@ -19,7 +19,7 @@ export async function applyNewerStatus(
 ): Promise<ProcessingOutcome> {
   const change = message.payload;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const current = await ctx.store.read<OrderDocument>(change.orderId, orderDocumentId(change.orderId));
+    const current = await readOrderAllowingLateArrival(change.orderId, ctx);
     if (!current) return { kind: 'retry', reason: `order ${change.orderId} is not stored yet` };
     if (change.version <= current.document.statusVersion) {
       return { kind: 'stale', storedVersion: current.document.statusVersion };

@@ -22,6 +22,7 @@ export function createOrderConsumer(settings: Settings, overrides: ConsumerOverr
     markerTtlSeconds: settings.markerTtlSeconds,
     maxMessageBytes: settings.maxMessageBytes,
     maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
+    orderArrivalWaitMs: settings.orderArrivalWaitMs,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(overrides.meter ?? metrics.getMeter(meterName))),
   });
 }

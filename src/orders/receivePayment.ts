@@ -1,9 +1,10 @@
 import { PermanentMessageError, create, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { classifyExistingRecord } from './detectDuplicate.js';
-import { inboxMarkerId, orderDocumentId, withPayment } from './documents.js';
+import { inboxMarkerId, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
+import { readOrderAllowingLateArrival } from './readOrder.js';
 import type { FlowContext } from './flowContext.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import type { PaymentReceived } from './schemas.js';
@@ -21,7 +22,7 @@ export async function applyPaymentOnce(
   const payment = message.payload;
   const marker = newInboxMarker(message, ctx);
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const current = await ctx.store.read<OrderDocument>(payment.orderId, orderDocumentId(payment.orderId));
+    const current = await readOrderAllowingLateArrival(payment.orderId, ctx);
     // The OrderPlaced may still be on its way: Service Bus gives it time by redelivering this one.
     if (!current) return { kind: 'retry', reason: `order ${payment.orderId} is not stored yet` };
     if (current.document.currency !== payment.currency) return currencyMismatch(message, current.document);

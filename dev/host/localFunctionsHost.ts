@@ -1,0 +1,112 @@
+import { DefaultAzureCredential } from '@azure/identity';
+import { ServiceBusClient } from '@azure/service-bus';
+import type { ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
+import type { RegisteredFunction } from './functionsCore.js';
+import { invokeServiceBusFunction } from './hostInvocation.js';
+import type { InvocationResult, ServiceBusDelivery } from './hostInvocation.js';
+import { resolveBindingExpression } from './hostSettings.js';
+import type { ServiceBusHostOptions } from './hostSettings.js';
+
+/** What to do with a delivery once the function has run; the host completes or abandons. */
+export type Settlement = 'complete' | 'abandon' | 'leave-locked';
+
+export interface LocalHostOptions {
+  readonly settings: Readonly<Record<string, string>>;
+  readonly host: ServiceBusHostOptions;
+  /** Runs before each invocation: a pause here plays a slow function that outlives its lock. */
+  readonly beforeInvocation?: (delivery: ServiceBusDelivery) => Promise<void>;
+  /** Called after each invocation. */
+  readonly onInvocation?: (fn: RegisteredFunction, delivery: ServiceBusDelivery, result: InvocationResult) => void;
+  /**
+   * Fault injection for demonstrations and tests: overrides the settlement, e.g. 'leave-locked' to
+   * act as a process that died after the function wrote its effect and before it completed.
+   */
+  readonly settle?: (delivery: ServiceBusDelivery, result: InvocationResult) => Settlement | undefined;
+}
+
+export interface LocalFunctionsHost {
+  readonly listeners: readonly { functionName: string; queueName: string }[];
+  close(): Promise<void>;
+}
+
+/**
+ * Runs registered Service Bus–triggered functions as the Functions host would: one receiver per
+ * trigger on the resolved queue, up to `maxConcurrentCalls` invocations at once, locks renewed for
+ * `maxAutoLockRenewalDuration`, trigger metadata shaped by the host's rules, and the message
+ * completed when the function returns, abandoned when it throws.
+ */
+export function startLocalFunctionsHost(functions: readonly RegisteredFunction[], options: LocalHostOptions): LocalFunctionsHost {
+  const clients = new Map<string, ServiceBusClient>();
+  const receivers: ServiceBusReceiver[] = [];
+  const listeners: { functionName: string; queueName: string }[] = [];
+  for (const fn of functions) {
+    const trigger = Object.values(fn.metadata.bindings).find((b) => b.type === 'serviceBusTrigger');
+    if (!trigger) continue;
+    if (trigger.topicName !== undefined) throw new Error(`${fn.metadata.name}: topic triggers are not supported by the local runner`);
+    const queueName = resolveBindingExpression(String(trigger.queueName), options.settings);
+    const connection = String(trigger.connection ?? 'AzureWebJobsServiceBus');
+    const client = clients.get(connection) ?? connect(connection, options.settings);
+    clients.set(connection, client);
+    const receiver = client.createReceiver(queueName, { maxAutoLockRenewalDurationInMs: options.host.maxAutoLockRenewalDurationMs });
+    receiver.subscribe(
+      { processMessage: (m) => runOnce(fn, receiver, m, options), processError: async () => {} },
+      { autoCompleteMessages: false, maxConcurrentCalls: options.host.maxConcurrentCalls },
+    );
+    receivers.push(receiver);
+    listeners.push({ functionName: fn.metadata.name, queueName });
+  }
+  return {
+    listeners,
+    async close() {
+      await Promise.all(receivers.map((r) => r.close()));
+      await Promise.all([...clients.values()].map((c) => c.close()));
+    },
+  };
+}
+
+function connect(connection: string, settings: Readonly<Record<string, string>>): ServiceBusClient {
+  const connectionString = settings[connection];
+  if (connectionString) return new ServiceBusClient(connectionString);
+  const namespace = settings[`${connection}__fullyQualifiedNamespace`];
+  if (namespace) return new ServiceBusClient(namespace, new DefaultAzureCredential());
+  throw new Error(`app setting ${connection} (or ${connection}__fullyQualifiedNamespace) is not set`);
+}
+
+async function runOnce(fn: RegisteredFunction, receiver: ServiceBusReceiver, message: ServiceBusReceivedMessage, options: LocalHostOptions): Promise<void> {
+  const delivery = deliveryOf(message);
+  await options.beforeInvocation?.(delivery);
+  const result = await invokeServiceBusFunction(fn, delivery);
+  options.onInvocation?.(fn, delivery, result);
+  const settlement = options.settle?.(delivery, result) ?? (result.error === undefined ? 'complete' : 'abandon');
+  if (settlement === 'complete' && options.host.autoCompleteMessages) await receiver.completeMessage(message);
+  else if (settlement === 'abandon') await receiver.abandonMessage(message);
+}
+
+/**
+ * The JS SDK's message in the host's terms. The AMQP delivery-count header counts earlier failed
+ * deliveries; the .NET client the host uses adds one, so a first delivery reports 1 (checked against
+ * Azure.Messaging.ServiceBus by test/contract/dotnetClient.contract.test.ts).
+ */
+export function deliveryOf(m: ServiceBusReceivedMessage): ServiceBusDelivery {
+  return {
+    body: bodyText(m.body),
+    messageId: m.messageId === undefined ? undefined : String(m.messageId),
+    correlationId: m.correlationId === undefined ? undefined : String(m.correlationId),
+    contentType: m.contentType,
+    subject: m.subject,
+    deliveryCount: (m.deliveryCount ?? 0) + 1,
+    sequenceNumber: m.sequenceNumber?.toNumber() ?? 0,
+    enqueuedTime: m.enqueuedTimeUtc,
+    expiresAt: m.expiresAtUtc,
+    lockToken: m.lockToken,
+    sessionId: m.sessionId,
+    applicationProperties: m.applicationProperties as Record<string, string | number | boolean> | undefined,
+  };
+}
+
+/** The host binds the body as a string: the UTF-8 text the producer sent. */
+function bodyText(body: unknown): string | Uint8Array {
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return body;
+  return JSON.stringify(body);
+}
