@@ -62,6 +62,8 @@ const earlier = (a: Timed, b: Timed) => a.atMs < b.atMs;
 export class MessageEntity {
   readonly messages = new Map<number, StoredMessage>();
   deadLetterQueue?: MessageEntity;
+  /** Sends accepted and silently dropped by duplicate detection, for the local stack's summary. */
+  duplicatesDropped = 0;
   private readonly available = new MinHeap<number>((a, b) => a < b);
   private readonly expiries = new MinHeap<Timed>(earlier);
   private readonly scheduled = new MinHeap<Timed>(earlier);
@@ -219,7 +221,10 @@ export class MessageEntity {
     if (windowMs <= 0 || message.message_id === undefined) return false;
     const id = String(message.message_id);
     this.forgetMessageIdsBefore(nowMs - windowMs);
-    if (this.seenMessageIds.has(id)) return true;
+    if (this.seenMessageIds.has(id)) {
+      this.duplicatesDropped += 1;
+      return true;
+    }
     this.seenMessageIds.set(id, nowMs);
     return false;
   }

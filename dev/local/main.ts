@@ -1,0 +1,71 @@
+import { join } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import '../host/functionsCore.js'; // before the app loads: the worker's hook that captures registrations
+import { loadFunctionApp } from '../host/loadFunctionApp.js';
+import { readHostJson } from '../host/hostSettings.js';
+import { startLocalFunctionsHost } from '../host/localFunctionsHost.js';
+import { startLocalStack } from './localStack.js';
+import type { LocalStack } from './localStack.js';
+import { runDemo } from './runDemo.js';
+
+const appRoot = join(__dirname, '..', '..');
+const demoLockDurationMs = 5_000;
+
+const program = new Command('npm run local --')
+  .description('The Docker-free local stack: Service Bus emulator, Cosmos DB stand-in and a local Functions host running this app.')
+  .option('--serve', 'keep the stack up on the usual ports (5672, 8081) and print its settings, until Ctrl-C')
+  .option('--no-functions', 'with --serve: run only the emulators, for `func start` or your own consumer')
+  .option('--orders <count>', 'orders in the sample workload', positiveInteger, 100)
+  .showHelpAfterError();
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new InvalidArgumentError('a whole number from 1 to 10000');
+  return n;
+}
+
+async function main(): Promise<void> {
+  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number }>();
+  if (options.serve) {
+    await serve(options.functions);
+    return;
+  }
+  console.log(`Starting the local stack (queue lock shortened to ${demoLockDurationMs / 1000} s so that crashed consumers' locks run out quickly)...`);
+  const stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs: demoLockDurationMs });
+  Object.assign(process.env, stack.settings);
+  const functions = loadFunctionApp(appRoot);
+  console.log(`Loaded ${functions.map((f) => f.metadata.name).join(', ')}; sending ${options.orders} orders...`);
+  const ok = await runDemo(stack, functions, options.orders).finally(() => stack.close());
+  process.exitCode = ok ? 0 : 1;
+}
+
+async function serve(withFunctions: boolean): Promise<void> {
+  const stack: LocalStack = await startLocalStack({ wellKnownPorts: true });
+  console.log('The local stack is up. Settings for local.settings.json, your scripts, or Core Tools:\n');
+  for (const [name, value] of Object.entries(stack.settings)) console.log(`  ${name.padEnd(30)} ${value}`);
+  let close = () => stack.close();
+  if (withFunctions) {
+    Object.assign(process.env, stack.settings);
+    const host = startLocalFunctionsHost(loadFunctionApp(appRoot), {
+      settings: stack.settings,
+      host: readHostJson(appRoot),
+      onInvocation: (fn, delivery, result) => {
+        for (const log of result.logs) console.log(`[${fn.metadata.name}] ${log.message}`);
+        if (result.error) console.log(`[${fn.metadata.name}] ${delivery.messageId ?? ''} failed: ${String(result.error)} (Service Bus will redeliver)`);
+      },
+    });
+    for (const l of host.listeners) console.log(`\n  ${l.functionName} is listening on queue ${l.queueName}`);
+    close = async () => {
+      await host.close();
+      await stack.close();
+    };
+  }
+  console.log('\nCtrl-C to stop.');
+  await new Promise<void>((resolve) => process.once('SIGINT', resolve));
+  await close();
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});

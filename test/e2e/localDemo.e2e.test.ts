@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
+import { registeredFunctions } from '../../dev/host/functionsCore.js';
+import { startLocalStack } from '../../dev/local/localStack.js';
+import type { LocalStack } from '../../dev/local/localStack.js';
+import { runDemo } from '../../dev/local/runDemo.js';
+
+let stack: LocalStack;
+let functions: RegisteredFunction[];
+
+beforeAll(async () => {
+  stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs: 2_000 });
+  Object.assign(process.env, stack.settings, { ORDER_ARRIVAL_WAIT_MS: '1000' });
+  await import('../../functions/processOrder.js');
+  functions = registeredFunctions().filter((f) => f.metadata.name === 'processOrder').slice(-1);
+});
+afterAll(() => stack.close());
+
+describe('npm run local', () => {
+  it('runs the sample workload to a summary with no duplicate effect and nothing lost', async () => {
+    const lines: string[] = [];
+    const log = console.log;
+    console.log = (...args: unknown[]) => lines.push(args.join(' '));
+    let ok: boolean;
+    try {
+      ok = await runDemo(stack, functions, 25);
+    } finally {
+      console.log = log;
+    }
+    console.log(lines.join('\n'));
+    expect(lines.filter((l) => l.includes('FAIL'))).toEqual([]);
+    expect(lines.join('\n')).toContain('No duplicate effect, nothing lost.');
+    expect(lines.join('\n')).toMatch(/order documents\s+25 for 25 distinct orders/);
+    expect(ok).toBe(true);
+  }, 120_000);
+});
