@@ -36,6 +36,8 @@ export default tseslint.config(
       'vitest/no-focused-tests': 'error',
       'vitest/no-disabled-tests': 'error',
       'vitest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*', 'assert*'] }],
+      // expect(value, message): the message says what was checked when it fails.
+      'vitest/valid-expect': ['error', { maxArgs: 2 }],
     },
   },
 );

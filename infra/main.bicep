@@ -1,0 +1,138 @@
+// Entry point for `azd up`: the resource group and one module per concern. Nothing here reaches a
+// registry, so the template compiles offline.
+targetScope = 'subscription'
+
+@minLength(1)
+@maxLength(40)
+@description('Name of the azd environment; it names the resource group and tags every resource.')
+param environmentName string
+
+@minLength(1)
+@description('Azure region for every resource.')
+param location string
+
+@description('Object id of the deploying user, granted what local runs and the dead-letter tool need. Empty: no grant.')
+param principalId string = ''
+
+@description('Type of that principal.')
+@allowed(['User', 'ServicePrincipal', 'Group'])
+param principalType string = 'User'
+
+var queueFile = loadJsonContent('servicebus-queues.json')
+var ordersQueueName = 'orders'
+var orders = queueFile.queues[ordersQueueName]
+var token = toLower(uniqueString(subscription().id, environmentName, location))
+var tags = { 'azd-env-name': environmentName }
+// Names are fixed before anything deploys, so every module (and What-If) knows them up front.
+var names = {
+  identity: 'id-${token}'
+  storage: 'st${token}'
+  logAnalytics: 'log-${token}'
+  applicationInsights: 'appi-${token}'
+  serviceBus: 'sb-${token}'
+  cosmos: 'cosmos-${token}'
+  functionApp: 'func-${token}'
+  plan: 'plan-${token}'
+}
+var cosmosDatabaseName = 'orders'
+var cosmosContainerName = 'orders'
+
+resource resourceGroup 'Microsoft.Resources/resourceGroups@2024-03-01' = {
+  name: 'rg-${environmentName}'
+  location: location
+  tags: tags
+}
+
+module identity 'modules/identity.bicep' = {
+  scope: resourceGroup
+  name: 'identity'
+  params: { name: names.identity, location: location, tags: tags }
+}
+
+module storage 'modules/storage.bicep' = {
+  scope: resourceGroup
+  name: 'storage'
+  params: { name: names.storage, location: location, tags: tags, deploymentContainerName: 'app-package' }
+}
+
+module monitoring 'modules/monitoring.bicep' = {
+  scope: resourceGroup
+  name: 'monitoring'
+  params: { logAnalyticsName: names.logAnalytics, applicationInsightsName: names.applicationInsights, location: location, tags: tags }
+}
+
+module serviceBus 'modules/serviceBus.bicep' = {
+  scope: resourceGroup
+  name: 'serviceBus'
+  params: { name: names.serviceBus, location: location, tags: tags, queues: queueFile.queues }
+}
+
+module cosmos 'modules/cosmos.bicep' = {
+  scope: resourceGroup
+  name: 'cosmos'
+  params: { name: names.cosmos, location: location, tags: tags, databaseName: cosmosDatabaseName, containerName: cosmosContainerName }
+}
+
+module functionApp 'modules/functionApp.bicep' = {
+  scope: resourceGroup
+  name: 'functionApp'
+  params: {
+    name: names.functionApp
+    planName: names.plan
+    location: location
+    tags: tags
+    identityId: identity.outputs.id
+    identityClientId: identity.outputs.clientId
+    storageAccountName: storage.outputs.name
+    storageBlobEndpoint: storage.outputs.blobEndpoint
+    deploymentContainerName: storage.outputs.deploymentContainerName
+    applicationInsightsConnectionString: monitoring.outputs.applicationInsightsConnectionString
+    serviceBusNamespace: serviceBus.outputs.fullyQualifiedNamespace
+    ordersQueueName: ordersQueueName
+    cosmosEndpoint: cosmos.outputs.endpoint
+    cosmosDatabaseName: cosmos.outputs.databaseName
+    cosmosContainerName: cosmos.outputs.containerName
+    // The retention check at start-up reads these: they must be the queue's real properties.
+    retentionSettings: {
+      QUEUE_MAX_DELIVERY_COUNT: orders.maxDeliveryCount
+      QUEUE_LOCK_DURATION_SECONDS: orders.lockDurationSeconds
+      QUEUE_MESSAGE_TTL_SECONDS: orders.defaultMessageTimeToLiveSeconds
+      DLQ_RESUBMIT_HORIZON_SECONDS: queueFile.operations.deadLetterResubmitHorizonSeconds
+      INBOX_MARKER_TTL_SECONDS: queueFile.operations.inboxMarkerTtlSeconds
+    }
+  }
+}
+
+module rbac 'modules/rbac.bicep' = {
+  scope: resourceGroup
+  name: 'rbac'
+  // The names are known up front; these are the modules that create what the roles are granted on.
+  dependsOn: [identity, storage, monitoring, serviceBus, cosmos]
+  params: {
+    appIdentityName: names.identity
+    userPrincipalId: principalId
+    userPrincipalType: principalType
+    serviceBusName: names.serviceBus
+    ordersQueueName: ordersQueueName
+    cosmosAccountName: names.cosmos
+    cosmosDatabaseName: cosmosDatabaseName
+    cosmosContainerName: cosmosContainerName
+    storageAccountName: names.storage
+    applicationInsightsName: names.applicationInsights
+  }
+}
+
+// Written to the azd environment; hooks/writeLocalSettings.ts turns them into local.settings.json.
+output AZURE_LOCATION string = location
+output AZURE_RESOURCE_GROUP string = resourceGroup.name
+output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
+output SERVICEBUS_FULLY_QUALIFIED_NAMESPACE string = serviceBus.outputs.fullyQualifiedNamespace
+output ORDERS_QUEUE_NAME string = ordersQueueName
+output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
+output COSMOS_DATABASE string = cosmos.outputs.databaseName
+output COSMOS_ORDERS_CONTAINER string = cosmos.outputs.containerName
+output QUEUE_MAX_DELIVERY_COUNT int = orders.maxDeliveryCount
+output QUEUE_LOCK_DURATION_SECONDS int = orders.lockDurationSeconds
+output QUEUE_MESSAGE_TTL_SECONDS int = orders.defaultMessageTimeToLiveSeconds
+output DLQ_RESUBMIT_HORIZON_SECONDS int = queueFile.operations.deadLetterResubmitHorizonSeconds
+output INBOX_MARKER_TTL_SECONDS int = queueFile.operations.inboxMarkerTtlSeconds

@@ -1,0 +1,70 @@
+// Serverless Cosmos DB with the orders database and container. Keys are off (Entra ID only); the
+// container is partitioned by /orderId and has TTL on with no default expiry, so that only documents
+// with their own `ttl` (inbox markers, rejection records) ever expire.
+@description('Name of the Cosmos DB account.')
+param name string
+
+@description('Azure region of the account.')
+param location string
+
+@description('Tags for the account.')
+param tags object
+
+@description('Database name.')
+param databaseName string
+
+@description('Orders container name.')
+param containerName string
+
+resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
+  name: name
+  location: location
+  tags: tags
+  kind: 'GlobalDocumentDB'
+  properties: {
+    databaseAccountOfferType: 'Standard'
+    locations: [{ locationName: location, failoverPriority: 0 }]
+    capabilities: [{ name: 'EnableServerless' }]
+    consistencyPolicy: { defaultConsistencyLevel: 'Session' }
+    disableLocalAuth: true
+    disableKeyBasedMetadataWriteAccess: true
+    minimalTlsVersion: 'Tls12'
+  }
+}
+
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15' = {
+  parent: account
+  name: databaseName
+  properties: { resource: { id: databaseName } }
+}
+
+resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: containerName
+  properties: {
+    resource: {
+      id: containerName
+      partitionKey: { paths: ['/orderId'], kind: 'Hash', version: 2 }
+      defaultTtl: -1
+      // The consumer uses point reads only; the operator tool filters by these fields. Nothing else
+      // is indexed, which keeps writes (the hot path) cheap.
+      indexingPolicy: {
+        indexingMode: 'consistent'
+        automatic: true
+        includedPaths: [
+          { path: '/docType/?' }
+          { path: '/messageId/?' }
+          { path: '/dedupKey/?' }
+          { path: '/reason/?' }
+          { path: '/rejectedAt/?' }
+        ]
+        excludedPaths: [{ path: '/*' }]
+      }
+    }
+  }
+}
+
+output name string = account.name
+output endpoint string = account.properties.documentEndpoint
+output databaseName string = database.name
+output containerName string = container.name

@@ -1,0 +1,112 @@
+// The Functions app on Flex Consumption, Node 22, reaching every service with its managed identity:
+// no key, connection string or secret appears in its settings.
+@description('Name of the Function App.')
+param name string
+
+@description('Name of the Flex Consumption plan.')
+param planName string
+
+@description('Azure region of the app and plan.')
+param location string
+
+@description('Tags for the app and plan; the app adds azd-service-name.')
+param tags object
+
+@description('Resource id of the user-assigned managed identity.')
+param identityId string
+
+@description('Client id of that identity, for the identity-based connection settings.')
+param identityClientId string
+
+@description('Name of the host storage account.')
+param storageAccountName string
+
+@description('Blob endpoint of the host storage account.')
+param storageBlobEndpoint string
+
+@description('Blob container for the deployment package.')
+param deploymentContainerName string
+
+@description('Application Insights connection string (resource and endpoint; not a secret).')
+param applicationInsightsConnectionString string
+
+@description('Fully qualified Service Bus namespace, e.g. sb-x.servicebus.windows.net.')
+param serviceBusNamespace string
+
+@description('The queue the trigger listens to.')
+param ordersQueueName string
+
+@description('Cosmos DB endpoint.')
+param cosmosEndpoint string
+
+@description('Cosmos DB database name.')
+param cosmosDatabaseName string
+
+@description('Cosmos DB orders container name.')
+param cosmosContainerName string
+
+@description('App settings that carry queue properties and retention, from infra/servicebus-queues.json.')
+param retentionSettings object
+
+resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+  name: planName
+  location: location
+  tags: tags
+  kind: 'functionapp'
+  sku: { tier: 'FlexConsumption', name: 'FC1' }
+  properties: { reserved: true }
+}
+
+var appSettings = union(
+  {
+    AzureWebJobsStorage__accountName: storageAccountName
+    AzureWebJobsStorage__credential: 'managedidentity'
+    AzureWebJobsStorage__clientId: identityClientId
+    ServiceBusConnection__fullyQualifiedNamespace: serviceBusNamespace
+    ServiceBusConnection__credential: 'managedidentity'
+    ServiceBusConnection__clientId: identityClientId
+    ORDERS_QUEUE_NAME: ordersQueueName
+    COSMOS_ENDPOINT: cosmosEndpoint
+    COSMOS_DATABASE: cosmosDatabaseName
+    COSMOS_ORDERS_CONTAINER: cosmosContainerName
+    // DefaultAzureCredential (the Cosmos client) picks the user-assigned identity by this.
+    AZURE_CLIENT_ID: identityClientId
+    APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsightsConnectionString
+    APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
+  },
+  retentionSettings
+)
+
+resource app 'Microsoft.Web/sites@2024-04-01' = {
+  name: name
+  location: location
+  tags: union(tags, { 'azd-service-name': 'api' })
+  kind: 'functionapp,linux'
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: { '${identityId}': {} }
+  }
+  properties: {
+    serverFarmId: plan.id
+    httpsOnly: true
+    siteConfig: {
+      minTlsVersion: '1.2'
+      ftpsState: 'Disabled'
+      appSettings: [for setting in items(appSettings): { name: setting.key, value: string(setting.value) }]
+    }
+    functionAppConfig: {
+      deployment: {
+        storage: {
+          type: 'blobContainer'
+          value: '${storageBlobEndpoint}${deploymentContainerName}'
+          authentication: { type: 'UserAssignedIdentity', userAssignedIdentityResourceId: identityId }
+        }
+      }
+      scaleAndConcurrency: { maximumInstanceCount: 40, instanceMemoryMB: 2048 }
+      runtime: { name: 'node', version: '22' }
+    }
+  }
+}
+
+output name string = app.name
+output defaultHostName string = app.properties.defaultHostName

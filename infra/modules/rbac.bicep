@@ -1,0 +1,143 @@
+// Every role assignment, least privilege: the app receives from its queue (it sends nothing yet),
+// reads and writes the orders container, owns its host storage, publishes telemetry. The deploying
+// user gets what `npm run dlq` and a local run against Azure need: receive and send on the queue,
+// read and write the container.
+@description('Name of the app\'s user-assigned managed identity.')
+param appIdentityName string
+
+@description('Object id of the deploying user or principal; empty for none.')
+param userPrincipalId string
+
+@description('Type of that principal.')
+@allowed(['User', 'ServicePrincipal', 'Group'])
+param userPrincipalType string
+
+@description('Service Bus namespace name.')
+param serviceBusName string
+
+@description('The orders queue name.')
+param ordersQueueName string
+
+@description('Cosmos DB account name.')
+param cosmosAccountName string
+
+@description('Cosmos DB database name.')
+param cosmosDatabaseName string
+
+@description('Cosmos DB orders container name.')
+param cosmosContainerName string
+
+@description('Host storage account name.')
+param storageAccountName string
+
+@description('Application Insights component name.')
+param applicationInsightsName string
+
+var roles = {
+  serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
+  serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
+  storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
+  monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
+  // Cosmos DB data-plane role (sqlRoleDefinitions), not an Azure RBAC role.
+  cosmosBuiltInDataContributor: '00000000-0000-0000-0000-000000000002'
+}
+
+resource appIdentity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' existing = {
+  name: appIdentityName
+}
+
+resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
+  name: serviceBusName
+}
+
+resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
+  parent: namespace
+  name: ordersQueueName
+}
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+  name: storageAccountName
+}
+
+resource applicationInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: applicationInsightsName
+}
+
+resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' existing = {
+  name: cosmosAccountName
+}
+
+// Assignment names hash the identity's resource id, known before deployment; its principal id is not.
+var appPrincipalId = appIdentity.properties.principalId
+var containerScope = '${cosmos.id}/dbs/${cosmosDatabaseName}/colls/${cosmosContainerName}'
+var cosmosDataContributor = '${cosmos.id}/sqlRoleDefinitions/${roles.cosmosBuiltInDataContributor}'
+
+resource appReceivesOrders 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  scope: ordersQueue
+  name: guid(ordersQueue.id, appIdentity.id, roles.serviceBusDataReceiver)
+  properties: {
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataReceiver)
+  }
+}
+
+resource appOwnsHostStorage 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  scope: storage
+  name: guid(storage.id, appIdentity.id, roles.storageBlobDataOwner)
+  properties: {
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.storageBlobDataOwner)
+  }
+}
+
+resource appPublishesTelemetry 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  scope: applicationInsights
+  name: guid(applicationInsights.id, appIdentity.id, roles.monitoringMetricsPublisher)
+  properties: {
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.monitoringMetricsPublisher)
+  }
+}
+
+resource appWritesOrders 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
+  parent: cosmos
+  name: guid(containerScope, appIdentity.id, roles.cosmosBuiltInDataContributor)
+  properties: {
+    principalId: appPrincipalId
+    roleDefinitionId: cosmosDataContributor
+    scope: containerScope
+  }
+}
+
+resource userReceivesOrders 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(userPrincipalId)) {
+  scope: ordersQueue
+  name: guid(ordersQueue.id, userPrincipalId, roles.serviceBusDataReceiver)
+  properties: {
+    principalId: userPrincipalId
+    principalType: userPrincipalType
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataReceiver)
+  }
+}
+
+resource userResubmitsOrders 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(userPrincipalId)) {
+  scope: ordersQueue
+  name: guid(ordersQueue.id, userPrincipalId, roles.serviceBusDataSender)
+  properties: {
+    principalId: userPrincipalId
+    principalType: userPrincipalType
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataSender)
+  }
+}
+
+resource userReadsOrders 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = if (!empty(userPrincipalId)) {
+  parent: cosmos
+  name: guid(containerScope, userPrincipalId, roles.cosmosBuiltInDataContributor)
+  properties: {
+    principalId: userPrincipalId
+    roleDefinitionId: cosmosDataContributor
+    scope: containerScope
+  }
+}

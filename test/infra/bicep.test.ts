@@ -1,0 +1,257 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadSettings } from '../../src/config.js';
+import { checkMarkerRetention } from '../../src/idempotency/index.js';
+import { expandDeployment, isRuntime, testSubscriptionId } from './armTemplate.js';
+import type { DeployedResource, Deployment } from './armTemplate.js';
+
+function bicepCli(): string | undefined {
+  try {
+    return execFileSync('bash', ['tools/bicep/restore.sh'], { encoding: 'utf8', timeout: 240_000 }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+const bicep = bicepCli();
+const suites = bicep ? [{ bicep }] : [];
+if (!bicep) console.log('Bicep template tests: skipped because the Bicep CLI could not be restored from NuGet (is the dotnet CLI installed?)');
+
+const queueFile = JSON.parse(readFileSync('infra/servicebus-queues.json', 'utf8')) as {
+  queues: { orders: Record<string, number | boolean> };
+  operations: { deadLetterResubmitHorizonSeconds: number; inboxMarkerTtlSeconds: number };
+};
+const userObjectId = '11111111-2222-3333-4444-555555555555';
+
+/** Reads an ISO 8601 duration (P1DT2H3M4S) as seconds; deliberately not the template's arithmetic reversed. */
+function isoSeconds(duration: unknown): number {
+  const match = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/.exec(String(duration));
+  if (!match || duration === 'P' || String(duration).endsWith('T')) throw new Error(`not an ISO 8601 duration: ${String(duration)}`);
+  const [, d = '0', h = '0', m = '0', s = '0'] = match;
+  return Number(d) * 86_400 + Number(h) * 3_600 + Number(m) * 60 + Number(s);
+}
+
+describe.each(suites)('infra/main.bicep (Bicep CLI from NuGet)', ({ bicep: cli }) => {
+  let deployment: Deployment;
+  let compiled: string;
+  const of = (type: string) => deployment.resources.filter((r) => r.type === type && !r.existing);
+  const one = (type: string) => {
+    const found = of(type);
+    expect(found, type).toHaveLength(1);
+    return found[0]!;
+  };
+  const props = (r: DeployedResource) => r.body.properties as Record<string, unknown>;
+
+  beforeAll(() => {
+    const out = join(mkdtempSync(join(tmpdir(), 'bicep-')), 'main.json');
+    const build = spawnSync(cli, ['build', 'infra/main.bicep', '--outfile', out], { encoding: 'utf8' });
+    expect({ status: build.status, diagnostics: build.stderr.trim() }).toEqual({ status: 0, diagnostics: '' });
+    compiled = readFileSync(out, 'utf8');
+    deployment = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId });
+  }, 300_000);
+
+  it('lints with no error or warning under infra/bicepconfig.json', () => {
+    const lint = spawnSync(cli, ['lint', 'infra/main.bicep'], { encoding: 'utf8' });
+    expect({ status: lint.status, diagnostics: `${lint.stdout}${lint.stderr}`.trim() }).toEqual({ status: 0, diagnostics: '' });
+  });
+
+  it('uses only local modules, so it compiles offline', () => {
+    const bicepSources = execFileSync('grep', ['-rhoE', "module [a-zA-Z]+ '[^']+'", 'infra'], { encoding: 'utf8' }).trim().split('\n');
+    expect(bicepSources.length).toBeGreaterThan(0);
+    for (const line of bicepSources) expect(line).toMatch(/'modules\/[a-zA-Z]+\.bicep'$/);
+  });
+
+  describe('the orders queue', () => {
+    const orders = queueFile.queues.orders;
+    it('has duplicate detection on, with the window of the queue file', () => {
+      const queue = one('Microsoft.ServiceBus/namespaces/queues');
+      expect(queue.name).toMatch(/\/orders$/);
+      expect(props(queue).requiresDuplicateDetection).toBe(true);
+      expect(isoSeconds(props(queue).duplicateDetectionHistoryTimeWindow)).toBe(orders.duplicateDetectionHistoryTimeWindowSeconds);
+      expect(props(queue).duplicateDetectionHistoryTimeWindow).toBe('PT10M');
+    });
+
+    it('dead-letters expired messages and gives up after maxDeliveryCount, with the file\'s lock and time-to-live', () => {
+      const queue = props(one('Microsoft.ServiceBus/namespaces/queues'));
+      expect(queue.deadLetteringOnMessageExpiration).toBe(true);
+      expect(queue.maxDeliveryCount).toBe(orders.maxDeliveryCount);
+      expect(isoSeconds(queue.lockDuration)).toBe(orders.lockDurationSeconds);
+      expect(isoSeconds(queue.defaultMessageTimeToLive)).toBe(orders.defaultMessageTimeToLiveSeconds);
+      expect([queue.lockDuration, queue.defaultMessageTimeToLive]).toEqual(['PT1M', 'P14D']);
+    });
+
+    it('lives in a Standard namespace (Basic has no duplicate detection)', () => {
+      expect(one('Microsoft.ServiceBus/namespaces').body.sku).toEqual({ name: 'Standard', tier: 'Standard' });
+    });
+  });
+
+  describe('the orders container', () => {
+    it('is partitioned by /orderId, with TTL on and no default expiry', () => {
+      const container = props(one('Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers')).resource as Record<string, unknown>;
+      expect(container.partitionKey).toEqual({ paths: ['/orderId'], kind: 'Hash', version: 2 });
+      expect(container.defaultTtl).toBe(-1);
+    });
+
+    it('indexes the fields the operator tool filters on, and nothing else', () => {
+      const container = props(one('Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers')).resource as { indexingPolicy: Record<string, unknown> };
+      expect(container.indexingPolicy.excludedPaths).toEqual([{ path: '/*' }]);
+      expect(container.indexingPolicy.includedPaths).toEqual(expect.arrayContaining([{ path: '/docType/?' }, { path: '/messageId/?' }]));
+    });
+
+    it('is in a serverless account', () => {
+      expect(props(one('Microsoft.DocumentDB/databaseAccounts')).capabilities).toEqual([{ name: 'EnableServerless' }]);
+    });
+  });
+
+  it('turns local (key) authentication off everywhere', () => {
+    expect(props(one('Microsoft.ServiceBus/namespaces')).disableLocalAuth).toBe(true);
+    expect(props(one('Microsoft.DocumentDB/databaseAccounts')).disableLocalAuth).toBe(true);
+    expect(props(one('Microsoft.Storage/storageAccounts')).allowSharedKeyAccess).toBe(false);
+    expect(props(one('Microsoft.Insights/components')).DisableLocalAuth).toBe(true);
+    expect((props(one('Microsoft.OperationalInsights/workspaces')).features as Record<string, unknown>).disableLocalAuth).toBe(true);
+  });
+
+  it('requires TLS 1.2 on every endpoint that has the setting', () => {
+    expect(props(one('Microsoft.ServiceBus/namespaces')).minimumTlsVersion).toBe('1.2');
+    expect(props(one('Microsoft.DocumentDB/databaseAccounts')).minimalTlsVersion).toBe('Tls12');
+    expect(props(one('Microsoft.Storage/storageAccounts')).minimumTlsVersion).toBe('TLS1_2');
+    expect((props(one('Microsoft.Web/sites')).siteConfig as Record<string, unknown>).minTlsVersion).toBe('1.2');
+  });
+
+  describe('the function app', () => {
+    const appSettings = () =>
+      Object.fromEntries(
+        ((props(one('Microsoft.Web/sites')).siteConfig as { appSettings: { name: string; value: unknown }[] }).appSettings ?? []).map((s) => [s.name, s.value]),
+      );
+
+    it('runs Node 22 on Flex Consumption, tagged for azd, with its user-assigned identity', () => {
+      const app = one('Microsoft.Web/sites');
+      const config = props(app).functionAppConfig as { runtime: unknown; deployment: { storage: { authentication: { type: string } } } };
+      expect(config.runtime).toEqual({ name: 'node', version: '22' });
+      expect(config.deployment.storage.authentication.type).toBe('UserAssignedIdentity');
+      expect((app.body.tags as Record<string, string>)['azd-service-name']).toBe('api');
+      expect((app.body.identity as { type: string }).type).toBe('UserAssigned');
+      expect(props(app).httpsOnly).toBe(true);
+      expect(one('Microsoft.Web/serverfarms').body.sku).toEqual({ tier: 'FlexConsumption', name: 'FC1' });
+    });
+
+    it('connects to every service by identity', () => {
+      expect(appSettings()).toMatchObject({
+        AzureWebJobsStorage__credential: 'managedidentity',
+        ServiceBusConnection__credential: 'managedidentity',
+        ServiceBusConnection__fullyQualifiedNamespace: expect.stringMatching(/\.servicebus\.windows\.net$/),
+        ORDERS_QUEUE_NAME: 'orders',
+        APPLICATIONINSIGHTS_AUTHENTICATION_STRING: expect.stringMatching(/;Authorization=AAD$/),
+      });
+      expect(appSettings()).not.toHaveProperty('COSMOS_KEY');
+    });
+
+    it('passes the app\'s own start-up validation, retention check included, with the deployed settings', () => {
+      const settings = Object.fromEntries(Object.entries(appSettings()).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
+      const loaded = loadSettings(settings);
+      expect(loaded.queue).toEqual({
+        maxDeliveryCount: queueFile.queues.orders.maxDeliveryCount,
+        lockDurationSeconds: queueFile.queues.orders.lockDurationSeconds,
+        messageTimeToLiveSeconds: queueFile.queues.orders.defaultMessageTimeToLiveSeconds,
+        resubmitHorizonSeconds: queueFile.operations.deadLetterResubmitHorizonSeconds,
+      });
+      expect(loaded.markerTtlSeconds).toBe(queueFile.operations.inboxMarkerTtlSeconds);
+    });
+
+    it('sets a marker retention that covers the queue it is deployed with', () => {
+      const queue = props(one('Microsoft.ServiceBus/namespaces/queues'));
+      const settings = appSettings();
+      const check = checkMarkerRetention({
+        markerTtlSeconds: Number(settings.INBOX_MARKER_TTL_SECONDS),
+        maxDeliveryCount: Number(queue.maxDeliveryCount),
+        lockDurationSeconds: isoSeconds(queue.lockDuration),
+        messageTimeToLiveSeconds: isoSeconds(queue.defaultMessageTimeToLive),
+        resubmitHorizonSeconds: Number(settings.DLQ_RESUBMIT_HORIZON_SECONDS),
+      });
+      expect(check).toEqual({ ok: true, requiredSeconds: 10 * 60 + 1_209_600 + 1_209_600 });
+      expect(Number(settings.QUEUE_LOCK_DURATION_SECONDS)).toBe(isoSeconds(queue.lockDuration));
+    });
+  });
+
+  describe('secrets', () => {
+    it('reads no key, connection string or secret anywhere in the template', () => {
+      expect(compiled).not.toMatch(/list(Keys|ConnectionStrings|Secrets|AccountSas|ServiceSas)\(/i);
+      expect(compiled).not.toMatch(/AccountKey=|SharedAccessKey|primaryMasterKey|primaryKey/i);
+    });
+
+    it('puts none in app settings: the only connection string is Application Insights\', which holds no secret', () => {
+      const names = ((props(one('Microsoft.Web/sites')).siteConfig as { appSettings: { name: string }[] }).appSettings ?? []).map((s) => s.name);
+      expect(names.filter((n) => /KEY|SECRET|PASSWORD|CONNECTION_?STRING/i.test(n))).toEqual(['APPLICATIONINSIGHTS_CONNECTION_STRING']);
+      expect(names).not.toContain('ServiceBusConnection');
+    });
+
+    it('outputs none', () => {
+      expect(Object.keys(deployment.outputs).filter((n) => /KEY|SECRET|PASSWORD|CONNECTION/i.test(n))).toEqual([]);
+    });
+  });
+
+  describe('role assignments (least privilege)', () => {
+    const roleName: Record<string, string> = {
+      '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0': 'Service Bus Data Receiver',
+      '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39': 'Service Bus Data Sender',
+      'b7e6dc6d-f1e8-4753-8033-0f276bb0955b': 'Storage Blob Data Owner',
+      '3913510d-42f4-4e42-8a64-420c390055eb': 'Monitoring Metrics Publisher',
+      '00000000-0000-0000-0000-000000000002': 'Cosmos DB Built-in Data Contributor',
+    };
+    const grants = () => [
+      ...of('Microsoft.Authorization/roleAssignments').map((r) => {
+        const p = props(r);
+        return { role: roleName[String(p.roleDefinitionId).split('/').pop() ?? ''] ?? String(p.roleDefinitionId), scope: shortScope(r.scope), to: who(p.principalId) };
+      }),
+      ...of('Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments').map((r) => {
+        const p = props(r);
+        return { role: roleName[String(p.roleDefinitionId).split('/').pop() ?? ''] ?? String(p.roleDefinitionId), scope: shortScope(p.scope), to: who(p.principalId) };
+      }),
+    ];
+    const who = (principal: unknown) =>
+      principal === userObjectId ? 'user' : isRuntime(principal) && String(principal).includes('userAssignedIdentities') ? 'app' : String(principal);
+    const shortScope = (scope: unknown) => {
+      const s = String(scope);
+      if (s.includes('/queues/orders')) return 'orders queue';
+      if (s.includes('/dbs/orders/colls/orders')) return 'orders container';
+      if (s.includes('Microsoft.Storage/storageAccounts')) return 'host storage';
+      if (s.includes('Microsoft.Insights/components')) return 'Application Insights';
+      return s;
+    };
+
+    it('grants exactly these roles, each on the narrowest scope', () => {
+      expect(grants().sort((a, b) => `${a.to}${a.role}`.localeCompare(`${b.to}${b.role}`))).toEqual([
+        { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
+        { to: 'app', role: 'Monitoring Metrics Publisher', scope: 'Application Insights' },
+        { to: 'app', role: 'Service Bus Data Receiver', scope: 'orders queue' },
+        { to: 'app', role: 'Storage Blob Data Owner', scope: 'host storage' },
+        { to: 'user', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
+        { to: 'user', role: 'Service Bus Data Receiver', scope: 'orders queue' },
+        { to: 'user', role: 'Service Bus Data Sender', scope: 'orders queue' },
+      ]);
+    });
+
+    it('uses the built-in role definitions by their fixed ids', () => {
+      for (const r of of('Microsoft.Authorization/roleAssignments')) {
+        expect(String(props(r).roleDefinitionId)).toMatch(new RegExp(`^/subscriptions/${testSubscriptionId}/providers/Microsoft.Authorization/roleDefinitions/[0-9a-f-]{36}$`));
+      }
+    });
+
+    it('grants the deploying user nothing when no principal id is given', () => {
+      const withoutUser = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: '' });
+      const userGrants = withoutUser.resources.filter((r) => r.type.endsWith('roleAssignments') && (r.body.properties as { principalId?: unknown }).principalId === '');
+      expect(userGrants).toEqual([]);
+    });
+  });
+
+  it('outputs what the azd environment and the postprovision hook need', () => {
+    expect(Object.keys(deployment.outputs)).toEqual(
+      expect.arrayContaining(['AZURE_LOCATION', 'AZURE_RESOURCE_GROUP', 'SERVICEBUS_FULLY_QUALIFIED_NAMESPACE', 'ORDERS_QUEUE_NAME', 'COSMOS_ENDPOINT', 'INBOX_MARKER_TTL_SECONDS']),
+    );
+    expect(deployment.outputs.AZURE_RESOURCE_GROUP).toBe('rg-ci');
+    expect(deployment.outputs.INBOX_MARKER_TTL_SECONDS).toBe(queueFile.operations.inboxMarkerTtlSeconds);
+  });
+});
