@@ -7,6 +7,7 @@ import { startLocalFunctionsHost } from '../host/localFunctionsHost.js';
 import { startLocalStack } from './localStack.js';
 import type { LocalStack } from './localStack.js';
 import { runDemo } from './runDemo.js';
+import { seedRunbookScenario } from './runbookDemo.js';
 
 const appRoot = join(__dirname, '..', '..');
 const demoLockDurationMs = 5_000;
@@ -15,6 +16,7 @@ const program = new Command('npm run local --')
   .description('The Docker-free local stack: Service Bus emulator, Cosmos DB stand-in and a local Functions host running this app.')
   .option('--serve', 'keep the stack up on the usual ports (5672, 8081) and print its settings, until Ctrl-C')
   .option('--no-functions', 'with --serve: run only the emulators, for `func start` or your own consumer')
+  .option('--runbook-demo', 'with --serve: leave a conflict and a transient failure in the dead-letter queue, for the README runbook')
   .option('--orders <count>', 'orders in the sample workload', positiveInteger, 100)
   .showHelpAfterError();
 
@@ -25,9 +27,10 @@ function positiveInteger(value: string): number {
 }
 
 async function main(): Promise<void> {
-  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number }>();
+  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number; runbookDemo?: boolean }>();
+  if (options.runbookDemo && (!options.serve || !options.functions)) program.error('--runbook-demo needs --serve with the functions running');
   if (options.serve) {
-    await serve(options.functions);
+    await serve(options.functions, options.runbookDemo === true);
     return;
   }
   console.log(`Starting the local stack (queue lock shortened to ${demoLockDurationMs / 1000} s so that crashed consumers' locks run out quickly)...`);
@@ -39,7 +42,7 @@ async function main(): Promise<void> {
   process.exitCode = ok ? 0 : 1;
 }
 
-async function serve(withFunctions: boolean): Promise<void> {
+async function serve(withFunctions: boolean, runbookDemo: boolean): Promise<void> {
   const stack: LocalStack = await startLocalStack({ wellKnownPorts: true });
   console.log('The local stack is up. Settings for local.settings.json, your scripts, or Core Tools:\n');
   for (const [name, value] of Object.entries(stack.settings)) console.log(`  ${name.padEnd(30)} ${value}`);
@@ -61,6 +64,7 @@ async function serve(withFunctions: boolean): Promise<void> {
     };
   }
   console.log('\nCtrl-C to stop.');
+  if (runbookDemo) void seedRunbookScenario(stack, (line) => console.log(line)).catch((error: unknown) => console.error(String(error)));
   await new Promise<void>((resolve) => process.once('SIGINT', resolve));
   await close();
 }

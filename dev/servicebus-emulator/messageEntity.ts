@@ -77,6 +77,8 @@ export class MessageEntity {
     readonly name: string,
     readonly settings: QueueSettings,
     private readonly onAvailable: (entity: MessageEntity) => void,
+    /** False for a dead-letter queue: its messages keep their expiry time but never expire there. */
+    private readonly expiresMessages = true,
   ) {}
 
   /** A message from a sender. Returns `duplicate` for a MessageId seen inside the detection window. */
@@ -205,7 +207,7 @@ export class MessageEntity {
   insert(m: StoredMessage): void {
     this.messages.set(m.sequenceNumber, m);
     this.lastSequenceNumber = Math.max(this.lastSequenceNumber, m.sequenceNumber);
-    if (Number.isFinite(m.expiresAtMs)) {
+    if (this.expiresMessages && Number.isFinite(m.expiresAtMs)) {
       this.expiries.push({ atMs: m.expiresAtMs, sequenceNumber: m.sequenceNumber });
       this.armExpiryTimer();
     }
@@ -286,7 +288,7 @@ export class MessageEntity {
       sequenceNumber: m.sequenceNumber,
       message: { ...m.message, application_properties: applicationProperties },
       enqueuedAtMs: m.enqueuedAtMs,
-      expiresAtMs: Infinity, // the dead-letter queue keeps messages until someone removes them
+      expiresAtMs: m.expiresAtMs,
       deliveryCount: m.deliveryCount,
       state: 'active',
     });

@@ -130,7 +130,7 @@ class Broker {
     const key = name.toLowerCase();
     const queue = new MessageEntity(key, settings, (e) => this.schedulePump(e));
     const dlqSettings = { ...azureDefaultQueueSettings, lockDurationMs: settings.lockDurationMs, duplicateDetectionWindowMs: 0 };
-    queue.deadLetterQueue = new MessageEntity(key + deadLetterSuffix, dlqSettings, (e) => this.schedulePump(e));
+    queue.deadLetterQueue = new MessageEntity(key + deadLetterSuffix, dlqSettings, (e) => this.schedulePump(e), false);
     this.entities.set(key, queue);
     this.entities.set(key + deadLetterSuffix, queue.deadLetterQueue);
   }

@@ -1,7 +1,7 @@
 import { PermanentMessageError, fingerprintPayload, resolveDedupKey } from '../idempotency/index.js';
 import type { DedupKey } from '../idempotency/index.js';
 import { applicationProperty, decodeJsonBody, unwrapCloudEvent } from '../servicebus/index.js';
-import type { MessageEnvelope } from '../servicebus/index.js';
+import type { CloudEventAttributes, MessageEnvelope } from '../servicebus/index.js';
 import { describeIssues, orderMessageTypes, schemaByType } from './schemas.js';
 import type { OrderMessageType, OrderPlaced, OrderStatusChanged, PaymentReceived } from './schemas.js';
 
@@ -30,14 +30,7 @@ export interface ParseOptions {
  */
 export function parseOrderMessage(envelope: MessageEnvelope, body: unknown, options: ParseOptions): ParsedOrderMessage {
   const { cloudEvent, payload } = unwrapCloudEvent(envelope, decodeJsonBody(body, options.maxMessageBytes));
-  const key = resolveDedupKey(
-    {
-      idempotencyKey: keyText(applicationProperty(envelope, idempotencyKeyProperty)),
-      cloudEvent: cloudEvent?.id !== undefined && cloudEvent.source !== undefined ? { id: cloudEvent.id, source: cloudEvent.source } : undefined,
-      messageId: envelope.messageId,
-    },
-    options.consumerName,
-  );
+  const key = keyOf(envelope, cloudEvent, options.consumerName);
   if (!key) {
     throw new PermanentMessageError('NoDedupKey', 'the message has no idempotency-key property, CloudEvents source and id, or MessageId');
   }
@@ -45,6 +38,32 @@ export function parseOrderMessage(envelope: MessageEnvelope, body: unknown, opti
   const fingerprint = fingerprintPayload(type, payload);
   const base = { key, fingerprint, messageId: envelope.messageId };
   return { ...base, ...validatePayload(type, payload, key.value) } as ParsedOrderMessage;
+}
+
+/**
+ * The dedup key the consumer derives for a message, without validating it: what an operator tool
+ * needs to find the message's records, or to pin the key on a resubmitted copy. Undefined when the
+ * message has none.
+ */
+export function dedupKeyOf(envelope: MessageEnvelope, body: unknown, consumerName?: string): string | undefined {
+  let cloudEvent: CloudEventAttributes | undefined;
+  try {
+    cloudEvent = unwrapCloudEvent(envelope, decodeJsonBody(body, Number.MAX_SAFE_INTEGER)).cloudEvent;
+  } catch {
+    cloudEvent = undefined; // an unreadable body still has its MessageId or idempotency-key
+  }
+  return keyOf(envelope, cloudEvent, consumerName)?.value;
+}
+
+function keyOf(envelope: MessageEnvelope, cloudEvent: CloudEventAttributes | undefined, consumerName: string | undefined): DedupKey | undefined {
+  return resolveDedupKey(
+    {
+      idempotencyKey: keyText(applicationProperty(envelope, idempotencyKeyProperty)),
+      cloudEvent: cloudEvent?.id !== undefined && cloudEvent.source !== undefined ? { id: cloudEvent.id, source: cloudEvent.source } : undefined,
+      messageId: envelope.messageId,
+    },
+    consumerName,
+  );
 }
 
 /** Subject first, then the CloudEvents type's last dot-separated segment, then a `type` field. */

@@ -12,7 +12,7 @@ const settings: QueueSettings = {
 
 function queue(overrides: Partial<QueueSettings> = {}): MessageEntity {
   const q = new MessageEntity('orders', { ...settings, ...overrides }, () => {});
-  q.deadLetterQueue = new MessageEntity('orders/$deadletterqueue', { ...settings, duplicateDetectionWindowMs: 0 }, () => {});
+  q.deadLetterQueue = new MessageEntity('orders/$deadletterqueue', { ...settings, duplicateDetectionWindowMs: 0 }, () => {}, false);
   return q;
 }
 
@@ -84,6 +84,9 @@ describe('MessageEntity', () => {
       expect(q.deadLetterQueue!.peek(1, 10)[0]?.message.application_properties).toMatchObject({ DeadLetterReason: 'TTLExpiredException' });
       vi.advanceTimersByTime(3_600_000);
       expect(q.peek(1, 10)).toEqual([]);
+      // Both expired into the dead-letter queue, which keeps them past their expiry time.
+      vi.advanceTimersByTime(30 * 24 * 3_600_000);
+      expect(q.deadLetterQueue!.peek(1, 10).map((m) => m.message.message_id)).toEqual(['short', 'long']);
     });
 
     it('lets a locked message finish its lock before it expires', () => {

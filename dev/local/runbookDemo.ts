@@ -1,0 +1,48 @@
+import { ServiceBusClient } from '@azure/service-bus';
+import { createCosmosClient } from '../../src/cosmos/index.js';
+import { localContainer, localDatabase } from './localStack.js';
+import type { LocalStack } from './localStack.js';
+
+const placed = (orderId: string, customerId = 'customer-1') => ({
+  subject: 'OrderPlaced',
+  body: { orderId, customerId, currency: 'EUR', lines: [{ sku: 'SKU-1', quantity: 2, unitPrice: 19.5 }], placedAt: new Date().toISOString() },
+});
+
+/**
+ * Leaves the dead-letter queue as an operator finds it on a bad day: a conflicting payload, and a
+ * payment that came before its order and was dead-lettered (its order has arrived since), so that
+ * the README's runbook can be followed against the local stack.
+ */
+export async function seedRunbookScenario(stack: LocalStack, log: (line: string) => void): Promise<void> {
+  const producer = new ServiceBusClient(stack.settings.ServiceBusConnection ?? '');
+  const cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
+  const container = cosmos.database(localDatabase).container(localContainer);
+  const sender = producer.createSender('orders');
+  const deadLetters = () => [...(stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.values() ?? [])].map((m) => String(m.message.message_id));
+  try {
+    await sender.sendMessages({ ...placed('runbook-order-1'), messageId: 'runbook-order-1' });
+    await until(async () => (await container.item('runbook-order-1', 'runbook-order-1').read()).resource !== undefined);
+    await sender.sendMessages({ ...placed('runbook-order-1', 'someone-else'), messageId: 'runbook-conflict' });
+    await sender.sendMessages({
+      subject: 'PaymentReceived',
+      messageId: 'runbook-payment',
+      body: { orderId: 'runbook-order-2', paymentId: 'runbook-payment', amount: 39, currency: 'EUR', receivedAt: new Date().toISOString() },
+    });
+    log('\nRunbook demo: a conflicting OrderPlaced (runbook-conflict) and a payment for an order not yet placed (runbook-payment) are on');
+    log('their way to the dead-letter queue; the payment takes about 20 s (10 deliveries, each waiting for its order).');
+    await until(() => deadLetters().includes('runbook-payment') && deadLetters().includes('runbook-conflict'), 120_000);
+    await sender.sendMessages({ ...placed('runbook-order-2'), messageId: 'runbook-order-2' });
+    log('Both are dead-lettered, and runbook-order-2 has now arrived: follow the runbook in the README (npm run dlq -- list).');
+  } finally {
+    await producer.close();
+    cosmos.dispose();
+  }
+}
+
+async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('the runbook demo did not reach its starting point in time');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

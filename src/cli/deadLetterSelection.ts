@@ -1,0 +1,54 @@
+/** A dead-lettered message as the tool sees it (a subset of ServiceBusReceivedMessage). */
+export interface DeadLetteredMessage {
+  readonly sequenceNumber: number;
+  readonly messageId?: string;
+  readonly deadLetterReason?: string;
+  readonly deadLetterErrorDescription?: string;
+  readonly deliveryCount?: number;
+  readonly enqueuedTimeUtc?: Date;
+  readonly body: unknown;
+}
+
+export interface Selection {
+  /** Sequence numbers or MessageIds; empty with `all` for "every message that passes the filters". */
+  readonly targets: readonly string[];
+  readonly all: boolean;
+  readonly reason?: string;
+  readonly olderThanMs?: number;
+  readonly newerThanMs?: number;
+  readonly bodyContains?: string;
+}
+
+/** Which dead-lettered messages a command acts on. Filters always apply; targets narrow further. */
+export function isSelected(message: DeadLetteredMessage, selection: Selection, nowMs: number): boolean {
+  if (!selection.all && selection.targets.length > 0 && !matchesTarget(message, selection.targets)) return false;
+  if (selection.reason !== undefined && message.deadLetterReason?.toLowerCase() !== selection.reason.toLowerCase()) return false;
+  const ageMs = message.enqueuedTimeUtc ? nowMs - message.enqueuedTimeUtc.getTime() : undefined;
+  if (selection.olderThanMs !== undefined && (ageMs === undefined || ageMs < selection.olderThanMs)) return false;
+  if (selection.newerThanMs !== undefined && (ageMs === undefined || ageMs > selection.newerThanMs)) return false;
+  if (selection.bodyContains !== undefined && !bodyText(message.body).includes(selection.bodyContains)) return false;
+  return true;
+}
+
+/** True when the selection names nothing: no targets, no --all, no filter. Commands refuse to guess. */
+export function isEmptySelection(selection: Selection): boolean {
+  return !selection.all && selection.targets.length === 0 && selection.reason === undefined && selection.olderThanMs === undefined && selection.newerThanMs === undefined && selection.bodyContains === undefined;
+}
+
+function matchesTarget(message: DeadLetteredMessage, targets: readonly string[]): boolean {
+  return targets.some((t) => t === String(message.sequenceNumber) || t === message.messageId);
+}
+
+export function bodyText(body: unknown): string {
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return Buffer.from(body).toString('utf8');
+  return JSON.stringify(body) ?? '';
+}
+
+/** `90s`, `15m`, `2h`, `7d` as milliseconds; a clear error for anything else. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+)(s|m|h|d)$/.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a duration such as 90s, 15m, 2h or 7d`);
+  const unitMs = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unitMs;
+}

@@ -1,0 +1,203 @@
+import type { ServiceBusReceivedMessage, ServiceBusReceiver, ServiceBusSender } from '@azure/service-bus';
+import type { DocumentStore } from '../idempotency/index.js';
+import { dedupKeyOf } from '../orders/index.js';
+import { bodyText, isSelected } from './deadLetterSelection.js';
+import type { Selection } from './deadLetterSelection.js';
+import { forEachLocked, isLockLost, keepLocked, peekAll } from './deadLetterQueue.js';
+import type { LockedOutcome } from './deadLetterQueue.js';
+import { envelopeOfReceived } from './receivedEnvelope.js';
+import { planResubmit } from './resubmitCopy.js';
+import { storeStateOf } from './storeState.js';
+import type { StoreState } from './storeState.js';
+
+export interface Output {
+  line(text: string): void;
+  progress(text: string): void;
+}
+
+export interface DlqContext {
+  readonly receiver: ServiceBusReceiver;
+  readonly sender: () => ServiceBusSender;
+  readonly entityPath: string;
+  readonly store?: DocumentStore;
+  readonly consumerName?: string;
+  readonly duplicateDetectionWindowMs: number;
+  readonly now: () => number;
+  readonly out: Output;
+}
+
+export interface ListedMessage {
+  readonly sequenceNumber: number;
+  readonly messageId?: string;
+  readonly dedupKey?: string;
+  readonly deadLetterReason?: string;
+  readonly deadLetterErrorDescription?: string;
+  readonly deliveryCount?: number;
+  readonly enqueuedTimeUtc?: string;
+  readonly store: StoreState;
+}
+
+/** `list`: one row per dead-lettered message that passes the filters, with what the store knows of it. */
+export async function listDeadLetters(ctx: DlqContext, selection: Selection): Promise<ListedMessage[]> {
+  const rows: ListedMessage[] = [];
+  for await (const m of peekAll(ctx.receiver)) {
+    if (!isSelected(dlqView(m), selection, ctx.now())) continue;
+    const envelope = envelopeOfReceived(m);
+    rows.push({
+      sequenceNumber: m.sequenceNumber?.toNumber() ?? 0,
+      messageId: envelope.messageId,
+      dedupKey: dedupKeyOf(envelope, m.body, ctx.consumerName),
+      deadLetterReason: m.deadLetterReason,
+      deadLetterErrorDescription: m.deadLetterErrorDescription,
+      deliveryCount: m.deliveryCount,
+      enqueuedTimeUtc: m.enqueuedTimeUtc?.toISOString(),
+      store: await storeStateOf(envelope, m.body, { store: ctx.store, consumerName: ctx.consumerName }),
+    });
+    if (rows.length % 200 === 0) ctx.out.progress(`listed ${rows.length}...`);
+  }
+  return rows;
+}
+
+/** `show`: every property and the body of one dead-lettered message, by sequence number or MessageId. */
+export async function showDeadLetter(ctx: DlqContext, target: string): Promise<Record<string, unknown> | undefined> {
+  for await (const m of peekAll(ctx.receiver)) {
+    if (String(m.sequenceNumber) !== target && String(m.messageId) !== target) continue;
+    const envelope = envelopeOfReceived(m);
+    return {
+      sequenceNumber: m.sequenceNumber?.toNumber(),
+      messageId: m.messageId,
+      dedupKey: dedupKeyOf(envelope, m.body, ctx.consumerName),
+      subject: m.subject,
+      contentType: m.contentType,
+      correlationId: m.correlationId,
+      deadLetterReason: m.deadLetterReason,
+      deadLetterErrorDescription: m.deadLetterErrorDescription,
+      deadLetterSource: m.deadLetterSource,
+      deliveryCount: m.deliveryCount,
+      enqueuedTimeUtc: m.enqueuedTimeUtc?.toISOString(),
+      expiresAtUtc: m.expiresAtUtc?.toISOString(),
+      timeToLive: m.timeToLive,
+      applicationProperties: m.applicationProperties,
+      store: await storeStateOf(envelope, m.body, { store: ctx.store, consumerName: ctx.consumerName }),
+      body: typeof m.body === 'string' || m.body instanceof Uint8Array ? bodyText(m.body) : m.body,
+    };
+  }
+  return undefined;
+}
+
+export interface ActionReport {
+  readonly sequenceNumber: number;
+  readonly messageId?: string;
+  readonly outcome: 'resubmitted' | 'would-resubmit' | 'purged' | 'would-purge' | 'failed';
+  readonly copyMessageId?: string;
+  readonly detail: string;
+}
+
+export interface ResubmitHooks {
+  /** Runs between the send of the copy and the removal of the original: tests put a crash here. */
+  readonly afterSend?: (original: ServiceBusReceivedMessage) => Promise<void> | void;
+}
+
+/**
+ * `resubmit`: sends a copy of each selected message to the entity, then removes the dead-lettered
+ * original. In that order: a crash in between leaves the original (resubmitted again later, the
+ * consumer absorbs the second copy) and never a loss.
+ */
+export async function resubmitDeadLetters(ctx: DlqContext, selection: Selection, dryRun: boolean, hooks: ResubmitHooks = {}): Promise<ActionReport[]> {
+  if (dryRun) return plannedActions(ctx, selection, 'would-resubmit');
+  const reports: ActionReport[] = [];
+  const sender = ctx.sender();
+  await forEachLocked(
+    ctx.receiver,
+    async (m): Promise<LockedOutcome> => {
+      if (!isSelected(dlqView(m), selection, ctx.now())) return 'declined';
+      const report = await resubmitOne(ctx, sender, m, hooks);
+      if (report === 'lock-lost') return 'lock-lost';
+      reports.push(report);
+      if (reports.length % 100 === 0) ctx.out.progress(`resubmitted ${reports.length}...`);
+      return 'handled';
+    },
+    () => allTargetsDone(selection, reports),
+  );
+  return reports;
+}
+
+/** 'lock-lost' when the lock ran out before anything was sent: the message is simply locked again later. */
+async function resubmitOne(ctx: DlqContext, sender: ServiceBusSender, m: ServiceBusReceivedMessage, hooks: ResubmitHooks): Promise<ActionReport | 'lock-lost'> {
+  const base = { sequenceNumber: m.sequenceNumber?.toNumber() ?? 0, messageId: m.messageId === undefined ? undefined : String(m.messageId) };
+  const dedupKey = dedupKeyOf(envelopeOfReceived(m), m.body);
+  const plan = planResubmit(m, { entityPath: ctx.entityPath, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now() });
+  try {
+    await keepLocked(ctx.receiver, m);
+  } catch (error) {
+    if (isLockLost(error)) return 'lock-lost';
+    return { ...base, outcome: 'failed', detail: error instanceof Error ? error.message : String(error) };
+  }
+  try {
+    await sender.sendMessages(plan.copy);
+    await hooks.afterSend?.(m);
+    await ctx.receiver.completeMessage(m);
+    const why = plan.messageIdDecision === 'new' ? 'new MessageId (the original may be inside the duplicate-detection window); idempotency-key keeps the dedup key' : 'same MessageId (outside the duplicate-detection window)';
+    return { ...base, outcome: 'resubmitted', copyMessageId: String(plan.copy.messageId), detail: why };
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    // The copy may have been sent: the original stays dead-lettered, and resubmitting it again is
+    // safe (the copy keeps the dedup key, so the consumer absorbs whichever copy comes second).
+    return { ...base, outcome: 'failed', copyMessageId: String(plan.copy.messageId), detail: `${detail}; the original is still dead-lettered and safe to resubmit again` };
+  }
+}
+
+/** `purge`: removes the selected dead-lettered messages for good. */
+export async function purgeDeadLetters(ctx: DlqContext, selection: Selection, dryRun: boolean): Promise<ActionReport[]> {
+  if (dryRun) return plannedActions(ctx, selection, 'would-purge');
+  const reports: ActionReport[] = [];
+  await forEachLocked(
+    ctx.receiver,
+    async (m): Promise<LockedOutcome> => {
+      if (!isSelected(dlqView(m), selection, ctx.now())) return 'declined';
+      const base = { sequenceNumber: m.sequenceNumber?.toNumber() ?? 0, messageId: m.messageId === undefined ? undefined : String(m.messageId) };
+      try {
+        await ctx.receiver.completeMessage(m);
+        reports.push({ ...base, outcome: 'purged', detail: m.deadLetterReason ?? '' });
+      } catch (error) {
+        if (isLockLost(error)) return 'lock-lost';
+        reports.push({ ...base, outcome: 'failed', detail: error instanceof Error ? error.message : String(error) });
+      }
+      return 'handled';
+    },
+    () => allTargetsDone(selection, reports),
+  );
+  return reports;
+}
+
+async function plannedActions(ctx: DlqContext, selection: Selection, outcome: 'would-resubmit' | 'would-purge'): Promise<ActionReport[]> {
+  const reports: ActionReport[] = [];
+  for await (const m of peekAll(ctx.receiver)) {
+    if (!isSelected(dlqView(m), selection, ctx.now())) continue;
+    const plan = planResubmit(m, { entityPath: ctx.entityPath, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey: dedupKeyOf(envelopeOfReceived(m), m.body), nowMs: ctx.now() });
+    reports.push({
+      sequenceNumber: m.sequenceNumber?.toNumber() ?? 0,
+      messageId: m.messageId === undefined ? undefined : String(m.messageId),
+      outcome,
+      copyMessageId: outcome === 'would-resubmit' ? String(plan.copy.messageId) : undefined,
+      detail: m.deadLetterReason ?? '',
+    });
+  }
+  return reports;
+}
+
+function allTargetsDone(selection: Selection, reports: readonly ActionReport[]): boolean {
+  return !selection.all && selection.targets.length > 0 && reports.length >= selection.targets.length;
+}
+
+function dlqView(m: ServiceBusReceivedMessage) {
+  return {
+    sequenceNumber: m.sequenceNumber?.toNumber() ?? 0,
+    messageId: m.messageId === undefined ? undefined : String(m.messageId),
+    deadLetterReason: m.deadLetterReason,
+    deadLetterErrorDescription: m.deadLetterErrorDescription,
+    deliveryCount: m.deliveryCount,
+    enqueuedTimeUtc: m.enqueuedTimeUtc,
+    body: m.body,
+  };
+}

@@ -1,0 +1,252 @@
+import { createInterface } from 'node:readline/promises';
+import { DefaultAzureCredential } from '@azure/identity';
+import { ServiceBusClient } from '@azure/service-bus';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
+import { deadLetterReceiver, entityPath } from './deadLetterQueue.js';
+import type { EntityAddress } from './deadLetterQueue.js';
+import { isEmptySelection, parseDuration } from './deadLetterSelection.js';
+import type { Selection } from './deadLetterSelection.js';
+import { listDeadLetters, purgeDeadLetters, resubmitDeadLetters, showDeadLetter } from './dlqCommands.js';
+import type { ActionReport, DlqContext, ListedMessage, Output, ResubmitHooks } from './dlqCommands.js';
+
+export interface DlqIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  /** Answers a yes/no question; undefined when nobody can answer (no terminal). */
+  readonly confirm?: (question: string) => Promise<boolean>;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly hooks?: ResubmitHooks;
+}
+
+interface GlobalOptions {
+  connectionString?: string;
+  namespace?: string;
+  queue?: string;
+  topic?: string;
+  subscription?: string;
+  cosmosEndpoint?: string;
+  cosmosKey?: string;
+  cosmosDatabase: string;
+  cosmosContainer: string;
+  consumerName?: string;
+  duplicateWindow: number;
+}
+
+interface FilterOptions {
+  all?: boolean;
+  reason?: string;
+  olderThan?: number;
+  newerThan?: number;
+  bodyContains?: string;
+  json?: boolean;
+  dryRun?: boolean;
+  yes?: boolean;
+}
+
+/** Exit codes: 0 done, 1 some message failed (or nothing matched a named target), 2 bad usage or connection. */
+export async function runDlqCli(argv: readonly string[], io: DlqIo): Promise<number> {
+  let exitCode = 0;
+  const program = dlqProgram(io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    io.stderr(`error: ${error instanceof Error ? error.message : String(error)}`);
+    return 2;
+  }
+  return exitCode;
+}
+
+function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
+  const program = new Command('dlq')
+    .description('Inspect, resubmit and purge the dead-letter queue of the orders queue (or of a topic subscription).')
+    .configureOutput({ writeOut: (t) => io.stdout(t.trimEnd()), writeErr: (t) => io.stderr(t.trimEnd()) })
+    .exitOverride()
+    .addOption(new Option('--connection-string <cs>', 'Service Bus connection string (emulator, local)').env('SERVICEBUS_CONNECTION_STRING'))
+    .addOption(new Option('--namespace <fqdn>', 'namespace, e.g. sb-x.servicebus.windows.net, with DefaultAzureCredential (production)'))
+    .addOption(new Option('--queue <name>', 'the queue whose dead letters to handle').default(io.env.ORDERS_QUEUE_NAME ?? 'orders'))
+    .option('--topic <name>', 'a topic, with --subscription, instead of a queue')
+    .option('--subscription <name>', 'the topic subscription')
+    .addOption(new Option('--cosmos-endpoint <url>', 'Cosmos DB account, to show what the store knows of each message').default(io.env.COSMOS_ENDPOINT))
+    .addOption(new Option('--cosmos-key <key>', 'Cosmos DB key; without it, DefaultAzureCredential').default(io.env.COSMOS_KEY))
+    .option('--cosmos-database <name>', 'database', io.env.COSMOS_DATABASE ?? 'orders')
+    .option('--cosmos-container <name>', 'orders container', io.env.COSMOS_ORDERS_CONTAINER ?? 'orders')
+    .option('--consumer-name <name>', 'the consumer\'s CONSUMER_NAME, if it has one', io.env.CONSUMER_NAME)
+    .option('--duplicate-window <duration>', "the queue's duplicate-detection window (0s if it has none)", durationOption, 600_000);
+
+  const withFilters = (command: Command) =>
+    command
+      .option('--reason <reason>', 'only messages with this DeadLetterReason')
+      .option('--older-than <duration>', 'only messages enqueued longer ago than this (e.g. 2h)', durationOption)
+      .option('--newer-than <duration>', 'only messages enqueued more recently than this (e.g. 30m)', durationOption)
+      .option('--body-contains <text>', 'only messages whose body contains this text');
+
+  withFilters(program.command('list').description('one row per dead-lettered message, with what the store knows of it'))
+    .option('--json', 'print JSON for scripts')
+    .action(async (options: FilterOptions) => {
+      await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
+        const rows = await listDeadLetters(ctx, selectionOf([], { ...options, all: true }));
+        io.stdout(options.json ? JSON.stringify(rows, null, 2) : table(rows));
+      });
+    });
+
+  program
+    .command('show <sequenceNumberOrMessageId>')
+    .description('every property and the body of one dead-lettered message')
+    .action(async (target: string) => {
+      await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
+        const shown = await showDeadLetter(ctx, target);
+        if (!shown) {
+          io.stderr(`no dead-lettered message has sequence number or MessageId ${target}`);
+          setExitCode(1);
+          return;
+        }
+        io.stdout(JSON.stringify(shown, null, 2));
+      });
+    });
+
+  withFilters(program.command('resubmit [targets...]').description('send copies back to the queue, then remove the originals'))
+    .option('--all', 'every message that passes the filters')
+    .option('--dry-run', 'show the plan and change nothing')
+    .option('--json', 'print the report as JSON')
+    .action(async (targets: string[], options: FilterOptions) => {
+      const selection = requireSelection(targets, options);
+      await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
+        const reports = await resubmitDeadLetters(ctx, selection, options.dryRun === true, io.hooks);
+        setExitCode(report(io, reports, selection, options.json === true));
+      });
+    });
+
+  withFilters(program.command('purge [targets...]').description('remove dead-lettered messages for good'))
+    .option('--all', 'every message that passes the filters')
+    .option('--dry-run', 'show what would be removed and change nothing')
+    .option('--yes', 'do not ask for confirmation')
+    .option('--json', 'print the report as JSON')
+    .action(async (targets: string[], options: FilterOptions) => {
+      const selection = requireSelection(targets, options);
+      await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
+        if (!options.dryRun && !options.yes) {
+          const planned = await purgeDeadLetters(ctx, selection, true);
+          const question = `Purge ${planned.length} dead-lettered message(s) from ${ctx.entityPath}? They cannot be recovered. [y/N] `;
+          if (!io.confirm) throw new Error(`refusing to purge ${planned.length} message(s) without --yes (no terminal to ask)`);
+          if (!(await io.confirm(question))) {
+            io.stderr('nothing purged');
+            return;
+          }
+        }
+        const reports = await purgeDeadLetters(ctx, selection, options.dryRun === true);
+        setExitCode(report(io, reports, selection, options.json === true));
+      });
+    });
+  return program;
+}
+
+function durationOption(value: string): number {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+function selectionOf(targets: string[], options: FilterOptions): Selection {
+  return {
+    targets,
+    all: options.all === true,
+    reason: options.reason,
+    olderThanMs: options.olderThan,
+    newerThanMs: options.newerThan,
+    bodyContains: options.bodyContains,
+  };
+}
+
+function requireSelection(targets: string[], options: FilterOptions): Selection {
+  const selection = selectionOf(targets, options);
+  if (isEmptySelection(selection)) throw new Error('name messages by sequence number or MessageId, or use --all or a filter (--reason, --older-than, --newer-than, --body-contains)');
+  return selection;
+}
+
+async function withContext(options: GlobalOptions, io: DlqIo, run: (ctx: DlqContext) => Promise<void>): Promise<void> {
+  const address = entityOf(options);
+  const client = serviceBusClientOf(options);
+  const cosmos = options.cosmosEndpoint ? createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey }) : undefined;
+  const receiver = deadLetterReceiver(client, address);
+  const out: Output = { line: io.stdout, progress: io.stderr };
+  try {
+    await run({
+      receiver,
+      sender: () => client.createSender(address.queue ?? address.topic ?? ''),
+      entityPath: entityPath(address),
+      store: cosmos && new CosmosDocumentStore(cosmos.database(options.cosmosDatabase).container(options.cosmosContainer)),
+      consumerName: options.consumerName,
+      duplicateDetectionWindowMs: options.duplicateWindow,
+      now: () => Date.now(),
+      out,
+    });
+  } finally {
+    await receiver.close();
+    await client.close();
+    cosmos?.dispose();
+  }
+}
+
+function entityOf(options: GlobalOptions): EntityAddress {
+  if (options.topic || options.subscription) {
+    if (!options.topic || !options.subscription) throw new Error('--topic and --subscription go together');
+    return { topic: options.topic, subscription: options.subscription };
+  }
+  return { queue: options.queue };
+}
+
+function serviceBusClientOf(options: GlobalOptions): ServiceBusClient {
+  if (options.connectionString && options.namespace) throw new Error('give --connection-string or --namespace, not both');
+  if (options.connectionString) return new ServiceBusClient(options.connectionString);
+  if (options.namespace) return new ServiceBusClient(options.namespace, new DefaultAzureCredential());
+  throw new Error('give --namespace <fqdn> (with az login / managed identity) or --connection-string (or SERVICEBUS_CONNECTION_STRING)');
+}
+
+/** Prints the per-message report and a summary; returns the exit code. */
+function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: boolean): number {
+  const failed = reports.filter((r) => r.outcome === 'failed').length;
+  const missing = !selection.all && selection.targets.length > 0 ? selection.targets.length - reports.length : 0;
+  if (json) {
+    io.stdout(JSON.stringify({ reports, failed, missing }, null, 2));
+  } else {
+    for (const r of reports) {
+      const copy = r.copyMessageId ? ` -> ${r.copyMessageId}` : '';
+      io.stdout(`${String(r.sequenceNumber).padStart(6)}  ${r.messageId ?? '(no MessageId)'}${copy}  ${r.outcome}  ${r.detail}`);
+    }
+    const counts = Object.entries(reports.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.outcome]: (acc[r.outcome] ?? 0) + 1 }), {}));
+    io.stdout(`${counts.map(([k, v]) => `${k} ${v}`).join(', ') || 'no message matched'}${missing > 0 ? `; ${missing} named message(s) not found` : ''}`);
+  }
+  return failed > 0 || missing > 0 ? 1 : 0;
+}
+
+function table(rows: ListedMessage[]): string {
+  const cut = (text: string | undefined, width: number) => {
+    const t = text ?? '';
+    return (t.length > width ? `${t.slice(0, width - 1)}…` : t).padEnd(width);
+  };
+  const header = `${'SEQ'.padStart(6)}  ${cut('MESSAGE ID', 24)}  ${cut('DEDUP KEY', 24)}  ${cut('REASON', 26)}  ${cut('DESCRIPTION', 30)}  DLV  ${cut('ENQUEUED', 20)}  STORE`;
+  const lines = rows.map(
+    (r) =>
+      `${String(r.sequenceNumber).padStart(6)}  ${cut(r.messageId, 24)}  ${cut(r.dedupKey, 24)}  ${cut(r.deadLetterReason, 26)}  ${cut(r.deadLetterErrorDescription, 30)}  ${String(r.deliveryCount ?? '').padStart(3)}  ${cut(r.enqueuedTimeUtc?.slice(0, 19), 20)}  ${r.store.kind}: ${r.store.detail}`,
+  );
+  return [header, ...lines, `${rows.length} dead-lettered message(s)`].join('\n');
+}
+
+/** A terminal prompt, for `purge` without --yes. */
+export function terminalConfirm(): ((question: string) => Promise<boolean>) | undefined {
+  if (!process.stdin.isTTY) return undefined;
+  return async (question) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    try {
+      return /^y(es)?$/i.test((await rl.question(question)).trim());
+    } finally {
+      rl.close();
+    }
+  };
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { isEmptySelection, isSelected, parseDuration } from '../../../src/cli/deadLetterSelection.js';
+
+const now = Date.parse('2026-11-30T12:00:00Z');
+const message = { sequenceNumber: 7, messageId: 'm-7', deadLetterReason: 'MaxDeliveryCountExceeded', enqueuedTimeUtc: new Date(now - 3_600_000), body: { orderId: 'o-9' } };
+const none = { targets: [], all: false };
+
+describe('dead-letter selection', () => {
+  it('matches targets by sequence number or MessageId', () => {
+    expect(isSelected(message, { ...none, targets: ['7'] }, now)).toBe(true);
+    expect(isSelected(message, { ...none, targets: ['m-7'] }, now)).toBe(true);
+    expect(isSelected(message, { ...none, targets: ['8'] }, now)).toBe(false);
+  });
+
+  it('applies reason (any case), age and body filters', () => {
+    expect(isSelected(message, { ...none, all: true, reason: 'maxdeliverycountexceeded' }, now)).toBe(true);
+    expect(isSelected(message, { ...none, all: true, reason: 'TTLExpiredException' }, now)).toBe(false);
+    expect(isSelected(message, { ...none, all: true, olderThanMs: 1_800_000 }, now)).toBe(true);
+    expect(isSelected(message, { ...none, all: true, newerThanMs: 1_800_000 }, now)).toBe(false);
+    expect(isSelected(message, { ...none, all: true, bodyContains: 'o-9' }, now)).toBe(true);
+  });
+
+  it('knows when nothing was named', () => {
+    expect(isEmptySelection(none)).toBe(true);
+    expect(isEmptySelection({ ...none, reason: 'x' })).toBe(false);
+  });
+
+  it('reads durations with a unit and refuses anything else', () => {
+    expect([parseDuration('90s'), parseDuration('15m'), parseDuration('2h'), parseDuration('7d')]).toEqual([90_000, 900_000, 7_200_000, 604_800_000]);
+    expect(() => parseDuration('5 minutes')).toThrow('"5 minutes" is not a duration such as 90s, 15m, 2h or 7d');
+  });
+});

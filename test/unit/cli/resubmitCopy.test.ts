@@ -1,0 +1,57 @@
+import type { ServiceBusReceivedMessage } from '@azure/service-bus';
+import Long from 'long';
+import { describe, expect, it } from 'vitest';
+import { planResubmit } from '../../../src/cli/resubmitCopy.js';
+
+const now = Date.parse('2026-11-30T12:00:00Z');
+const original = (overrides: Partial<ServiceBusReceivedMessage> = {}): ServiceBusReceivedMessage =>
+  ({
+    messageId: 'm-1',
+    sequenceNumber: Long.fromNumber(42),
+    body: { orderId: 'o-1' },
+    contentType: 'application/json',
+    subject: 'PaymentReceived',
+    correlationId: 'c-1',
+    enqueuedTimeUtc: new Date(now - 60_000),
+    applicationProperties: { DeadLetterReason: 'MaxDeliveryCountExceeded', DeadLetterErrorDescription: 'x', tenant: 't1' },
+    _rawAmqpMessage: { bodyType: 'data', body: Buffer.from('{"orderId":"o-1"}') },
+    ...overrides,
+  }) as unknown as ServiceBusReceivedMessage;
+
+const options = { entityPath: 'orders', duplicateDetectionWindowMs: 600_000, nowMs: now };
+
+describe('planResubmit', () => {
+  it('keeps body bytes, content type, subject, correlation id and properties, drops DeadLetter*, adds provenance', () => {
+    const { copy } = planResubmit(original(), { ...options, dedupKey: 'm-1' });
+    expect(Buffer.from(copy.body as Buffer).toString()).toBe('{"orderId":"o-1"}');
+    expect(copy).toMatchObject({ contentType: 'application/json', subject: 'PaymentReceived', correlationId: 'c-1' });
+    expect(copy.applicationProperties).toEqual({
+      tenant: 't1',
+      'resubmitted-from': 'orders/$DeadLetterQueue#42',
+      'resubmit-count': 1,
+      'idempotency-key': 'm-1',
+    });
+  });
+
+  it('gives a new MessageId, carrying the dedup key, when the original send may be inside the window', () => {
+    expect(planResubmit(original(), { ...options, dedupKey: 'm-1' })).toMatchObject({ messageIdDecision: 'new', copy: { messageId: 'm-1~resubmit-1' } });
+  });
+
+  it('keeps the MessageId when the window has passed, or when the queue has none', () => {
+    const old = original({ enqueuedTimeUtc: new Date(now - 700_000) });
+    expect(planResubmit(old, options)).toMatchObject({ messageIdDecision: 'kept', copy: { messageId: 'm-1' } });
+    expect(planResubmit(original(), { ...options, duplicateDetectionWindowMs: 0 }).copy.messageId).toBe('m-1');
+    expect(planResubmit(old, options).copy.applicationProperties).not.toHaveProperty('idempotency-key');
+  });
+
+  it('counts resubmits, so a copy resubmitted again gets its own id', () => {
+    const again = original({ messageId: 'm-1~resubmit-1', applicationProperties: { 'resubmit-count': 1, 'idempotency-key': 'm-1' } });
+    const { copy } = planResubmit(again, { ...options, dedupKey: 'm-1' });
+    expect(copy.messageId).toBe('m-1~resubmit-1~resubmit-2');
+    expect(copy.applicationProperties).toMatchObject({ 'resubmit-count': 2, 'idempotency-key': 'm-1' });
+  });
+
+  it('plans the same id for two attempts at the same resubmit, so the broker drops the second', () => {
+    expect(planResubmit(original(), { ...options, dedupKey: 'm-1' }).copy.messageId).toBe(planResubmit(original(), { ...options, dedupKey: 'm-1' }).copy.messageId);
+  });
+});
