@@ -1,3 +1,4 @@
+import { DueTimer } from './dueTimer.js';
 import { MinHeap } from './minHeap.js';
 import { newLockToken } from './lockTokens.js';
 import type { QueueSettings } from './queueDefinitions.js';
@@ -46,11 +47,6 @@ export type Settlement =
 export type AcceptResult = { readonly kind: 'enqueued'; readonly sequenceNumber: number } | { readonly kind: 'duplicate' };
 
 const scheduledEnqueueTimeAnnotation = 'x-opt-scheduled-enqueue-time';
-interface Timed {
-  readonly atMs: number;
-  readonly sequenceNumber: number;
-}
-const earlier = (a: Timed, b: Timed) => a.atMs < b.atMs;
 
 /**
  * One queue or dead-letter sub-queue, with the semantics Azure documents: peek-lock with a lock
@@ -65,13 +61,11 @@ export class MessageEntity {
   /** Sends accepted and silently dropped by duplicate detection, for the local stack's summary. */
   duplicatesDropped = 0;
   private readonly available = new MinHeap<number>((a, b) => a < b);
-  private readonly expiries = new MinHeap<Timed>(earlier);
-  private readonly scheduled = new MinHeap<Timed>(earlier);
+  private readonly expiries = new DueTimer((seq, nowMs) => this.expireIfDue(seq, nowMs));
+  private readonly scheduled = new DueTimer((seq) => this.enqueueScheduled(seq));
   private readonly locks = new Map<string, StoredMessage>();
   private readonly seenMessageIds = new Map<string, number>();
   private lastSequenceNumber = 0;
-  private expiryTimer?: NodeJS.Timeout;
-  private scheduleTimer?: NodeJS.Timeout;
 
   constructor(
     readonly name: string,
@@ -197,8 +191,8 @@ export class MessageEntity {
   }
 
   close(): void {
-    clearTimeout(this.expiryTimer);
-    clearTimeout(this.scheduleTimer);
+    this.expiries.close();
+    this.scheduled.close();
     for (const m of this.locks.values()) if (m.lock) clearTimeout(m.lock.timer);
     this.locks.clear();
   }
@@ -207,14 +201,8 @@ export class MessageEntity {
   insert(m: StoredMessage): void {
     this.messages.set(m.sequenceNumber, m);
     this.lastSequenceNumber = Math.max(this.lastSequenceNumber, m.sequenceNumber);
-    if (this.expiresMessages && Number.isFinite(m.expiresAtMs)) {
-      this.expiries.push({ atMs: m.expiresAtMs, sequenceNumber: m.sequenceNumber });
-      this.armExpiryTimer();
-    }
-    if (m.state === 'scheduled' && m.scheduledAtMs !== undefined) {
-      this.scheduled.push({ atMs: m.scheduledAtMs, sequenceNumber: m.sequenceNumber });
-      this.armScheduleTimer();
-    }
+    if (this.expiresMessages && Number.isFinite(m.expiresAtMs)) this.expiries.add(m.expiresAtMs, m.sequenceNumber);
+    if (m.state === 'scheduled' && m.scheduledAtMs !== undefined) this.scheduled.add(m.scheduledAtMs, m.sequenceNumber);
     if (m.state === 'active') this.makeAvailable(m);
   }
 
@@ -303,42 +291,19 @@ export class MessageEntity {
   }
 
   private expireDue(): void {
-    const nowMs = Date.now();
-    for (let next = this.expiries.peek(); next && next.atMs <= nowMs; next = this.expiries.peek()) {
-      this.expiries.pop();
-      const m = this.messages.get(next.sequenceNumber);
-      // A locked message expires when its lock ends (see countFailedDelivery), as in Azure.
-      if (m && !m.lock && m.expiresAtMs <= nowMs) this.expire(m);
-    }
-    this.armExpiryTimer();
+    this.expiries.runDue();
   }
 
-  private armExpiryTimer(): void {
-    clearTimeout(this.expiryTimer);
-    const next = this.expiries.peek();
-    if (!next) return;
-    this.expiryTimer = setTimeout(() => this.expireDue(), Math.max(0, Math.min(next.atMs - Date.now(), 2 ** 31 - 1)));
-    this.expiryTimer.unref();
+  private expireIfDue(sequenceNumber: number, nowMs: number): void {
+    const m = this.messages.get(sequenceNumber);
+    // A locked message expires when its lock ends (see countFailedDelivery), as in Azure.
+    if (m && !m.lock && m.expiresAtMs <= nowMs) this.expire(m);
   }
 
-  private enqueueDueScheduled(): void {
-    const nowMs = Date.now();
-    for (let next = this.scheduled.peek(); next && next.atMs <= nowMs; next = this.scheduled.peek()) {
-      this.scheduled.pop();
-      const m = this.messages.get(next.sequenceNumber);
-      if (m?.state === 'scheduled') {
-        m.state = 'active';
-        this.makeAvailable(m);
-      }
-    }
-    this.armScheduleTimer();
-  }
-
-  private armScheduleTimer(): void {
-    clearTimeout(this.scheduleTimer);
-    const next = this.scheduled.peek();
-    if (!next) return;
-    this.scheduleTimer = setTimeout(() => this.enqueueDueScheduled(), Math.max(0, Math.min(next.atMs - Date.now(), 2 ** 31 - 1)));
-    this.scheduleTimer.unref();
+  private enqueueScheduled(sequenceNumber: number): void {
+    const m = this.messages.get(sequenceNumber);
+    if (m?.state !== 'scheduled') return;
+    m.state = 'active';
+    this.makeAvailable(m);
   }
 }

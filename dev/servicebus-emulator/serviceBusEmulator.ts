@@ -5,7 +5,9 @@ import { deliveryTagFor, newLockToken } from './lockTokens.js';
 import { handleManagementRequest } from './management.js';
 import type { ManagementReply } from './management.js';
 import { MessageEntity } from './messageEntity.js';
-import type { AmqpMessage, Settlement, StoredMessage } from './messageEntity.js';
+import { entityPath, hasUnusedCredit, lockLostDescription, notFound, settlementFor } from './amqpLinks.js';
+import type { DispositionState, LinkInternals } from './amqpLinks.js';
+import type { AmqpMessage, StoredMessage } from './messageEntity.js';
 import { azureDefaultQueueSettings, loadQueueFile, toQueueSettings } from './queueDefinitions.js';
 import type { QueueSettings } from './queueDefinitions.js';
 import { batchMessageFormat, toWireMessage, unpackBatch } from './wireMessages.js';
@@ -38,16 +40,6 @@ interface DeliveryRef {
   readonly token: string;
 }
 
-/** rhea fields the broker sets that its typings do not declare. */
-interface LinkInternals {
-  local: { attach: { max_message_size?: number; snd_settle_mode?: number; rcv_settle_mode?: number } };
-  remote: { attach: { snd_settle_mode?: number; rcv_settle_mode?: number; source?: { address?: string }; target?: { address?: string } } };
-  _draining?: boolean;
-  _drained?: boolean;
-  delivery_count: number;
-  credit: number;
-  _get_drain?: () => boolean;
-}
 
 /**
  * An AMQP 1.0 broker that the real Service Bus SDKs talk to as to Azure, with
@@ -304,64 +296,3 @@ class Broker {
     for (const [entity, senders] of this.consumers) this.consumers.set(entity, senders.filter((s) => s.connection !== connection));
   }
 }
-
-interface OutgoingDeliveries {
-  next_pending_delivery: number;
-  next_delivery_id: number;
-  deliveries: { by_id(id: number): { link: unknown } | undefined };
-}
-
-/**
- * rhea takes a link's credit only when the session writes the transfer, after this turn: `sendable()`
- * stays true while deliveries pile up behind one receiver. Count the ones it has not written yet, so
- * that competing receivers each get what their own credit asks for.
- */
-function hasUnusedCredit(sender: Sender): boolean {
-  if (!sender.sendable()) return false;
-  const outgoing = (sender.session as unknown as { outgoing: OutgoingDeliveries }).outgoing;
-  let unsent = 0;
-  for (let id = outgoing.next_pending_delivery; id < outgoing.next_delivery_id; id += 1) {
-    if (outgoing.deliveries.by_id(id)?.link === sender) unsent += 1;
-  }
-  return (sender as unknown as LinkInternals).credit > unsent;
-}
-
-interface DispositionState {
-  error?: { info?: Record<string, unknown> };
-  undeliverable_here?: boolean;
-  message_annotations?: Record<string, unknown>;
-}
-
-const lockLostDescription =
-  'The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue.';
-
-function settlementFor(outcome: 'accepted' | 'rejected' | 'modified' | 'released', state: DispositionState | undefined): Settlement {
-  if (outcome === 'accepted') return { kind: 'complete' };
-  if (outcome === 'rejected') {
-    const { DeadLetterReason, DeadLetterErrorDescription, ...properties } = state?.error?.info ?? {};
-    return {
-      kind: 'dead-letter',
-      info: {
-        reason: DeadLetterReason === undefined ? undefined : String(DeadLetterReason),
-        description: DeadLetterErrorDescription === undefined ? undefined : String(DeadLetterErrorDescription),
-        properties,
-      },
-    };
-  }
-  // rhea raises `released` for some `modified` states, so the state decides: undeliverable here = defer.
-  if (state?.undeliverable_here) return { kind: 'defer', properties: state.message_annotations };
-  return { kind: 'abandon', properties: state?.message_annotations };
-}
-
-/**
- * The entity path of a link address, lower-cased: the JS SDK sends `orders`, the .NET client
- * `/orders`, and either may send a full `amqps://namespace/orders` URI.
- */
-function entityPath(address: string): string {
-  return address.replace(/^[a-z]+:\/\/[^/]+/i, '').replace(/^\/+/, '').toLowerCase();
-}
-
-function notFound(link: Sender | Receiver, address: string): void {
-  link.close({ condition: 'amqp:not-found', description: `The messaging entity '${address}' could not be found.` });
-}
-

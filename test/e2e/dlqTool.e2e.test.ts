@@ -13,15 +13,9 @@ import type { DlqIo } from '../../src/cli/dlqProgram.js';
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { orderPlaced, paymentReceived } from '../support/orderMessages.js';
 import { loadProcessOrder, outcomeLine } from '../support/processOrderHarness.js';
+import { eventually, testQueue } from '../support/waiting.js';
 
-const queue = (overrides: Partial<QueueSettings>): QueueSettings => ({
-  lockDurationMs: 2_000,
-  maxDeliveryCount: 3,
-  defaultMessageTimeToLiveMs: 3_600_000,
-  duplicateDetectionWindowMs: 600_000,
-  deadLetteringOnMessageExpiration: true,
-  ...overrides,
-});
+const queue = (overrides: Partial<QueueSettings>) => testQueue({ lockDurationMs: 2_000, maxDeliveryCount: 3, ...overrides });
 
 let cosmos: CosmosClient;
 let container: Container;
@@ -79,13 +73,6 @@ async function dlq(args: string[], io: Partial<DlqIo> = {}): Promise<{ code: num
   return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
 }
 
-async function eventually(what: string, condition: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const deadLettered = (name: string) => emulator.entity(`${name}/$DeadLetterQueue`)?.messages.size ?? 0;
 const inDeadLetters = (name: string, messageId: string) =>

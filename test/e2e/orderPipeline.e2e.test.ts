@@ -8,20 +8,14 @@ import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
 import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import type { LocalFunctionsHost, LocalHostOptions } from '../../dev/host/localFunctionsHost.js';
 import { startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
-import type { QueueSettings, ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
 import { rejectedMessagesPartition, rejectionDocumentId } from '../../src/orders/index.js';
 import { createOrdersContainer, documentsOf, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { orderPlaced, paymentReceived } from '../support/orderMessages.js';
 import { loadProcessOrder, outcomeLine } from '../support/processOrderHarness.js';
+import { eventually, testQueue } from '../support/waiting.js';
 
-const queue = (overrides: Partial<QueueSettings>): QueueSettings => ({
-  lockDurationMs: 30_000,
-  maxDeliveryCount: 10,
-  defaultMessageTimeToLiveMs: 3_600_000,
-  duplicateDetectionWindowMs: 600_000,
-  deadLetteringOnMessageExpiration: true,
-  ...overrides,
-});
+const queue = testQueue;
 
 let cosmos: CosmosClient;
 let container: Container;
@@ -77,13 +71,6 @@ function startHosts(queueName: string, count: number, extra: Partial<LocalHostOp
   return observed;
 }
 
-async function eventually(what: string, condition: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 async function queueIsEmpty(queueName: string): Promise<boolean> {
   const receiver = producer.createReceiver(queueName);

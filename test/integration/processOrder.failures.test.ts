@@ -1,29 +1,18 @@
-import type { Container, CosmosClient } from '@azure/cosmos';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { isCosmosSafeId } from '../../src/cosmos/index.js';
 import { PermanentMessageError, TransientStoreError } from '../../src/idempotency/index.js';
 import { rejectedMessagesPartition, rejectionDocumentId } from '../../src/orders/index.js';
 import { clearCosmosFaults, injectCosmosFault } from '../support/cosmosFaults.js';
-import { createOrdersContainer, documentsOf, testCosmosClient } from '../support/cosmosTestContainer.js';
+import { documentsOf } from '../support/cosmosTestContainer.js';
 import { newOrderId, orderPlaced, paymentReceived } from '../support/orderMessages.js';
-import { BrokerMessage, deliver, loadProcessOrder, outcomeLine } from '../support/processOrderHarness.js';
+import { BrokerMessage, deliver, outcomeLine, useProcessOrder } from '../support/processOrderHarness.js';
 import type { Send } from '../support/processOrderHarness.js';
 
-let client: CosmosClient;
-let container: Container;
-let fn: RegisteredFunction;
-
-beforeAll(async () => {
-  client = testCosmosClient();
-  container = await createOrdersContainer(client);
-  fn = await loadProcessOrder(container);
-});
+const app = useProcessOrder();
 afterEach(() => clearCosmosFaults());
-afterAll(() => client.dispose());
 
 async function rejectionFor(messageId: string) {
-  const { resource } = await container.item(rejectionDocumentId(messageId), rejectedMessagesPartition).read();
+  const { resource } = await app.container.item(rejectionDocumentId(messageId), rejectedMessagesPartition).read();
   return resource as Record<string, unknown> | undefined;
 }
 
@@ -45,32 +34,32 @@ describe('processOrder: permanent failures', () => {
   ];
 
   it.each(cases)('rejects %s with a clear reason, writes no order document and records why', async (_name, send, code, reason) => {
-    const result = await deliver(fn, new BrokerMessage(send));
+    const result = await deliver(app.fn, new BrokerMessage(send));
     expect(result.error).toBeInstanceOf(PermanentMessageError);
     expect((result.error as PermanentMessageError).code).toBe(code);
     expect((result.error as Error).message).toMatch(reason);
     expect(outcomeLine(result)).toMatchObject({ outcome: 'invalid', messageId: send.messageId });
     expect(result.logs.some((l) => l.level === 'error' && l.message.includes('"outcome":"invalid"'))).toBe(true);
-    expect(await documentsOf(container, orderId)).toEqual([]);
+    expect(await documentsOf(app.container, orderId)).toEqual([]);
     expect(await rejectionFor(send.messageId!)).toMatchObject({ reason: code, messageId: send.messageId, description: expect.stringMatching(reason) });
   });
 
   it('rejects a message with no usable key and never processes it keyless', async () => {
     const keyless = newOrderId();
-    const result = await deliver(fn, new BrokerMessage({ body: orderPlaced(keyless), subject: 'OrderPlaced' }));
+    const result = await deliver(app.fn, new BrokerMessage({ body: orderPlaced(keyless), subject: 'OrderPlaced' }));
     expect((result.error as PermanentMessageError).code).toBe('NoDedupKey');
-    expect(await documentsOf(container, keyless)).toEqual([]);
+    expect(await documentsOf(app.container, keyless)).toEqual([]);
   });
 
   it('answers each further delivery of a rejected message from its record, and a resubmitted copy afresh', async () => {
     const message = new BrokerMessage({ body: 'not json', messageId: 'poison-1', subject: 'OrderPlaced' });
-    await deliver(fn, message);
-    const again = await deliver(fn, message);
+    await deliver(app.fn, message);
+    const again = await deliver(app.fn, message);
     expect((again.error as PermanentMessageError).code).toBe('InvalidJson');
     expect(await rejectionFor('poison-1')).toMatchObject({ sequenceNumber: message.sequenceNumber });
 
     const resubmitted = new BrokerMessage({ body: 'still not json', messageId: 'poison-1', subject: 'OrderPlaced' });
-    await deliver(fn, resubmitted);
+    await deliver(app.fn, resubmitted);
     expect(await rejectionFor('poison-1')).toMatchObject({ sequenceNumber: resubmitted.sequenceNumber, description: expect.stringContaining('still not json') });
   });
 });
@@ -79,23 +68,23 @@ describe('processOrder: transient store failures', () => {
   it.each([408, 429, 449, 500, 503])('throws on Cosmos %i so Service Bus redelivers, leaving no partial write', async (statusCode) => {
     const orderId = newOrderId();
     const message = new BrokerMessage({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' });
-    await injectCosmosFault({ statusCode, times: 1000, urlIncludes: container.id, batchOnly: true });
-    const failed = await deliver(fn, message);
+    await injectCosmosFault({ statusCode, times: 1000, urlIncludes: app.container.id, batchOnly: true });
+    const failed = await deliver(app.fn, message);
     expect(failed.error).toBeInstanceOf(TransientStoreError);
     expect(outcomeLine(failed).outcome).toBe('retry');
     await clearCosmosFaults();
-    expect(await documentsOf(container, orderId)).toEqual([]);
+    expect(await documentsOf(app.container, orderId)).toEqual([]);
 
-    const redelivered = await deliver(fn, message);
+    const redelivered = await deliver(app.fn, message);
     expect(outcomeLine(redelivered).outcome).toBe('created');
-    expect(await documentsOf(container, orderId)).toHaveLength(2);
+    expect(await documentsOf(app.container, orderId)).toHaveLength(2);
   });
 
   it('throws when the order cannot even be read (503 on the point read of a payment)', async () => {
     const orderId = newOrderId();
-    await deliver(fn, new BrokerMessage({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' }));
-    await injectCosmosFault({ statusCode: 503, times: 1000, urlIncludes: `${container.id}/docs/${orderId}`, method: 'GET' });
-    const result = await deliver(fn, new BrokerMessage({ body: paymentReceived(orderId), messageId: `p-${orderId}`, subject: 'PaymentReceived' }));
+    await deliver(app.fn, new BrokerMessage({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' }));
+    await injectCosmosFault({ statusCode: 503, times: 1000, urlIncludes: `${app.container.id}/docs/${orderId}`, method: 'GET' });
+    const result = await deliver(app.fn, new BrokerMessage({ body: paymentReceived(orderId), messageId: `p-${orderId}`, subject: 'PaymentReceived' }));
     expect(result.error).toBeInstanceOf(TransientStoreError);
     expect((result.error as TransientStoreError).statusCode).toBe(503);
   });
@@ -112,11 +101,11 @@ describe('processOrder: awkward dedup keys', () => {
 
   it.each(keys)('stores a payment keyed with %s under a valid id, and recognises its redelivery', async (_name, key) => {
     const orderId = newOrderId();
-    await deliver(fn, new BrokerMessage({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' }));
+    await deliver(app.fn, new BrokerMessage({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' }));
     const message = new BrokerMessage({ body: paymentReceived(orderId), messageId: 'ignored', subject: 'PaymentReceived', applicationProperties: { 'idempotency-key': key } });
-    expect(outcomeLine(await deliver(fn, message))).toMatchObject({ outcome: 'created', dedupKey: key });
-    expect(outcomeLine(await deliver(fn, message)).outcome).toBe('duplicate');
-    const marker = (await documentsOf(container, orderId)).find((d) => d.docType === 'inbox');
+    expect(outcomeLine(await deliver(app.fn, message))).toMatchObject({ outcome: 'created', dedupKey: key });
+    expect(outcomeLine(await deliver(app.fn, message)).outcome).toBe('duplicate');
+    const marker = (await documentsOf(app.container, orderId)).find((d) => d.docType === 'inbox');
     expect(marker?.dedupKey).toBe(key);
     expect(isCosmosSafeId(String(marker?.id))).toBe(true);
   });
@@ -127,9 +116,9 @@ describe('processOrder: CloudEvents', () => {
     const orderId = newOrderId();
     const event = { specversion: '1.0', id: 'evt-1', source: '/shop/orders', type: 'com.example.shop.OrderPlaced', data: orderPlaced(orderId) };
     const send = { body: event, messageId: 'transport-id-1', contentType: 'application/cloudevents+json; charset=utf-8' };
-    expect(outcomeLine(await deliver(fn, new BrokerMessage(send)))).toMatchObject({ outcome: 'created', dedupKey: '/shop/orders|evt-1', type: 'OrderPlaced' });
+    expect(outcomeLine(await deliver(app.fn, new BrokerMessage(send)))).toMatchObject({ outcome: 'created', dedupKey: '/shop/orders|evt-1', type: 'OrderPlaced' });
     // A producer retry re-sends the event under a new MessageId: still the same event.
-    expect(outcomeLine(await deliver(fn, new BrokerMessage({ ...send, messageId: 'transport-id-2' }))).outcome).toBe('duplicate');
+    expect(outcomeLine(await deliver(app.fn, new BrokerMessage({ ...send, messageId: 'transport-id-2' }))).outcome).toBe('duplicate');
   });
 
   it('keys a binary-mode CloudEvent by its cloudEvents: application properties', async () => {
@@ -139,6 +128,6 @@ describe('processOrder: CloudEvents', () => {
       messageId: 'transport-id-3',
       applicationProperties: { 'cloudEvents:specversion': '1.0', 'cloudEvents:id': 'evt-9', 'cloudEvents:source': 'urn:shop', 'cloudEvents:type': 'shop.OrderPlaced' },
     };
-    expect(outcomeLine(await deliver(fn, new BrokerMessage(send)))).toMatchObject({ outcome: 'created', dedupKey: 'urn:shop|evt-9', type: 'OrderPlaced' });
+    expect(outcomeLine(await deliver(app.fn, new BrokerMessage(send)))).toMatchObject({ outcome: 'created', dedupKey: 'urn:shop|evt-9', type: 'OrderPlaced' });
   });
 });

@@ -1,32 +1,16 @@
-import type { Container, CosmosClient } from '@azure/cosmos';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
-import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
-import { newOrderId, orderPlaced, orderStatusChanged } from '../support/orderMessages.js';
-import { BrokerMessage, deliver, deliverUntilSettled, loadProcessOrder, outcomeLine } from '../support/processOrderHarness.js';
+import { describe, expect, it } from 'vitest';
+import { orderStatusChanged } from '../support/orderMessages.js';
+import { BrokerMessage, deliver, deliverUntilSettled, outcomeLine, placeOrder, useProcessOrder } from '../support/processOrderHarness.js';
 
-let client: CosmosClient;
-let container: Container;
-let fn: RegisteredFunction;
+const app = useProcessOrder();
 
-beforeAll(async () => {
-  client = testCosmosClient();
-  container = await createOrdersContainer(client);
-  fn = await loadProcessOrder(container);
-});
-afterAll(() => client.dispose());
-
-async function placedOrder(): Promise<string> {
-  const orderId = newOrderId();
-  await deliver(fn, new BrokerMessage({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' }));
-  return orderId;
-}
+const placedOrder = () => placeOrder(app.fn);
 
 const statusChange = (orderId: string, version: number, status: string) =>
   new BrokerMessage({ body: orderStatusChanged(orderId, version, status), messageId: `s-${orderId}-${version}`, subject: 'OrderStatusChanged' });
 
 async function statusOf(orderId: string) {
-  const { resource } = await container.item(orderId, orderId).read();
+  const { resource } = await app.container.item(orderId, orderId).read();
   return resource as { status: string; statusVersion: number };
 }
 
@@ -35,7 +19,7 @@ describe('processOrder: OrderStatusChanged', () => {
     const orderId = await placedOrder();
     const arrivals: [number, string][] = [[3, 'Shipped'], [1, 'Paid'], [5, 'Delivered'], [2, 'Paid'], [4, 'Shipped']];
     const outcomes = [];
-    for (const [version, status] of arrivals) outcomes.push(outcomeLine(await deliver(fn, statusChange(orderId, version, status))).outcome);
+    for (const [version, status] of arrivals) outcomes.push(outcomeLine(await deliver(app.fn, statusChange(orderId, version, status))).outcome);
     expect(outcomes).toEqual(['created', 'stale', 'created', 'stale', 'stale']);
     expect(await statusOf(orderId)).toMatchObject({ status: 'Delivered', statusVersion: 5 });
   });
@@ -43,8 +27,8 @@ describe('processOrder: OrderStatusChanged', () => {
   it('completes a redelivered status as stale with no change', async () => {
     const orderId = await placedOrder();
     const message = statusChange(orderId, 1, 'Paid');
-    await deliver(fn, message);
-    const redelivery = await deliver(fn, message);
+    await deliver(app.fn, message);
+    const redelivery = await deliver(app.fn, message);
     expect(outcomeLine(redelivery)).toMatchObject({ outcome: 'stale', reason: 'stored status version 1' });
     expect(redelivery.error).toBeUndefined();
   });
@@ -52,7 +36,7 @@ describe('processOrder: OrderStatusChanged', () => {
   it('ends on the highest version when ten versions race', async () => {
     const orderId = await placedOrder();
     const messages = Array.from({ length: 10 }, (_, i) => statusChange(orderId, i + 1, i === 9 ? 'Cancelled' : 'Shipped'));
-    await Promise.all(messages.reverse().map((m) => deliverUntilSettled(fn, m)));
+    await Promise.all(messages.reverse().map((m) => deliverUntilSettled(app.fn, m)));
     expect(await statusOf(orderId)).toMatchObject({ status: 'Cancelled', statusVersion: 10 });
   });
 });

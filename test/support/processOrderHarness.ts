@@ -1,8 +1,11 @@
-import type { Container } from '@azure/cosmos';
+import type { Container, CosmosClient } from '@azure/cosmos';
+import { afterAll, beforeAll } from 'vitest';
 import { registeredFunctions } from '../../dev/host/functionsCore.js';
 import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
 import { invokeServiceBusFunction } from '../../dev/host/hostInvocation.js';
 import type { InvocationResult, ServiceBusDelivery } from '../../dev/host/hostInvocation.js';
+import { createOrdersContainer, testCosmosClient } from './cosmosTestContainer.js';
+import { newOrderId, orderPlaced } from './orderMessages.js';
 
 let nextSequenceNumber = 1;
 
@@ -60,4 +63,28 @@ export async function deliverUntilSettled(fn: RegisteredFunction, message: Broke
     if (outcomeLine(result).outcome !== 'retry') return result;
   }
   throw new Error(`message ${message.sequenceNumber} still retrying after ${maxDeliveries} deliveries`);
+}
+
+export interface ProcessOrderFixture {
+  readonly fn: RegisteredFunction;
+  readonly container: Container;
+}
+
+/** For a test file: a fresh orders container and the app loaded against it, as the worker would load it. */
+export function useProcessOrder(): ProcessOrderFixture {
+  const fixture = {} as { fn: RegisteredFunction; container: Container; client: CosmosClient };
+  beforeAll(async () => {
+    fixture.client = testCosmosClient();
+    fixture.container = await createOrdersContainer(fixture.client);
+    fixture.fn = await loadProcessOrder(fixture.container);
+  });
+  afterAll(() => fixture.client.dispose());
+  return fixture;
+}
+
+/** Delivers an OrderPlaced for a new order id and returns the id. */
+export async function placeOrder(fn: RegisteredFunction): Promise<string> {
+  const orderId = newOrderId();
+  await deliver(fn, new BrokerMessage({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' }));
+  return orderId;
 }

@@ -1,0 +1,22 @@
+import type { QueueSettings } from '../../dev/servicebus-emulator/index.js';
+
+/** Polls until the condition holds; fails naming what it waited for. */
+export async function eventually(what: string, condition: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** An emulator queue for end-to-end tests: duplicate detection and dead-lettering on, as in infra/servicebus-queues.json. */
+export function testQueue(overrides: Partial<QueueSettings>): QueueSettings {
+  return {
+    lockDurationMs: 30_000,
+    maxDeliveryCount: 10,
+    defaultMessageTimeToLiveMs: 3_600_000,
+    duplicateDetectionWindowMs: 600_000,
+    deadLetteringOnMessageExpiration: true,
+    ...overrides,
+  };
+}
