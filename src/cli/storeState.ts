@@ -25,7 +25,7 @@ export interface StoreLookupOptions {
 export async function storeStateOf(envelope: MessageEnvelope, body: unknown, options: StoreLookupOptions): Promise<StoreState> {
   const { store } = options;
   if (!store) return { kind: 'unchecked', detail: 'no Cosmos DB given (--cosmos-endpoint)' };
-  const rejection = envelope.messageId === undefined ? undefined : await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId(envelope.messageId));
+  const rejection = envelope.messageId === undefined ? undefined : await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId(envelope.messageId, options.consumerName));
   if (rejection) {
     const { reason, description } = rejection.document;
     return { kind: reason === 'PayloadConflict' ? 'conflict' : 'invalid', detail: `${reason}: ${description}` };

@@ -91,7 +91,9 @@ export const outboxDocumentId = (orderId: string): string => documentId('outbox'
 export const inboxMarkerId = (dedupKey: string): string => documentId('inbox', dedupKey);
 export const conflictDocumentId = (dedupKey: string, incomingFingerprint: string): string =>
   documentId('conflict', dedupKey, incomingFingerprint);
-export const rejectionDocumentId = (messageId: string): string => documentId('rejection', messageId);
+/** Scoped by consumer: consumers sharing a container each reject (or not) the same message on their own. */
+export const rejectionDocumentId = (messageId: string, consumerName?: string): string =>
+  consumerName ? documentId('rejection', consumerName, messageId) : documentId('rejection', messageId);
 
 export function newOrderDocument(order: OrderPlaced, processed: Processed): OrderDocument {
   return {

@@ -11,6 +11,8 @@ import type { FlowContext } from './flowContext.js';
  * real reason is kept here, by MessageId, for the operator tool. Each further delivery of the same
  * broker message costs one point read of this record (see findRejection).
  */
+type RejectionContext = FlowContext & { readonly consumerName?: string };
+
 export interface RejectionDetails {
   readonly error: PermanentMessageError;
   readonly dedupKey?: string;
@@ -18,10 +20,10 @@ export interface RejectionDetails {
   readonly orderId?: string;
 }
 
-export async function recordRejection(envelope: MessageEnvelope, details: RejectionDetails, ctx: FlowContext): Promise<void> {
+export async function recordRejection(envelope: MessageEnvelope, details: RejectionDetails, ctx: RejectionContext): Promise<void> {
   if (envelope.messageId === undefined) return; // nothing to find it by; the error log line carries the reason
   const rejection: RejectionDocument = {
-    id: rejectionDocumentId(envelope.messageId),
+    id: rejectionDocumentId(envelope.messageId, ctx.consumerName),
     orderId: rejectedMessagesPartition,
     docType: 'rejection',
     messageId: envelope.messageId,
@@ -48,10 +50,10 @@ export async function recordRejection(envelope: MessageEnvelope, details: Reject
  * any. A first delivery skips the read: it cannot have been rejected yet. A resubmitted copy has a
  * new sequence number, so it is always processed afresh (perhaps the fault was fixed meanwhile).
  */
-export async function findRejection(envelope: MessageEnvelope, ctx: FlowContext): Promise<RejectionDocument | undefined> {
+export async function findRejection(envelope: MessageEnvelope, ctx: RejectionContext): Promise<RejectionDocument | undefined> {
   if (envelope.deliveryCount === 1 || envelope.messageId === undefined || envelope.sequenceNumber === undefined) {
     return undefined;
   }
-  const found = await ctx.store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId(envelope.messageId));
+  const found = await ctx.store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId(envelope.messageId, ctx.consumerName));
   return found?.document.sequenceNumber === envelope.sequenceNumber ? found.document : undefined;
 }

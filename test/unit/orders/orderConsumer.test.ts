@@ -58,6 +58,15 @@ describe('OrderConsumer over the in-memory store', () => {
     expect(markers.sort()).toEqual(['inbox|audit%7Cpay-2', 'inbox|billing%7Cpay-2']);
   });
 
+  it('keeps each consumer\'s rejection of the same message apart', async () => {
+    const store = new InMemoryDocumentStore();
+    for (const name of ['billing', 'audit']) {
+      await consumerOn(store, name).consume(delivery('poison', 'OrderPlaced'), 'not json', new RecordingLog());
+    }
+    const records = store.list('#rejected').map((d) => d.id).sort();
+    expect(records).toEqual(['rejection|audit|poison', 'rejection|billing|poison']);
+  });
+
   describe('a payment that overtakes its order', () => {
     it('waits for the order to be stored and then applies, instead of burning a redelivery', async () => {
       const store = new InMemoryDocumentStore();
