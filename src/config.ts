@@ -26,7 +26,7 @@ const settingsSchema = z.object({
   ServiceBusConnection: optionalText,
   ServiceBusConnection__fullyQualifiedNamespace: optionalText,
   ORDERS_QUEUE_NAME: z.string().trim().min(1, 'is required (the queue the trigger listens to)'),
-  COSMOS_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an https:// URL such as https://myaccount.documents.azure.com:443/' }),
+  COSMOS_ENDPOINT: z.url({ protocol: /^https$/, error: 'must be an https:// URL such as https://myaccount.documents.azure.com:443/' }),
   COSMOS_KEY: optionalText,
   COSMOS_CA_CERT_PATH: optionalText.refine((path) => path === undefined || existsSync(path), 'names a file that does not exist'),
   COSMOS_DATABASE: z.string().trim().min(1).default(settingDefaults.COSMOS_DATABASE),

@@ -45,6 +45,10 @@ describe('loadSettings', () => {
     expect(message).toContain('QUEUE_MAX_DELIVERY_COUNT');
   });
 
+  it('refuses a plain-http Cosmos endpoint: Cosmos DB and its emulator speak https only', () => {
+    expect(problemsOf({ ...minimal, COSMOS_ENDPOINT: 'http://localhost:8081/' })).toContain('COSMOS_ENDPOINT: must be an https:// URL');
+  });
+
   it('names the Service Bus connection when neither form is set', () => {
     const { ServiceBusConnection: _omitted, ...rest } = minimal;
     expect(problemsOf(rest)).toContain('ServiceBusConnection: set ServiceBusConnection (a connection string) or ServiceBusConnection__fullyQualifiedNamespace');
