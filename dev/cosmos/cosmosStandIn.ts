@@ -42,6 +42,8 @@ export interface CosmosStandInOptions {
   /** 8081 like the official emulator; 0 for any free port. */
   readonly port?: number;
   readonly host?: string;
+  /** PEM certificate and key to serve; by default the library's own self-signed pair. */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
 }
 
 type Handler = (account: Account, req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => Promise<unknown>;
@@ -57,7 +59,11 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
   const live: { account?: Account } = {};
   const faults: ActiveFault[] = [];
   const server: Server = createServer(
-    { cert: readFileSync(join(packageDir, 'cert.pem')), key: readFileSync(join(packageDir, 'key.pem')), keepAlive: true },
+    {
+      cert: options.tls?.cert ?? readFileSync(join(packageDir, 'cert.pem')),
+      key: options.tls?.key ?? readFileSync(join(packageDir, 'key.pem')),
+      keepAlive: true,
+    },
     (req, res) => {
       const { account } = live;
       if (!account) return;
