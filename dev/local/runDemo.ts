@@ -7,7 +7,9 @@ import { createCosmosClient } from '../../src/cosmos/index.js';
 import { rejectedMessagesPartition, rejectionDocumentId } from '../../src/orders/index.js';
 import { localContainer, localDatabase } from './localStack.js';
 import type { LocalStack } from './localStack.js';
+import { findOutcomeLine } from './outcomeLine.js';
 import { sampleWorkload } from './sampleWorkload.js';
+import { waitUntil } from './waitUntil.js';
 
 interface Tally {
   deliveries: number;
@@ -34,10 +36,10 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
   try {
     const sender = producer.createSender('orders');
     for (let i = 0; i < workload.sends.length; i += 100) await sender.sendMessages(workload.sends.slice(i, i + 100));
-    await until(async () => (await container.item(workload.conflictOrderId, workload.conflictOrderId).read()).resource !== undefined, 60_000);
+    await waitUntil('the order the conflict targets', async () => (await container.item(workload.conflictOrderId, workload.conflictOrderId).read()).resource !== undefined, 60_000, 100);
     await sender.sendMessages(workload.conflict);
     const dlq = producer.createReceiver('orders', { subQueueType: 'deadLetter' });
-    await until(async () => queueDepth(stack) === 0 && (stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.size ?? 0) > 0, 180_000);
+    await waitUntil('the queue to drain and the conflict to be dead-lettered', async () => queueDepth(stack) === 0 && (stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.size ?? 0) > 0, 180_000, 100);
     clearInterval(progress);
     printProgress(stack, tally);
     const deadLettered = await dlq.peekMessages(50, { fromSequenceNumber: Long.fromNumber(1) });
@@ -78,8 +80,7 @@ function startConsumers(stack: LocalStack, functions: readonly RegisteredFunctio
       onInvocation: (_fn, _delivery, result) => {
         tally.deliveries += 1;
         tally.byHost[host] = (tally.byHost[host] ?? 0) + 1;
-        const line = result.logs.map((l) => l.message).find((m) => m.includes('"event":"order-message"'));
-        const outcome = line ? String((JSON.parse(line) as { outcome: string }).outcome) : 'unknown';
+        const outcome = String(findOutcomeLine(result)?.outcome ?? 'unknown');
         tally.outcomes[outcome] = (tally.outcomes[outcome] ?? 0) + 1;
       },
       settle: (delivery, result) => {
@@ -97,13 +98,6 @@ function queueDepth(stack: LocalStack): number {
   return stack.serviceBus.entity('orders')?.messages.size ?? 0;
 }
 
-async function until(condition: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`the local stack did not settle within ${timeoutMs / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 function printProgress(stack: LocalStack, tally: Tally): void {
   const o = tally.outcomes;

@@ -2,6 +2,7 @@ import { ServiceBusClient } from '@azure/service-bus';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 import { localContainer, localDatabase } from './localStack.js';
 import type { LocalStack } from './localStack.js';
+import { waitUntil } from './waitUntil.js';
 
 const placed = (orderId: string, customerId = 'customer-1') => ({
   subject: 'OrderPlaced',
@@ -21,7 +22,7 @@ export async function seedRunbookScenario(stack: LocalStack, log: (line: string)
   const deadLetters = () => [...(stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.values() ?? [])].map((m) => String(m.message.message_id));
   try {
     await sender.sendMessages({ ...placed('runbook-order-1'), messageId: 'runbook-order-1' });
-    await until(async () => (await container.item('runbook-order-1', 'runbook-order-1').read()).resource !== undefined);
+    await waitUntil('runbook-order-1 to be stored', async () => (await container.item('runbook-order-1', 'runbook-order-1').read()).resource !== undefined, 30_000, 200);
     await sender.sendMessages({ ...placed('runbook-order-1', 'someone-else'), messageId: 'runbook-conflict' });
     await sender.sendMessages({
       subject: 'PaymentReceived',
@@ -30,7 +31,7 @@ export async function seedRunbookScenario(stack: LocalStack, log: (line: string)
     });
     log('\nRunbook demo: a conflicting OrderPlaced (runbook-conflict) and a payment for an order not yet placed (runbook-payment) are on');
     log('their way to the dead-letter queue; the payment takes about 20 s (10 deliveries, each waiting for its order).');
-    await until(() => deadLetters().includes('runbook-payment') && deadLetters().includes('runbook-conflict'), 120_000);
+    await waitUntil('both messages to be dead-lettered', () => deadLetters().includes('runbook-payment') && deadLetters().includes('runbook-conflict'), 120_000, 200);
     await sender.sendMessages({ ...placed('runbook-order-2'), messageId: 'runbook-order-2' });
     log('Both are dead-lettered, and runbook-order-2 has now arrived: follow the runbook in the README (npm run dlq -- list).');
   } finally {
@@ -39,10 +40,3 @@ export async function seedRunbookScenario(stack: LocalStack, log: (line: string)
   }
 }
 
-async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('the runbook demo did not reach its starting point in time');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}

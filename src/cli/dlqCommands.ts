@@ -44,8 +44,7 @@ export async function listDeadLetters(ctx: DlqContext, selection: Selection): Pr
     if (!isSelected(dlqView(m), selection, ctx.now())) continue;
     const envelope = envelopeOfReceived(m);
     rows.push({
-      sequenceNumber: m.sequenceNumber?.toNumber() ?? 0,
-      messageId: envelope.messageId,
+      ...identityOf(m),
       dedupKey: dedupKeyOf(envelope, m.body, ctx.consumerName),
       deadLetterReason: m.deadLetterReason,
       deadLetterErrorDescription: m.deadLetterErrorDescription,
@@ -124,7 +123,7 @@ export async function resubmitDeadLetters(ctx: DlqContext, selection: Selection,
 
 /** 'lock-lost' when the lock ran out before anything was sent: the message is simply locked again later. */
 async function resubmitOne(ctx: DlqContext, sender: ServiceBusSender, m: ServiceBusReceivedMessage, hooks: ResubmitHooks): Promise<ActionReport | 'lock-lost'> {
-  const base = { sequenceNumber: m.sequenceNumber?.toNumber() ?? 0, messageId: m.messageId === undefined ? undefined : String(m.messageId) };
+  const base = identityOf(m);
   const dedupKey = dedupKeyOf(envelopeOfReceived(m), m.body);
   const plan = planResubmit(m, { entityPath: ctx.entityPath, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now() });
   try {
@@ -155,7 +154,7 @@ export async function purgeDeadLetters(ctx: DlqContext, selection: Selection, dr
     ctx.receiver,
     async (m): Promise<LockedOutcome> => {
       if (!isSelected(dlqView(m), selection, ctx.now())) return 'declined';
-      const base = { sequenceNumber: m.sequenceNumber?.toNumber() ?? 0, messageId: m.messageId === undefined ? undefined : String(m.messageId) };
+      const base = identityOf(m);
       try {
         await ctx.receiver.completeMessage(m);
         reports.push({ ...base, outcome: 'purged', detail: m.deadLetterReason ?? '' });
@@ -176,8 +175,7 @@ async function plannedActions(ctx: DlqContext, selection: Selection, outcome: 'w
     if (!isSelected(dlqView(m), selection, ctx.now())) continue;
     const plan = planResubmit(m, { entityPath: ctx.entityPath, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey: dedupKeyOf(envelopeOfReceived(m), m.body), nowMs: ctx.now() });
     reports.push({
-      sequenceNumber: m.sequenceNumber?.toNumber() ?? 0,
-      messageId: m.messageId === undefined ? undefined : String(m.messageId),
+      ...identityOf(m),
       outcome,
       copyMessageId: outcome === 'would-resubmit' ? String(plan.copy.messageId) : undefined,
       detail: m.deadLetterReason ?? '',
@@ -190,10 +188,14 @@ function allTargetsDone(selection: Selection, reports: readonly ActionReport[]):
   return !selection.all && selection.targets.length > 0 && reports.length >= selection.targets.length;
 }
 
+/** How reports and filters name a message: its sequence number and MessageId. */
+function identityOf(m: ServiceBusReceivedMessage): { sequenceNumber: number; messageId?: string } {
+  return { sequenceNumber: m.sequenceNumber?.toNumber() ?? 0, messageId: m.messageId === undefined ? undefined : String(m.messageId) };
+}
+
 function dlqView(m: ServiceBusReceivedMessage) {
   return {
-    sequenceNumber: m.sequenceNumber?.toNumber() ?? 0,
-    messageId: m.messageId === undefined ? undefined : String(m.messageId),
+    ...identityOf(m),
     deadLetterReason: m.deadLetterReason,
     deadLetterErrorDescription: m.deadLetterErrorDescription,
     deliveryCount: m.deliveryCount,

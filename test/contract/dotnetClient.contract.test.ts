@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,19 +6,12 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
 import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { commandAvailable } from '../support/commands.js';
 
 const run = promisify(execFile);
 
-function dotnetAvailable(): boolean {
-  try {
-    execFileSync('dotnet', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-const suites = dotnetAvailable() ? [{ client: 'Azure.Messaging.ServiceBus 7.21.0' }] : [];
+const suites = commandAvailable('dotnet', '--version') ? [{ client: 'Azure.Messaging.ServiceBus 7.21.0' }] : [];
 if (suites.length === 0) console.log('.NET Service Bus client check: skipped because the dotnet CLI is not installed');
 
 // The Functions host receives and settles with the .NET client, so the emulator must satisfy it too.

@@ -5,15 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startCosmosStandIn } from '../../dev/cosmos/cosmosStandIn.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
+import { commandAvailable } from '../support/commands.js';
 
-function openssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A throwaway CA and a server certificate it signs for "localhost", as an exported emulator certificate would be. */
 function certificates(dir: string, name: string) {
@@ -25,7 +18,7 @@ function certificates(dir: string, name: string) {
   return { ca: join(dir, `${name}-ca.pem`), cert: readFileSync(join(dir, `${name}.pem`)), key: readFileSync(join(dir, `${name}.key`)) };
 }
 
-const suites = openssl() ? [{ tool: 'openssl' }] : [];
+const suites = commandAvailable('openssl', 'version') ? [{ tool: 'openssl' }] : [];
 if (suites.length === 0) console.log('COSMOS_CA_CERT_PATH test: skipped because openssl is not installed');
 
 describe.each(suites)('COSMOS_CA_CERT_PATH (certificates made with $tool)', () => {

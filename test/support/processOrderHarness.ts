@@ -4,6 +4,7 @@ import { registeredFunctions } from '../../dev/host/functionsCore.js';
 import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
 import { invokeServiceBusFunction } from '../../dev/host/hostInvocation.js';
 import type { InvocationResult, ServiceBusDelivery } from '../../dev/host/hostInvocation.js';
+import { findOutcomeLine } from '../../dev/local/outcomeLine.js';
 import { createOrdersContainer, testCosmosClient } from './cosmosTestContainer.js';
 import { newOrderId, orderPlaced } from './orderMessages.js';
 
@@ -47,9 +48,9 @@ export async function loadProcessOrder(container: Container): Promise<Registered
 
 /** The structured line the consumer logged for one invocation. */
 export function outcomeLine(result: InvocationResult): Record<string, unknown> {
-  const line = result.logs.map((l) => l.message).find((m) => m.includes('"event":"order-message"'));
+  const line = findOutcomeLine(result);
   if (!line) throw new Error(`no outcome line in ${JSON.stringify(result.logs)}`);
-  return JSON.parse(line) as Record<string, unknown>;
+  return line;
 }
 
 export async function deliver(fn: RegisteredFunction, message: BrokerMessage): Promise<InvocationResult> {

@@ -1,12 +1,9 @@
+import { waitUntil } from '../../dev/local/waitUntil.js';
 import type { QueueSettings } from '../../dev/servicebus-emulator/index.js';
 
 /** Polls until the condition holds; fails naming what it waited for. */
-export async function eventually(what: string, condition: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+export function eventually(what: string, condition: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
+  return waitUntil(what, condition, timeoutMs);
 }
 
 /** An emulator queue for end-to-end tests: duplicate detection and dead-lettering on, as in infra/servicebus-queues.json. */
