@@ -97,6 +97,7 @@ module functionApp 'modules/functionApp.bicep' = {
       QUEUE_MAX_DELIVERY_COUNT: orders.maxDeliveryCount
       QUEUE_LOCK_DURATION_SECONDS: orders.lockDurationSeconds
       QUEUE_MESSAGE_TTL_SECONDS: orders.defaultMessageTimeToLiveSeconds
+      LOCK_RENEWAL_MAX_SECONDS: queueFile.operations.lockRenewalMaxSeconds
       DLQ_RESUBMIT_HORIZON_SECONDS: queueFile.operations.deadLetterResubmitHorizonSeconds
       INBOX_MARKER_TTL_SECONDS: queueFile.operations.inboxMarkerTtlSeconds
     }
@@ -134,5 +135,6 @@ output COSMOS_ORDERS_CONTAINER string = cosmos.outputs.containerName
 output QUEUE_MAX_DELIVERY_COUNT int = orders.maxDeliveryCount
 output QUEUE_LOCK_DURATION_SECONDS int = orders.lockDurationSeconds
 output QUEUE_MESSAGE_TTL_SECONDS int = orders.defaultMessageTimeToLiveSeconds
+output LOCK_RENEWAL_MAX_SECONDS int = queueFile.operations.lockRenewalMaxSeconds
 output DLQ_RESUBMIT_HORIZON_SECONDS int = queueFile.operations.deadLetterResubmitHorizonSeconds
 output INBOX_MARKER_TTL_SECONDS int = queueFile.operations.inboxMarkerTtlSeconds

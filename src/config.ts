@@ -12,6 +12,7 @@ export const settingDefaults = {
   INBOX_MARKER_TTL_SECONDS: days(30),
   QUEUE_MAX_DELIVERY_COUNT: 10,
   QUEUE_LOCK_DURATION_SECONDS: 60,
+  LOCK_RENEWAL_MAX_SECONDS: 300,
   QUEUE_MESSAGE_TTL_SECONDS: days(14),
   DLQ_RESUBMIT_HORIZON_SECONDS: days(14),
   MAX_MESSAGE_BYTES: 256 * 1024,
@@ -35,6 +36,7 @@ const settingsSchema = z.object({
   INBOX_MARKER_TTL_SECONDS: wholeNumber(1, settingDefaults.INBOX_MARKER_TTL_SECONDS),
   QUEUE_MAX_DELIVERY_COUNT: wholeNumber(1, settingDefaults.QUEUE_MAX_DELIVERY_COUNT),
   QUEUE_LOCK_DURATION_SECONDS: wholeNumber(5, settingDefaults.QUEUE_LOCK_DURATION_SECONDS),
+  LOCK_RENEWAL_MAX_SECONDS: wholeNumber(0, settingDefaults.LOCK_RENEWAL_MAX_SECONDS),
   QUEUE_MESSAGE_TTL_SECONDS: wholeNumber(1, settingDefaults.QUEUE_MESSAGE_TTL_SECONDS),
   DLQ_RESUBMIT_HORIZON_SECONDS: wholeNumber(0, settingDefaults.DLQ_RESUBMIT_HORIZON_SECONDS),
   MAX_MESSAGE_BYTES: wholeNumber(1024, settingDefaults.MAX_MESSAGE_BYTES),
@@ -59,6 +61,7 @@ export interface Settings {
   readonly queue: {
     readonly maxDeliveryCount: number;
     readonly lockDurationSeconds: number;
+    readonly lockRenewalMaxSeconds: number;
     readonly messageTimeToLiveSeconds: number;
     readonly resubmitHorizonSeconds: number;
   };
@@ -85,6 +88,7 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>> =
     markerTtlSeconds: s.INBOX_MARKER_TTL_SECONDS,
     maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
     lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
+    lockRenewalMaxSeconds: s.LOCK_RENEWAL_MAX_SECONDS,
     messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
     resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
   });
@@ -111,6 +115,7 @@ function toSettings(s: z.infer<typeof settingsSchema>): Settings {
     queue: {
       maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
       lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
+      lockRenewalMaxSeconds: s.LOCK_RENEWAL_MAX_SECONDS,
       messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
       resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
     },

@@ -53,6 +53,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           QUEUE_MESSAGE_TTL_SECONDS: String(orders.defaultMessageTimeToLiveSeconds),
         }
       : {}),
+    LOCK_RENEWAL_MAX_SECONDS: String(file.operations.lockRenewalMaxSeconds),
     DLQ_RESUBMIT_HORIZON_SECONDS: String(file.operations.deadLetterResubmitHorizonSeconds),
     INBOX_MARKER_TTL_SECONDS: String(file.operations.inboxMarkerTtlSeconds),
   };

@@ -20,6 +20,8 @@ const queueFileSchema = z.object({
   queues: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,259}$/), queueDefinitionSchema),
   operations: z.object({
     deadLetterResubmitHorizonSeconds: z.int().min(0),
+    // host.json's maxAutoLockRenewalDuration in seconds (a test keeps the two equal).
+    lockRenewalMaxSeconds: z.int().min(0),
     inboxMarkerTtlSeconds: z.int().min(1),
   }),
 });

@@ -1,6 +1,8 @@
 import type { AddressInfo, Server } from 'node:net';
 import rhea from 'rhea';
 import type { Connection, Container, Delivery, EventContext, Receiver, Sender } from 'rhea';
+import { answerPutToken, defaultSharedAccessKeys } from './cbsTokens.js';
+import type { SharedAccessKeys } from './cbsTokens.js';
 import { deliveryTagFor, newLockToken } from './lockTokens.js';
 import { handleManagementRequest } from './management.js';
 import type { ManagementReply } from './management.js';
@@ -24,6 +26,8 @@ export interface ServiceBusEmulatorOptions {
   readonly host?: string;
   /** Queues by name; by default those of infra/servicebus-queues.json. */
   readonly queues?: Readonly<Record<string, QueueSettings>>;
+  /** Shared access keys by name that signed tokens must use; `{ local: 'local' }` by default. */
+  readonly sharedAccessKeys?: SharedAccessKeys;
 }
 
 export interface ServiceBusEmulator {
@@ -48,7 +52,7 @@ interface DeliveryRef {
  * Development tool only: in memory, one process, queues only.
  */
 export async function startServiceBusEmulator(options: ServiceBusEmulatorOptions = {}): Promise<ServiceBusEmulator> {
-  const broker = new Broker(options.queues ?? queuesFromFile());
+  const broker = new Broker(options.queues ?? queuesFromFile(), options.sharedAccessKeys ?? defaultSharedAccessKeys);
   const port = await broker.listen(options.port ?? 5672, options.host ?? '127.0.0.1');
   const host = options.host ?? '127.0.0.1';
   return {
@@ -72,7 +76,10 @@ class Broker {
   private readonly container: Container = rhea.create_container({ id: 'servicebus-emulator' });
   private server?: Server;
 
-  constructor(queues: Readonly<Record<string, QueueSettings>>) {
+  constructor(
+    queues: Readonly<Record<string, QueueSettings>>,
+    private readonly sharedAccessKeys: SharedAccessKeys,
+  ) {
     for (const [name, settings] of Object.entries(queues)) this.addQueue(name, settings);
     const c = this.container;
     // The JS SDK authenticates with SASL ANONYMOUS; the .NET client (the Functions host's) asks for
@@ -181,7 +188,9 @@ class Broker {
     const address = receiver.target?.address ?? '';
     const message = ctx.message as unknown as AmqpMessage;
     if (address === '$cbs') {
-      this.reply(ctx, message, { status: 202, description: 'Accepted' }, true); // any token will do
+      const properties = (message.application_properties ?? {}) as Record<string, unknown>;
+      const request = { audience: String(properties.name ?? ''), tokenType: String(properties.type ?? ''), token: message.body };
+      this.reply(ctx, message, answerPutToken(request, (path) => this.entity(path) !== undefined, this.sharedAccessKeys), true);
       return;
     }
     if (address.toLowerCase().endsWith(managementSuffix)) {

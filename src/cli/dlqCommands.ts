@@ -7,7 +7,7 @@ import { forEachLocked, isLockLost, keepLocked, peekAll } from './deadLetterQueu
 import type { LockedOutcome } from './deadLetterQueue.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
 import { planResubmit } from './resubmitCopy.js';
-import { storeStateOf } from './storeState.js';
+import { storeStateOf, storedRecordsOf } from './storeState.js';
 import type { StoreState } from './storeState.js';
 
 export interface Output {
@@ -78,6 +78,7 @@ export async function showDeadLetter(ctx: DlqContext, target: string): Promise<R
       timeToLive: m.timeToLive,
       applicationProperties: m.applicationProperties,
       store: await storeStateOf(envelope, m.body, { store: ctx.store, consumerName: ctx.consumerName }),
+      stored: await storedRecordsOf(envelope, m.body, { store: ctx.store, consumerName: ctx.consumerName }),
       body: typeof m.body === 'string' || m.body instanceof Uint8Array ? bodyText(m.body) : m.body,
     };
   }

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { DefaultAzureCredential } from '@azure/identity';
 import { ServiceBusClient } from '@azure/service-bus';
+import type { RetryOptions } from '@azure/service-bus';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
 import { deadLetterReceiver, entityPath } from './deadLetterQueue.js';
@@ -8,6 +9,7 @@ import type { EntityAddress } from './deadLetterQueue.js';
 import { isEmptySelection, parseDuration } from './deadLetterSelection.js';
 import type { Selection } from './deadLetterSelection.js';
 import { listDeadLetters, purgeDeadLetters, resubmitDeadLetters, showDeadLetter } from './dlqCommands.js';
+import { checkCosmosContainer, checkServiceBusEntity } from './setupChecks.js';
 import type { ActionReport, DlqContext, ListedMessage, Output, ResubmitHooks } from './dlqCommands.js';
 
 export interface DlqIo {
@@ -31,6 +33,7 @@ interface GlobalOptions {
   cosmosContainer: string;
   consumerName?: string;
   duplicateWindow: number;
+  timeout: number;
 }
 
 interface FilterOptions {
@@ -54,7 +57,7 @@ export async function runDlqCli(argv: readonly string[], io: DlqIo): Promise<num
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    io.stderr(`error: ${error instanceof Error ? error.message : String(error)}`);
+    io.stderr(`error: ${describeError(error)}`);
     return 2;
   }
   return exitCode;
@@ -75,7 +78,9 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
     .option('--cosmos-database <name>', 'database', io.env.COSMOS_DATABASE ?? 'orders')
     .option('--cosmos-container <name>', 'orders container', io.env.COSMOS_ORDERS_CONTAINER ?? 'orders')
     .option('--consumer-name <name>', 'the consumer\'s CONSUMER_NAME, if it has one', io.env.CONSUMER_NAME)
-    .option('--duplicate-window <duration>', "the queue's duplicate-detection window (0s if it has none)", durationOption, 600_000);
+    .option('--duplicate-window <duration>', "the queue's duplicate-detection window (0s if it has none)", durationOption, 600_000)
+    .option('--timeout <duration>', 'how long to wait for Service Bus or Cosmos DB to answer before giving up with the reason', durationOption, 10_000)
+    .addHelpText('after', exitCodesHelp);
 
   const withFilters = (command: Command) =>
     command
@@ -169,18 +174,30 @@ function requireSelection(targets: string[], options: FilterOptions): Selection 
   return selection;
 }
 
+const exitCodesHelp = `
+Exit codes:
+  0  done
+  1  a message failed, or a named message was not found
+  2  bad usage, or Service Bus or Cosmos DB could not be used (a missing entity, database or
+     container, a refused credential, no answer within --timeout): the message names which`;
+
 async function withContext(options: GlobalOptions, io: DlqIo, run: (ctx: DlqContext) => Promise<void>): Promise<void> {
   const address = entityOf(options);
-  const client = serviceBusClientOf(options);
+  // The SDK's own retries stay inside --timeout, so no single call hangs for a minute.
+  const client = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 });
+  const probe = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 0 });
   const cosmos = options.cosmosEndpoint ? createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey }) : undefined;
+  const container = cosmos?.database(options.cosmosDatabase).container(options.cosmosContainer);
   const receiver = deadLetterReceiver(client, address);
   const out: Output = { line: io.stdout, progress: io.stderr };
   try {
+    await checkServiceBusEntity({ client: probe, address, namespace: namespaceOf(options), timeoutMs: options.timeout }).finally(() => probe.close());
+    if (container && options.cosmosEndpoint) await checkCosmosContainer({ container, endpoint: options.cosmosEndpoint, timeoutMs: options.timeout });
     await run({
       receiver,
       sender: () => client.createSender(address.queue ?? address.topic ?? ''),
       entityPath: entityPath(address),
-      store: cosmos && new CosmosDocumentStore(cosmos.database(options.cosmosDatabase).container(options.cosmosContainer)),
+      store: container && new CosmosDocumentStore(container),
       consumerName: options.consumerName,
       duplicateDetectionWindowMs: options.duplicateWindow,
       now: () => Date.now(),
@@ -201,11 +218,25 @@ function entityOf(options: GlobalOptions): EntityAddress {
   return { queue: options.queue };
 }
 
-function serviceBusClientOf(options: GlobalOptions): ServiceBusClient {
+function serviceBusClientOf(options: GlobalOptions, retryOptions: RetryOptions): ServiceBusClient {
   if (options.connectionString && options.namespace) throw new Error('give --connection-string or --namespace, not both');
-  if (options.connectionString) return new ServiceBusClient(options.connectionString);
-  if (options.namespace) return new ServiceBusClient(options.namespace, new DefaultAzureCredential());
+  if (options.connectionString) return new ServiceBusClient(options.connectionString, { retryOptions });
+  if (options.namespace) return new ServiceBusClient(options.namespace, new DefaultAzureCredential(), { retryOptions });
   throw new Error('give --namespace <fqdn> (with az login / managed identity) or --connection-string (or SERVICEBUS_CONNECTION_STRING)');
+}
+
+/** How the namespace was named, for error messages: `--namespace`, or the connection string's Endpoint. */
+function namespaceOf(options: GlobalOptions): string {
+  if (options.namespace) return options.namespace;
+  return /Endpoint=sb:\/\/([^;/]+)/i.exec(options.connectionString ?? '')?.[1] ?? '(from the connection string)';
+}
+
+/** Never an empty "error: ": an SDK error without a message still has a code or a name. */
+function describeError(error: unknown): string {
+  const e = error as { message?: unknown; code?: unknown; name?: unknown } | undefined;
+  const text = String(e?.message ?? '').trim();
+  if (text) return text;
+  return [e?.name, e?.code].filter((x) => x !== undefined && String(x) !== '').join(' ') || String(error);
 }
 
 /** Prints the per-message report and a summary; returns the exit code. */

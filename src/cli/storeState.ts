@@ -1,8 +1,10 @@
 import { PermanentMessageError } from '../idempotency/index.js';
 import type { DocumentStore } from '../idempotency/index.js';
-import { inboxMarkerId, orderDocumentId, parseOrderMessage, rejectedMessagesPartition, rejectionDocumentId } from '../orders/index.js';
-import type { OrderDocument, ParsedOrderMessage, RejectionDocument } from '../orders/index.js';
+import { conflictDocumentId, inboxMarkerId, orderDocumentId, parseOrderMessage, rejectedMessagesPartition, rejectionDocumentId } from '../orders/index.js';
+import type { ConflictDocument, InboxMarkerDocument, OrderDocument, ParsedOrderMessage, RejectionDocument } from '../orders/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
+import { payloadDifferences } from './payloadDifference.js';
+import type { FieldDifference } from './payloadDifference.js';
 
 /**
  * What the store says about a dead-lettered message, so an operator sees which resubmits would be
@@ -64,4 +66,65 @@ async function effectState(message: ParsedOrderMessage, store: DocumentStore): P
         ? { kind: 'processed', detail: `order is at status version ${order.document.statusVersion}` }
         : { kind: 'not-processed', detail: `order is at status version ${order.document.statusVersion}` };
   }
+}
+
+/** What the store holds for a message, for `show`: the record its key reaches, and how they differ. */
+export interface StoredRecords {
+  readonly rejection?: RejectionDocument;
+  /** The document the message's key or order id reaches (order, or inbox marker), if any. */
+  readonly target?: { readonly id: string; readonly document: unknown };
+  readonly fingerprints?: { readonly message: string; readonly stored?: string };
+  /** Field by field, the message's payload against the stored one. */
+  readonly differences?: FieldDifference[];
+  readonly conflict?: ConflictDocument;
+  readonly note?: string;
+}
+
+export async function storedRecordsOf(envelope: MessageEnvelope, body: unknown, options: StoreLookupOptions): Promise<StoredRecords | undefined> {
+  const { store } = options;
+  if (!store) return undefined;
+  const rejection = envelope.messageId === undefined ? undefined : (await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId(envelope.messageId, options.consumerName)))?.document;
+  let message: ParsedOrderMessage;
+  try {
+    message = parseOrderMessage(envelope, body, { consumerName: options.consumerName, maxMessageBytes: Number.MAX_SAFE_INTEGER });
+  } catch (error) {
+    if (error instanceof PermanentMessageError) return { rejection, note: `the message cannot be parsed, so it reaches no record: ${error.message}` };
+    throw error;
+  }
+  const orderId = message.payload.orderId;
+  const conflict = (await store.read<ConflictDocument>(orderId, conflictDocumentId(message.key.value, message.fingerprint)))?.document;
+  const target = await targetOf(message, store);
+  if (!target) return { rejection, conflict, fingerprints: { message: message.fingerprint }, note: 'nothing is stored under this message\'s key' };
+  return {
+    rejection,
+    conflict,
+    target: { id: target.id, document: target.document },
+    fingerprints: { message: message.fingerprint, stored: target.fingerprint },
+    differences: target.comparable === undefined ? undefined : payloadDifferences(message.payload, target.comparable),
+    note: target.comparable === undefined ? 'the stored record keeps only the fingerprint of what it applied' : undefined,
+  };
+}
+
+interface TargetRecord {
+  readonly id: string;
+  readonly document: unknown;
+  readonly fingerprint?: string;
+  /** The stored side in the message's own shape, where the store keeps enough to rebuild it. */
+  readonly comparable?: unknown;
+}
+
+async function targetOf(message: ParsedOrderMessage, store: DocumentStore): Promise<TargetRecord | undefined> {
+  const orderId = message.payload.orderId;
+  if (message.type === 'PaymentReceived') {
+    const id = inboxMarkerId(message.key.value);
+    const marker = (await store.read<InboxMarkerDocument>(orderId, id))?.document;
+    return marker && { id, document: marker, fingerprint: marker.fingerprint, comparable: marker.payload };
+  }
+  const order = (await store.read<OrderDocument>(orderId, orderDocumentId(orderId)))?.document;
+  if (!order) return undefined;
+  const comparable =
+    message.type === 'OrderPlaced'
+      ? { orderId: order.orderId, customerId: order.customerId, currency: order.currency, lines: order.lines, placedAt: order.placedAt }
+      : { orderId: order.orderId, status: order.status, version: order.statusVersion, ...(order.statusChangedAt ? { changedAt: order.statusChangedAt } : {}) };
+  return { id: order.id, document: order, fingerprint: message.type === 'OrderPlaced' ? order.fingerprint : undefined, comparable };
 }

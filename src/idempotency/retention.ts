@@ -3,6 +3,8 @@ export interface RetentionInputs {
   readonly markerTtlSeconds: number;
   readonly maxDeliveryCount: number;
   readonly lockDurationSeconds: number;
+  /** How long the consumer keeps renewing a lock (host.json `maxAutoLockRenewalDuration`). */
+  readonly lockRenewalMaxSeconds: number;
   readonly messageTimeToLiveSeconds: number;
   readonly resubmitHorizonSeconds: number;
 }
@@ -13,12 +15,18 @@ export type RetentionCheck =
 
 /**
  * A marker must outlive every copy of its message. The last copy can be consumed as late as:
- * every delivery holding its lock to the end (maxDeliveryCount x lockDuration), after waiting in the
- * queue for its whole time-to-live, and then being resubmitted from the dead-letter queue within
- * the operators' horizon. A marker that expires earlier lets that copy apply its effect twice.
+ * every delivery holding its lock to the end, after waiting in the queue for its whole
+ * time-to-live, and then being resubmitted from the dead-letter queue within the operators'
+ * horizon. A delivery holds its lock longest when the consumer renews it for the whole renewal
+ * period and then stops (hung, not dead): the last renewal still runs one lock duration.
+ *
+ *   received        last renewal                 lock lapses, redelivered
+ *   |--- renewing (lockRenewalMax) ---|--- lockDuration ---|
+ *
+ * A marker that expires earlier lets that copy apply its effect twice.
  */
 export function requiredMarkerRetentionSeconds(i: Omit<RetentionInputs, 'markerTtlSeconds'>): number {
-  return i.maxDeliveryCount * i.lockDurationSeconds + i.messageTimeToLiveSeconds + i.resubmitHorizonSeconds;
+  return i.maxDeliveryCount * (i.lockRenewalMaxSeconds + i.lockDurationSeconds) + i.messageTimeToLiveSeconds + i.resubmitHorizonSeconds;
 }
 
 export function checkMarkerRetention(i: RetentionInputs): RetentionCheck {
@@ -26,7 +34,7 @@ export function checkMarkerRetention(i: RetentionInputs): RetentionCheck {
   if (i.markerTtlSeconds >= requiredSeconds) return { ok: true, requiredSeconds };
   const explanation =
     `inbox marker retention ${i.markerTtlSeconds} s is shorter than required: ` +
-    `maxDeliveryCount ${i.maxDeliveryCount} x lockDuration ${i.lockDurationSeconds} s` +
+    `maxDeliveryCount ${i.maxDeliveryCount} x (lock renewal ${i.lockRenewalMaxSeconds} s + lockDuration ${i.lockDurationSeconds} s)` +
     ` + message time-to-live ${i.messageTimeToLiveSeconds} s` +
     ` + dead-letter resubmit horizon ${i.resubmitHorizonSeconds} s = ${requiredSeconds} s`;
   return { ok: false, requiredSeconds, explanation };

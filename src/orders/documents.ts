@@ -54,6 +54,8 @@ export interface InboxMarkerDocument extends Processed {
   readonly orderId: string;
   readonly docType: 'inbox';
   readonly messageType: OrderMessageType;
+  /** The payment as applied: an operator comparing a conflicting copy needs more than a fingerprint. */
+  readonly payload?: PaymentReceived;
   readonly ttl: number;
 }
 

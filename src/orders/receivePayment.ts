@@ -47,6 +47,7 @@ function newInboxMarker(message: ParsedOrderMessage, ctx: FlowContext): InboxMar
     dedupKey: message.key.value,
     fingerprint: message.fingerprint,
     processedAt: ctx.now().toISOString(),
+    payload: message.payload as PaymentReceived,
     ttl: ctx.markerTtlSeconds,
   };
 }

@@ -131,6 +131,23 @@ describe('the dead-letter tool', () => {
     expect(await dlq(['show', 'no-such-message'])).toMatchObject({ code: 1, stderr: expect.stringContaining('no dead-lettered message') });
   });
 
+  it('shows, for a conflict, the stored order it conflicts with, both fingerprints and the differing fields', async () => {
+    const shown = JSON.parse((await dlq(['show', 'conflict-a'])).stdout) as { stored: Record<string, unknown> & { fingerprints: { message: string; stored: string } } };
+    expect(shown.stored).toMatchObject({
+      target: { id: 'o-a', document: { docType: 'order', customerId: 'c-42', messageId: 'm-o-a' } },
+      differences: [{ path: 'customerId', message: 'someone-else', stored: 'c-42' }],
+      rejection: { reason: 'PayloadConflict', messageId: 'conflict-a' },
+      conflict: { docType: 'conflict', incoming: { messageId: 'conflict-a' }, existing: { messageId: 'm-o-a', documentId: 'o-a' } },
+    });
+    expect(shown.stored.fingerprints.message).not.toBe(shown.stored.fingerprints.stored);
+    expect(shown.stored.fingerprints.stored).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('shows, for an unreadable message, that it reaches no record, and why', async () => {
+    const shown = JSON.parse((await dlq(['show', 'bad-json'])).stdout) as { stored: { note: string; rejection: { reason: string } } };
+    expect(shown.stored).toMatchObject({ rejection: { reason: 'InvalidJson' }, note: expect.stringContaining('cannot be parsed') });
+  });
+
   it('resubmits a transient failure, which is then processed exactly once', async () => {
     await placeAndWait('orders', 'o-b');
     const result = await dlq(['resubmit', 'pay-b']);

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { timeSpanToMs } from '../../dev/host/hostSettings.js';
 import { loadSettings } from '../../src/config.js';
 import { checkMarkerRetention } from '../../src/idempotency/index.js';
 import { expandDeployment, isRuntime, testSubscriptionId } from './armTemplate.js';
@@ -22,8 +23,10 @@ if (!bicep) console.log('Bicep template tests: skipped because the Bicep CLI cou
 
 const queueFile = JSON.parse(readFileSync('infra/servicebus-queues.json', 'utf8')) as {
   queues: { orders: Record<string, number | boolean> };
-  operations: { deadLetterResubmitHorizonSeconds: number; inboxMarkerTtlSeconds: number };
+  operations: { deadLetterResubmitHorizonSeconds: number; inboxMarkerTtlSeconds: number; lockRenewalMaxSeconds: number };
 };
+const hostLockRenewalSeconds = () =>
+  timeSpanToMs((JSON.parse(readFileSync('host.json', 'utf8')) as { extensions: { serviceBus: { maxAutoLockRenewalDuration: string } } }).extensions.serviceBus.maxAutoLockRenewalDuration) / 1000;
 const userObjectId = '11111111-2222-3333-4444-555555555555';
 
 /** Reads an ISO 8601 duration (P1DT2H3M4S) as seconds; deliberately not the template's arithmetic reversed. */
@@ -155,6 +158,7 @@ describe.each(suites)('infra/main.bicep (Bicep CLI from NuGet)', ({ bicep: cli }
       expect(loaded.queue).toEqual({
         maxDeliveryCount: queueFile.queues.orders.maxDeliveryCount,
         lockDurationSeconds: queueFile.queues.orders.lockDurationSeconds,
+        lockRenewalMaxSeconds: queueFile.operations.lockRenewalMaxSeconds,
         messageTimeToLiveSeconds: queueFile.queues.orders.defaultMessageTimeToLiveSeconds,
         resubmitHorizonSeconds: queueFile.operations.deadLetterResubmitHorizonSeconds,
       });
@@ -168,11 +172,14 @@ describe.each(suites)('infra/main.bicep (Bicep CLI from NuGet)', ({ bicep: cli }
         markerTtlSeconds: Number(settings.INBOX_MARKER_TTL_SECONDS),
         maxDeliveryCount: Number(queue.maxDeliveryCount),
         lockDurationSeconds: isoSeconds(queue.lockDuration),
+        lockRenewalMaxSeconds: hostLockRenewalSeconds(),
         messageTimeToLiveSeconds: isoSeconds(queue.defaultMessageTimeToLive),
         resubmitHorizonSeconds: Number(settings.DLQ_RESUBMIT_HORIZON_SECONDS),
       });
-      expect(check).toEqual({ ok: true, requiredSeconds: 10 * 60 + 1_209_600 + 1_209_600 });
+      expect(check).toEqual({ ok: true, requiredSeconds: 10 * (300 + 60) + 1_209_600 + 1_209_600 });
       expect(Number(settings.QUEUE_LOCK_DURATION_SECONDS)).toBe(isoSeconds(queue.lockDuration));
+      // The app checks retention against the renewal period it is told; host.json is what the host really renews for.
+      expect(Number(settings.LOCK_RENEWAL_MAX_SECONDS)).toBe(hostLockRenewalSeconds());
     });
   });
 

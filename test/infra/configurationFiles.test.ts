@@ -1,65 +1,70 @@
-import { readFileSync } from 'node:fs';
-import Ajv from 'ajv';
-import Ajv2019 from 'ajv/dist/2019';
-import AjvDraft04 from 'ajv-draft-04';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { localSettingsFromAzd } from '../../infra/hooks/localSettingsFromAzd.js';
-import { loadSettings } from '../../src/config.js';
+import { timeSpanToMs } from '../../dev/host/hostSettings.js';
+import { localSettingsFromAzd, writeLocalSettings } from '../../infra/hooks/writeLocalSettings.cjs';
+import { loadSettings, settingDefaults } from '../../src/config.js';
+import { azureYamlSchema, hostJsonSchema, localSettingsSchema } from '../support/configurationSchemas.js';
+import { documentedSettings } from '../support/documentedSettings.js';
 
-const schema = (name: string) => JSON.parse(readFileSync(`../shared/schemas/${name}`, 'utf8')) as Record<string, unknown> & { $id?: string };
 const json = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as unknown;
+const problems = (result: { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } }) =>
+  result.error?.issues.map((i) => `${i.path.map(String).join('.')}: ${i.message}`) ?? [];
 
-function azureYamlValidator() {
-  const azureYaml = schema('azure.yaml.json');
-  const ajv = new Ajv2019({ strict: false, allErrors: true });
-  // The schema refers to azd extensions' schemas by URL; none concerns a function host, and none can be fetched offline.
-  const external = new Set(JSON.stringify(azureYaml).match(/https:\/\/raw\.githubusercontent\.com[^"#]+/g) ?? []);
-  external.delete(String(azureYaml.$id));
-  for (const url of external) ajv.addSchema({}, url);
-  return ajv.compile(azureYaml);
-}
-
-const localSettingsValidator = () => new AjvDraft04({ strict: false, allErrors: true }).compile(schema('local.settings.json'));
-
-describe('configuration files against the published schemas (../shared/schemas)', () => {
-  it('azure.yaml is valid and declares the function service in TypeScript', () => {
-    const validate = azureYamlValidator();
-    const config = parseYaml(readFileSync('azure.yaml', 'utf8')) as { services: { api: Record<string, unknown> } };
-    expect(validate(config), JSON.stringify(validate.errors)).toBe(true);
-    expect(config.services.api).toMatchObject({ host: 'function', language: 'ts', project: '.' });
+describe('configuration files: the fields this project relies on', () => {
+  it('azure.yaml declares the function service in TypeScript and a postprovision hook that needs only node', () => {
+    const config = azureYamlSchema.safeParse(parseYaml(readFileSync('azure.yaml', 'utf8')));
+    expect(problems(config)).toEqual([]);
+    for (const hook of Object.values(config.data?.hooks.postprovision ?? {})) expect(hook.run).toBe('node infra/hooks/writeLocalSettings.cjs');
   });
 
-  it('the azure.yaml schema does refuse a bad file (the check can fail)', () => {
-    const validate = azureYamlValidator();
-    expect(validate({ name: 'x', services: { api: { project: '.', language: 'ts' } } })).toBe(false);
+  it('host.json: auto-complete on, a lock renewal period, no sampling of requests or exceptions', () => {
+    expect(problems(hostJsonSchema.safeParse(json('host.json')))).toEqual([]);
   });
 
-  it('host.json is valid', () => {
-    const validate = new Ajv({ strict: false, allErrors: true }).compile(schema('host.json'));
-    expect(validate(json('host.json')), JSON.stringify(validate.errors)).toBe(true);
+  it('the host.json check can fail: auto-complete off, sampled exceptions and a bad TimeSpan are named', () => {
+    const host = json('host.json') as { extensions: { serviceBus: Record<string, unknown> }; logging: { applicationInsights: { samplingSettings: Record<string, unknown> } } };
+    host.extensions.serviceBus.autoCompleteMessages = false;
+    host.extensions.serviceBus.maxAutoLockRenewalDuration = '5 minutes';
+    host.logging.applicationInsights.samplingSettings.excludedTypes = 'Request';
+    expect(problems(hostJsonSchema.safeParse(host))).toEqual([
+      expect.stringMatching(/^logging\.applicationInsights\.samplingSettings\.excludedTypes: excludes Request and Exception/),
+      expect.stringMatching(/^extensions\.serviceBus\.maxAutoLockRenewalDuration: a TimeSpan/),
+      expect.stringMatching(/^extensions\.serviceBus\.autoCompleteMessages: /),
+    ]);
   });
 
-  it('local.settings.sample.json is valid, IsEncrypted a boolean, and accepted by the app', () => {
-    const validate = localSettingsValidator();
-    const sample = json('local.settings.sample.json') as { IsEncrypted: unknown; Values: Record<string, string> };
-    expect(validate(sample), JSON.stringify(validate.errors)).toBe(true);
-    expect(sample.IsEncrypted).toBe(false);
-    expect(() => loadSettings(sample.Values)).not.toThrow();
+  it('host.json renews locks for as long as the app assumes in its retention check', () => {
+    const renewal = (json('host.json') as { extensions: { serviceBus: { maxAutoLockRenewalDuration: string } } }).extensions.serviceBus.maxAutoLockRenewalDuration;
+    expect(timeSpanToMs(renewal) / 1000).toBe(settingDefaults.LOCK_RENEWAL_MAX_SECONDS);
+    const queueFile = json('infra/servicebus-queues.json') as { operations: { lockRenewalMaxSeconds: number } };
+    expect(queueFile.operations.lockRenewalMaxSeconds).toBe(settingDefaults.LOCK_RENEWAL_MAX_SECONDS);
   });
 
-  it('local.settings.sample.json lists every setting the README documents', () => {
-    const readme = readFileSync('README.md', 'utf8');
-    const documented = [...readme.matchAll(/^\| `([A-Za-z_]+)` \|/gm)].map((m) => m[1] ?? '')
-      .filter((n) => /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(n) || n === 'ServiceBusConnection');
+  it('local.settings.sample.json: IsEncrypted a boolean, string values, what Core Tools needs, accepted by the app', () => {
+    const sample = localSettingsSchema.safeParse(json('local.settings.sample.json'));
+    expect(problems(sample)).toEqual([]);
+    expect(() => loadSettings(sample.data?.Values)).not.toThrow();
+  });
+
+  it('the local.settings check can fail: IsEncrypted as a string and a missing worker runtime are named', () => {
+    const result = localSettingsSchema.safeParse({ IsEncrypted: 'false', Values: { AzureWebJobsStorage: 'x' } });
+    expect(problems(result)).toEqual([expect.stringMatching(/^IsEncrypted: /), 'Values: FUNCTIONS_WORKER_RUNTIME must be "node"']);
+  });
+
+  it('local.settings.sample.json and the settings reference list the same settings', () => {
     const sample = Object.keys((json('local.settings.sample.json') as { Values: object }).Values);
-    expect(documented.length).toBeGreaterThan(10);
+    const documented = documentedSettings();
+    expect(documented.length).toBeGreaterThan(15);
     // COSMOS_CA_CERT_PATH names a file on the developer's machine: no sample value makes sense.
     expect(documented.filter((n) => !sample.includes(n) && n !== 'COSMOS_CA_CERT_PATH')).toEqual([]);
+    expect(sample.filter((n) => !documented.includes(n))).toEqual([]);
   });
 });
 
-describe('the postprovision hook (localSettingsFromAzd)', () => {
+describe('the postprovision hook (infra/hooks/writeLocalSettings.cjs)', () => {
   const env = {
     AZURE_LOCATION: 'westeurope',
     SERVICEBUS_FULLY_QUALIFIED_NAMESPACE: 'sb-x.servicebus.windows.net',
@@ -70,22 +75,32 @@ describe('the postprovision hook (localSettingsFromAzd)', () => {
     QUEUE_MAX_DELIVERY_COUNT: '10',
     QUEUE_LOCK_DURATION_SECONDS: '60',
     QUEUE_MESSAGE_TTL_SECONDS: '1209600',
+    LOCK_RENEWAL_MAX_SECONDS: '300',
     DLQ_RESUBMIT_HORIZON_SECONDS: '1209600',
     INBOX_MARKER_TTL_SECONDS: '2592000',
   };
 
-  it('writes a valid local.settings.json with identity-based connections and no key', () => {
+  it('writes a local.settings.json with identity-based connections and no key, which the app accepts', () => {
     const settings = localSettingsFromAzd(env);
-    const validate = localSettingsValidator();
-    expect(validate(settings), JSON.stringify(validate.errors)).toBe(true);
-    expect(settings.IsEncrypted).toBe(false);
-    expect(Object.values(settings.Values).every((v) => typeof v === 'string')).toBe(true);
-    expect(settings.Values).toMatchObject({ ServiceBusConnection__fullyQualifiedNamespace: 'sb-x.servicebus.windows.net', INBOX_MARKER_TTL_SECONDS: '2592000' });
+    expect(problems(localSettingsSchema.safeParse(settings))).toEqual([]);
+    expect(settings.Values).toMatchObject({ ServiceBusConnection__fullyQualifiedNamespace: 'sb-x.servicebus.windows.net', INBOX_MARKER_TTL_SECONDS: '2592000', LOCK_RENEWAL_MAX_SECONDS: '300' });
     expect(Object.keys(settings.Values).filter((k) => /KEY|SECRET/.test(k))).toEqual([]);
     expect(() => loadSettings(settings.Values)).not.toThrow();
   });
 
   it('names what is missing when the environment was never provisioned', () => {
     expect(() => localSettingsFromAzd({ AZURE_LOCATION: 'westeurope' })).toThrow(/lacks SERVICEBUS_FULLY_QUALIFIED_NAMESPACE, ORDERS_QUEUE_NAME, COSMOS_ENDPOINT/);
+  });
+
+  it('keeps a copy of a local.settings.json it replaces, and makes none when nothing changes', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hook-'));
+    const path = join(dir, 'local.settings.json');
+    writeFileSync(path, '{"IsEncrypted":false,"Values":{"MY_OWN":"setting"}}');
+    const backup = writeLocalSettings(path, localSettingsFromAzd(env), new Date('2026-12-01T10:00:00.000Z'));
+    expect(backup).toBe(`${path}.2026-12-01T10-00-00-000Z.bak`);
+    expect(readFileSync(backup ?? '', 'utf8')).toContain('MY_OWN');
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual(localSettingsFromAzd(env));
+    expect(writeLocalSettings(path, localSettingsFromAzd(env))).toBeUndefined();
+    expect(readdirSync(dir).sort()).toEqual(['local.settings.json', 'local.settings.json.2026-12-01T10-00-00-000Z.bak']);
   });
 });

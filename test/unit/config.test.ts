@@ -26,7 +26,7 @@ describe('loadSettings', () => {
       cosmos: { endpoint: 'https://localhost:8081/', databaseName: 'orders', ordersContainerName: 'orders' },
       markerTtlSeconds: 2_592_000,
       maxMessageBytes: 262_144,
-      queue: { maxDeliveryCount: 10, lockDurationSeconds: 60, messageTimeToLiveSeconds: 1_209_600, resubmitHorizonSeconds: 1_209_600 },
+      queue: { maxDeliveryCount: 10, lockDurationSeconds: 60, lockRenewalMaxSeconds: 300, messageTimeToLiveSeconds: 1_209_600, resubmitHorizonSeconds: 1_209_600 },
     });
     expect(settings.cosmos.key).toBeUndefined();
     expect(Object.isFrozen(settings.cosmos)).toBe(true);
@@ -56,8 +56,8 @@ describe('loadSettings', () => {
 
   it('refuses a marker retention shorter than the redelivery horizon, with the arithmetic', () => {
     expect(problemsOf({ ...minimal, INBOX_MARKER_TTL_SECONDS: '86400' })).toContain(
-      'INBOX_MARKER_TTL_SECONDS: inbox marker retention 86400 s is shorter than required: maxDeliveryCount 10 x lockDuration 60 s' +
-        ' + message time-to-live 1209600 s + dead-letter resubmit horizon 1209600 s = 2419800 s',
+      'INBOX_MARKER_TTL_SECONDS: inbox marker retention 86400 s is shorter than required: maxDeliveryCount 10 x (lock renewal 300 s + lockDuration 60 s)' +
+        ' + message time-to-live 1209600 s + dead-letter resubmit horizon 1209600 s = 2422800 s',
     );
   });
 
