@@ -15,8 +15,27 @@ export interface LocalStack {
 export interface LocalStackOptions {
   /** The emulators' usual ports (5672, 8081) instead of free ones. */
   readonly wellKnownPorts: boolean;
+  /** Other fixed ports than the usual ones (tests). */
+  readonly ports?: { readonly serviceBus?: number; readonly cosmos?: number };
   /** Overrides the queue file's lock duration (the demo plays crashed consumers, whose locks must run out quickly). */
   readonly lockDurationMs?: number;
+}
+
+/** A component could not listen on its port: says which, which port, and what to do. */
+export class PortInUseError extends Error {
+  override readonly name = 'PortInUseError';
+}
+
+async function onPort<T>(component: string, port: number, usualSuspect: string, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
+    throw new PortInUseError(
+      `${component} cannot listen on port ${port}: it is in use (another \`npm run local -- --serve\`, or ${usualSuspect}?). ` +
+        `Stop whatever holds it (\`lsof -i :${port}\` or \`ss -ltnp | grep ${port}\` names it), or run \`npm run local\`, which uses free ports.`,
+    );
+  }
 }
 
 export const localDatabase = 'orders';
@@ -24,7 +43,8 @@ export const localContainer = 'orders';
 
 /** Both stand-ins, with the queues of infra/servicebus-queues.json and the container the Bicep creates. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
-  const cosmos = await startCosmosStandIn({ port: options.wellKnownPorts ? 8081 : 0 });
+  const ports = { cosmos: options.ports?.cosmos ?? (options.wellKnownPorts ? 8081 : 0), serviceBus: options.ports?.serviceBus ?? (options.wellKnownPorts ? 5672 : 0) };
+  const cosmos = await onPort('the Cosmos DB stand-in', ports.cosmos, 'the Cosmos DB emulator', () => startCosmosStandIn({ port: ports.cosmos }));
   const client = createCosmosClient({ endpoint: cosmos.endpoint, key: cosmos.key });
   const { database } = await client.databases.createIfNotExists({ id: localDatabase });
   await database.containers.createIfNotExists({ id: localContainer, partitionKey: { paths: ['/orderId'] }, defaultTtl: -1 });
@@ -37,7 +57,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       return [name, options.lockDurationMs === undefined ? settings : { ...settings, lockDurationMs: options.lockDurationMs }];
     }),
   );
-  const serviceBus = await startServiceBusEmulator({ port: options.wellKnownPorts ? 5672 : 0, queues });
+  const serviceBus = await onPort('the Service Bus emulator', ports.serviceBus, "Microsoft's Service Bus emulator or another AMQP broker", () => startServiceBusEmulator({ port: ports.serviceBus, queues })).catch(async (error: unknown) => {
+    await cosmos.close();
+    throw error;
+  });
   const orders = file.queues.orders;
   const settings: Record<string, string> = {
     ServiceBusConnection: serviceBus.connectionString,

@@ -6,6 +6,8 @@ import { readHostJson } from '../host/hostSettings.js';
 import { startLocalFunctionsHost } from '../host/localFunctionsHost.js';
 import { startLocalStack } from './localStack.js';
 import type { LocalStack } from './localStack.js';
+import { localSettingsJson } from './coreToolsSettings.js';
+import { deliveryLine } from './deliveryLine.js';
 import { runDemo } from './runDemo.js';
 import { seedRunbookScenario } from './runbookDemo.js';
 
@@ -16,7 +18,8 @@ const program = new Command('npm run local --')
   .description('The Docker-free local stack: Service Bus emulator, Cosmos DB stand-in and a local Functions host running this app.')
   .option('--serve', 'keep the stack up on the usual ports (5672, 8081) and print its settings, until Ctrl-C')
   .option('--no-functions', 'with --serve: run only the emulators, for `func start` or your own consumer')
-  .option('--runbook-demo', 'with --serve: leave a conflict and a transient failure in the dead-letter queue, for the README runbook')
+  .option('--runbook-demo', 'with --serve: leave a conflict and a transient failure in the dead-letter queue, for the runbook (docs/operations.md)')
+  .option('--verbose', "with --serve: print each delivery's JSON log lines instead of one short line")
   .option('--orders <count>', 'orders in the sample workload', positiveInteger, 100)
   .showHelpAfterError();
 
@@ -27,10 +30,10 @@ function positiveInteger(value: string): number {
 }
 
 async function main(): Promise<void> {
-  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number; runbookDemo?: boolean }>();
+  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number; runbookDemo?: boolean; verbose?: boolean }>();
   if (options.runbookDemo && (!options.serve || !options.functions)) program.error('--runbook-demo needs --serve with the functions running');
   if (options.serve) {
-    await serve(options.functions, options.runbookDemo === true);
+    await serve(options.functions, options.runbookDemo === true, options.verbose === true);
     return;
   }
   console.log(`Starting the local stack (queue lock shortened to ${demoLockDurationMs / 1000} s so that crashed consumers' locks run out quickly)...`);
@@ -42,10 +45,11 @@ async function main(): Promise<void> {
   process.exitCode = ok ? 0 : 1;
 }
 
-async function serve(withFunctions: boolean, runbookDemo: boolean): Promise<void> {
+async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: boolean): Promise<void> {
   const stack: LocalStack = await startLocalStack({ wellKnownPorts: true });
-  console.log('The local stack is up. Settings for local.settings.json, your scripts, or Core Tools:\n');
-  for (const [name, value] of Object.entries(stack.settings)) console.log(`  ${name.padEnd(30)} ${value}`);
+  console.log('The local stack is up: Service Bus emulator on 5672, Cosmos DB stand-in on 8081.');
+  console.log('Every setting the app (or Core Tools, as local.settings.json) needs against it:\n');
+  console.log(localSettingsJson(stack.settings));
   let close = () => stack.close();
   if (withFunctions) {
     Object.assign(process.env, stack.settings);
@@ -53,6 +57,7 @@ async function serve(withFunctions: boolean, runbookDemo: boolean): Promise<void
       settings: stack.settings,
       host: readHostJson(appRoot),
       onInvocation: (fn, delivery, result) => {
+        if (!verbose) return console.log(deliveryLine(fn.metadata.name, delivery, result));
         for (const log of result.logs) console.log(`[${fn.metadata.name}] ${log.message}`);
         if (result.error) console.log(`[${fn.metadata.name}] ${delivery.messageId ?? ''} failed: ${String(result.error)} (Service Bus will redeliver)`);
       },

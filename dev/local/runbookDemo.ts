@@ -33,10 +33,27 @@ export async function seedRunbookScenario(stack: LocalStack, log: (line: string)
     log('their way to the dead-letter queue; the payment takes about 20 s (10 deliveries, each waiting for its order).');
     await waitUntil('both messages to be dead-lettered', () => deadLetters().includes('runbook-payment') && deadLetters().includes('runbook-conflict'), 120_000, 200);
     await sender.sendMessages({ ...placed('runbook-order-2'), messageId: 'runbook-order-2' });
-    log('Both are dead-lettered, and runbook-order-2 has now arrived: follow the runbook in the README (npm run dlq -- list).');
+    log(runbookHint(stack));
   } finally {
     await producer.close();
     cosmos.dispose();
   }
 }
 
+
+/** The next step, framed so that it stands out between the delivery lines. */
+export function runbookHint(stack: LocalStack): string {
+  const rule = '='.repeat(100);
+  return [
+    '',
+    rule,
+    ' RUNBOOK DEMO READY: runbook-conflict and runbook-payment are dead-lettered, and runbook-order-2 has arrived since.',
+    ' In another terminal, follow docs/operations.md ("Runbook, step by step"):',
+    '',
+    `   export SERVICEBUS_CONNECTION_STRING='${stack.settings.ServiceBusConnection ?? ''}'`,
+    `   export COSMOS_ENDPOINT=${stack.settings.COSMOS_ENDPOINT ?? ''} COSMOS_KEY='${stack.settings.COSMOS_KEY ?? ''}'`,
+    '   npm run dlq -- list',
+    rule,
+    '',
+  ].join('\n');
+}

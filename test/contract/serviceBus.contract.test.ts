@@ -79,13 +79,15 @@ const first = Long.fromNumber(1);
 
 describe.each(targets)('Service Bus contract: $name', (target) => {
   let client: ServiceBusClient;
+  let connectionString: string;
+  
   let queues: TestQueues;
   let tearDown: () => Promise<void>;
   let receiver: ServiceBusReceiver;
 
   beforeAll(async () => {
     const setUp = await target.setUp();
-    ({ queues, tearDown } = setUp);
+    ({ queues, tearDown, connectionString } = setUp);
     client = new ServiceBusClient(setUp.connectionString);
     receiver = client.createReceiver(queues.main);
   });
@@ -105,6 +107,21 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
       for (const m of got) await r.completeMessage(m);
     }
   }
+
+  it('refuses a link to an entity that does not exist at once, as MessagingEntityNotFound', async () => {
+    const noRetry = new ServiceBusClient(connectionString, { retryOptions: { maxRetries: 0 } });
+    const startedAt = Date.now();
+    await expect(noRetry.createReceiver(`no-such-queue-${randomUUID().slice(0, 8)}`).peekMessages(1)).rejects.toMatchObject({ code: 'MessagingEntityNotFound' });
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    await noRetry.close();
+  });
+
+  it('refuses a token signed with the wrong key, as UnauthorizedAccess', async () => {
+    const wrongKey = connectionString.replace(/SharedAccessKey=[^;]+/, 'SharedAccessKey=bm90LXRoZS1rZXk=');
+    const refused = new ServiceBusClient(wrongKey, { retryOptions: { maxRetries: 0 } });
+    await expect(refused.createReceiver(queues.main).peekMessages(1)).rejects.toMatchObject({ code: 'UnauthorizedAccess' });
+    await refused.close();
+  });
 
   it('delivers a message peek-locked, with its properties, sequence number, times and a delivery count of 0', async () => {
     const sender = client.createSender(queues.main);
