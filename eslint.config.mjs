@@ -15,6 +15,15 @@ export default tseslint.config(
     },
   },
   {
+    // Plain-Node scripts that must run before anything is built (azd hooks, npm start).
+    files: ['**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Nothing shipped may depend on the development stack or the tests.
     files: ['src/**/*.ts', 'functions/**/*.ts'],
     rules: {
