@@ -7,14 +7,50 @@ targetScope = 'subscription'
 @description('Name of the azd environment; it names the resource group and tags every resource.')
 param environmentName string
 
+// Flex Consumption runs in these regions only (the official azd quickstarts' list, less the canary
+// eastus2euap); azd offers exactly these when it asks for a location.
 @minLength(1)
-@description('Azure region for every resource.')
+@description('Azure region for every resource: one where Flex Consumption is available.')
+@allowed([
+  'australiaeast'
+  'australiasoutheast'
+  'brazilsouth'
+  'canadacentral'
+  'centralindia'
+  'centralus'
+  'eastasia'
+  'eastus'
+  'eastus2'
+  'francecentral'
+  'germanywestcentral'
+  'italynorth'
+  'japaneast'
+  'koreacentral'
+  'northcentralus'
+  'northeurope'
+  'norwayeast'
+  'southafricanorth'
+  'southcentralus'
+  'southeastasia'
+  'southindia'
+  'spaincentral'
+  'swedencentral'
+  'uaenorth'
+  'uksouth'
+  'ukwest'
+  'westcentralus'
+  'westeurope'
+  'westus'
+  'westus2'
+  'westus3'
+])
+@metadata({ azd: { type: 'location' } })
 param location string
 
 @description('Object id of the deploying user, granted what local runs and the dead-letter tool need. Empty: no grant.')
 param principalId string = ''
 
-@description('Type of that principal.')
+@description('Type of that principal: azd sets AZURE_PRINCIPAL_TYPE (ServicePrincipal when a pipeline signs in).')
 @allowed(['User', 'ServicePrincipal', 'Group'])
 param principalType string = 'User'
 

@@ -108,5 +108,18 @@ resource app 'Microsoft.Web/sites@2024-04-01' = {
   }
 }
 
+// Deployments go through azd with Entra ID; basic (user name and password) publishing stays off.
+resource ftpCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+  parent: app
+  name: 'ftp'
+  properties: { allow: false }
+}
+
+resource scmCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+  parent: app
+  name: 'scm'
+  properties: { allow: false }
+}
+
 output name string = app.name
 output defaultHostName string = app.properties.defaultHostName

@@ -1,5 +1,5 @@
-// Every role assignment, least privilege: the app receives from its queue (it sends nothing yet),
-// reads and writes the orders container, owns its host storage, publishes telemetry. The deploying
+// Every role assignment, least privilege: the app owns its queue's data (below), reads and writes the
+// orders container, owns its host storage, publishes telemetry. The deploying
 // user gets what `npm run dlq` and a local run against Azure need: receive and send on the queue,
 // read and write the container.
 @description('Name of the app\'s user-assigned managed identity.')
@@ -35,6 +35,7 @@ param applicationInsightsName string
 
 var roles = {
   serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
+  serviceBusDataOwner: '090c5cfd-751d-490a-894a-3ce6f1109419'
   serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
   storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
@@ -72,13 +73,17 @@ var appPrincipalId = appIdentity.properties.principalId
 var containerScope = '${cosmos.id}/dbs/${cosmosDatabaseName}/colls/${cosmosContainerName}'
 var cosmosDataContributor = '${cosmos.id}/sqlRoleDefinitions/${roles.cosmosBuiltInDataContributor}'
 
-resource appReceivesOrders 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+// Data Owner, not only Data Receiver: with identity connections the Functions scale controller reads
+// the queue's length through the management API, which needs the Manage claim; with Receiver alone
+// the Service Bus extension logs the missing claim and falls back to peeking, and Flex Consumption
+// scales on a guess. Scoped to the one queue, so it manages nothing else in the namespace.
+resource appOwnsOrdersQueue 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   scope: ordersQueue
-  name: guid(ordersQueue.id, appIdentity.id, roles.serviceBusDataReceiver)
+  name: guid(ordersQueue.id, appIdentity.id, roles.serviceBusDataOwner)
   properties: {
     principalId: appPrincipalId
     principalType: 'ServicePrincipal'
-    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataReceiver)
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataOwner)
   }
 }
 

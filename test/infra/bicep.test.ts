@@ -203,6 +203,7 @@ describe.each(suites)('infra/main.bicep (Bicep CLI from NuGet)', ({ bicep: cli }
   describe('role assignments (least privilege)', () => {
     const roleName: Record<string, string> = {
       '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0': 'Service Bus Data Receiver',
+      '090c5cfd-751d-490a-894a-3ce6f1109419': 'Service Bus Data Owner',
       '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39': 'Service Bus Data Sender',
       'b7e6dc6d-f1e8-4753-8033-0f276bb0955b': 'Storage Blob Data Owner',
       '3913510d-42f4-4e42-8a64-420c390055eb': 'Monitoring Metrics Publisher',
@@ -233,7 +234,7 @@ describe.each(suites)('infra/main.bicep (Bicep CLI from NuGet)', ({ bicep: cli }
       expect(grants().sort((a, b) => `${a.to}${a.role}`.localeCompare(`${b.to}${b.role}`))).toEqual([
         { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
         { to: 'app', role: 'Monitoring Metrics Publisher', scope: 'Application Insights' },
-        { to: 'app', role: 'Service Bus Data Receiver', scope: 'orders queue' },
+        { to: 'app', role: 'Service Bus Data Owner', scope: 'orders queue' },
         { to: 'app', role: 'Storage Blob Data Owner', scope: 'host storage' },
         { to: 'user', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
         { to: 'user', role: 'Service Bus Data Receiver', scope: 'orders queue' },
@@ -247,6 +248,17 @@ describe.each(suites)('infra/main.bicep (Bicep CLI from NuGet)', ({ bicep: cli }
       }
     });
 
+    it('gives the deploying principal the type azd reports, so a pipeline\'s service principal can deploy', () => {
+      const parameters = JSON.parse(readFileSync('infra/main.parameters.json', 'utf8')) as { parameters: Record<string, { value: string }> };
+      expect(parameters.parameters.principalType?.value).toBe('${AZURE_PRINCIPAL_TYPE=User}');
+      const asPipeline = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, principalType: 'ServicePrincipal' });
+      const userGrants = asPipeline.resources.filter((r) => r.type === 'Microsoft.Authorization/roleAssignments' && (r.body.properties as { principalId?: unknown }).principalId === userObjectId);
+      expect(userGrants.length).toBe(2);
+      expect(userGrants.map((r) => (r.body.properties as { principalType: string }).principalType)).toEqual(['ServicePrincipal', 'ServicePrincipal']);
+      const asUser = deployment.resources.filter((r) => r.type === 'Microsoft.Authorization/roleAssignments' && (r.body.properties as { principalId?: unknown }).principalId === userObjectId);
+      expect(asUser.map((r) => (r.body.properties as { principalType: string }).principalType)).toEqual(['User', 'User']);
+    });
+
     it('grants the deploying user nothing when no principal id is given', () => {
       const withoutUser = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: '' });
       const userGrants = withoutUser.resources.filter((r) => r.type.endsWith('roleAssignments') && (r.body.properties as { principalId?: unknown }).principalId === '');
@@ -254,9 +266,22 @@ describe.each(suites)('infra/main.bicep (Bicep CLI from NuGet)', ({ bicep: cli }
     });
   });
 
+  it('offers only regions with Flex Consumption, as an azd location', () => {
+    const location = (JSON.parse(compiled) as { parameters: Record<string, { allowedValues?: string[]; metadata?: { azd?: { type?: string } } }> }).parameters.location;
+    expect(location?.metadata?.azd?.type).toBe('location');
+    expect(location?.allowedValues).toEqual(expect.arrayContaining(['westeurope', 'eastus', 'swedencentral', 'australiaeast']));
+    expect(location?.allowedValues).not.toContain('eastus2euap');
+    expect(location?.allowedValues?.length).toBe(31);
+  });
+
+  it('turns basic (password) publishing off for FTP and SCM', () => {
+    const policies = of('Microsoft.Web/sites/basicPublishingCredentialsPolicies');
+    expect(policies.map((p) => [p.name.split('/').pop(), props(p).allow]).sort()).toEqual([['ftp', false], ['scm', false]]);
+  });
+
   it('outputs what the azd environment and the postprovision hook need', () => {
     expect(Object.keys(deployment.outputs)).toEqual(
-      expect.arrayContaining(['AZURE_LOCATION', 'AZURE_RESOURCE_GROUP', 'SERVICEBUS_FULLY_QUALIFIED_NAMESPACE', 'ORDERS_QUEUE_NAME', 'COSMOS_ENDPOINT', 'INBOX_MARKER_TTL_SECONDS']),
+      expect.arrayContaining(['AZURE_LOCATION', 'AZURE_RESOURCE_GROUP', 'SERVICEBUS_FULLY_QUALIFIED_NAMESPACE', 'ORDERS_QUEUE_NAME', 'COSMOS_ENDPOINT', 'INBOX_MARKER_TTL_SECONDS', 'LOCK_RENEWAL_MAX_SECONDS']),
     );
     expect(deployment.outputs.AZURE_RESOURCE_GROUP).toBe('rg-ci');
     expect(deployment.outputs.INBOX_MARKER_TTL_SECONDS).toBe(queueFile.operations.inboxMarkerTtlSeconds);

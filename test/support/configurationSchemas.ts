@@ -38,6 +38,6 @@ const hook = z.object({ shell: z.enum(['sh', 'pwsh']), run: z.string().min(1), i
 export const azureYamlSchema = z.object({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/),
   metadata: z.object({ template: z.string() }),
-  services: z.object({ api: z.object({ project: z.literal('.'), language: z.literal('ts'), host: z.literal('function') }) }),
+  services: z.object({ api: z.object({ project: z.literal('.'), language: z.literal('ts'), host: z.literal('function'), remoteBuild: z.literal(true) }) }),
   hooks: z.object({ postprovision: z.object({ posix: hook, windows: hook }) }),
 });
