@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
 import { registeredFunctions } from '../../dev/host/functionsCore.js';
@@ -32,5 +33,12 @@ describe('npm run local', () => {
     expect(lines.join('\n')).toContain('No duplicate effect, nothing lost.');
     expect(lines.join('\n')).toMatch(/order documents\s+25 for 25 distinct orders/);
     expect(ok).toBe(true);
+    // The README shows the summary as this prints it: the same rows and checks, in the same order.
+    const labels = (text: string) => text.split('\n').filter((l) => /^ {2}\S/.test(l) && !/^ {2}deliveries \d/.test(l)).map((l) => l.replace(/\s{2,}\S.*$/, '').trim());
+    const printed = lines.join('\n');
+    const readme = readFileSync('README.md', 'utf8');
+    const shown = readme.slice(readme.indexOf('\nSummary\n'), readme.indexOf('```', readme.indexOf('\nSummary\n')));
+    expect(labels(shown)).toEqual(labels(printed.slice(printed.indexOf('\nSummary\n'))));
+    expect(labels(shown).length).toBeGreaterThan(15);
   }, 120_000);
 });

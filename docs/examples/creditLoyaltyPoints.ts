@@ -1,0 +1,26 @@
+// A consumer of your own, on the transport- and store-agnostic core: credit loyalty points once per
+// message, whatever the broker and the store. Compiled and run by test/docs/examples.test.ts.
+import { create, fingerprintPayload, replace, resolveDedupKey } from '../../src/idempotency/index.js';
+import type { DocumentStore } from '../../src/idempotency/index.js';
+
+interface PointsEarned { customerId: string; points: number }
+interface Account { id: string; balance: number }
+type Outcome = 'credited' | 'duplicate' | 'conflict' | 'no-key';
+
+export async function creditPointsOnce(store: DocumentStore, message: { messageId?: string; body: PointsEarned }): Promise<Outcome> {
+  const key = resolveDedupKey({ messageId: message.messageId }, 'loyalty'); // composite: consumer|key
+  if (!key) return 'no-key'; // never process a message keyless
+  const fingerprint = fingerprintPayload('PointsEarned', message.body);
+  const { customerId, points } = message.body;
+  const account = (await store.read<Account>(customerId, customerId)) ?? { document: { id: customerId, balance: 0 }, etag: '' };
+  const credited = { ...account.document, balance: account.document.balance + points };
+  // The marker and the balance change commit together: either both exist or neither.
+  const result = await store.commit(customerId, [
+    create({ id: `inbox|${key.value}`, fingerprint }),
+    account.etag ? replace(credited, account.etag) : create(credited),
+  ]);
+  if (result.kind === 'committed') return 'credited';
+  if (result.kind !== 'already-exists' || result.operationIndex !== 0) return creditPointsOnce(store, message); // lost a race: again
+  const marker = await store.read<{ id: string; fingerprint: string }>(customerId, `inbox|${key.value}`);
+  return marker?.document.fingerprint === fingerprint ? 'duplicate' : 'conflict';
+}
