@@ -14,13 +14,11 @@ export async function creditPointsOnce(store: DocumentStore, message: { messageI
   const { customerId, points } = message.body;
   const account = (await store.read<Account>(customerId, customerId)) ?? { document: { id: customerId, balance: 0 }, etag: '' };
   const credited = { ...account.document, balance: account.document.balance + points };
+  const marker = { id: `inbox|${key.value}`, fingerprint };
   // The marker and the balance change commit together: either both exist or neither.
-  const result = await store.commit(customerId, [
-    create({ id: `inbox|${key.value}`, fingerprint }),
-    account.etag ? replace(credited, account.etag) : create(credited),
-  ]);
+  const result = await store.commit(customerId, [create(marker), account.etag ? replace(credited, account.etag) : create(credited)]);
   if (result.kind === 'committed') return 'credited';
   if (result.kind !== 'already-exists' || result.operationIndex !== 0) return creditPointsOnce(store, message); // lost a race: again
-  const marker = await store.read<{ id: string; fingerprint: string }>(customerId, `inbox|${key.value}`);
-  return marker?.document.fingerprint === fingerprint ? 'duplicate' : 'conflict';
+  const stored = await store.read<typeof marker>(customerId, marker.id);
+  return stored?.document.fingerprint === fingerprint ? 'duplicate' : 'conflict';
 }

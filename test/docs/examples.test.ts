@@ -11,7 +11,7 @@ describe('the README\'s "use the core in your own consumer" example', () => {
     expect(await creditPointsOnce(store, message)).toBe('duplicate');
     expect(await creditPointsOnce(store, { ...message, body: { customerId: 'c-1', points: 99 } })).toBe('conflict');
     expect(await creditPointsOnce(store, { body: message.body })).toBe('no-key');
-    expect((await store.read<{ balance: number }>('c-1', 'c-1'))?.document.balance).toBe(50);
+    expect((await store.read<{ id: string; balance: number }>('c-1', 'c-1'))?.document.balance).toBe(50);
   });
 
   it('counts 20 concurrent copies and 10 different messages exactly once each', async () => {
@@ -20,7 +20,7 @@ describe('the README\'s "use the core in your own consumer" example', () => {
     const others = Array.from({ length: 10 }, (_, i) => creditPointsOnce(store, { messageId: `m-${i}`, body: { customerId: 'c-2', points: 1 } }));
     const outcomes = await Promise.all([...copies, ...others]);
     expect(outcomes.filter((o) => o === 'credited')).toHaveLength(11);
-    expect((await store.read<{ balance: number }>('c-2', 'c-2'))?.document.balance).toBe(15);
+    expect((await store.read<{ id: string; balance: number }>('c-2', 'c-2'))?.document.balance).toBe(15);
   });
 
   it('is quoted in the README as it is in the file, so the two cannot drift', () => {
