@@ -1,3 +1,5 @@
+import { PermanentMessageError } from './errors.js';
+
 /** Where a message's deduplication key came from, in order of preference. */
 export type DedupKeySource = 'idempotency-key' | 'cloudevents' | 'message-id';
 
@@ -9,8 +11,9 @@ export interface DedupKey {
 
 /** The identifiers a broker message offers; none of them is a lock token, sequence number or time. */
 export interface DedupKeyCandidates {
-  readonly idempotencyKey?: string;
-  readonly cloudEvent?: { readonly source: string; readonly id: string };
+  /** As the message declares it: anything but a usable string is refused, never replaced. */
+  readonly idempotencyKey?: unknown;
+  readonly cloudEvent?: { readonly source?: unknown; readonly id?: unknown };
   readonly messageId?: string;
 }
 
@@ -29,7 +32,10 @@ export function joinKeyParts(parts: readonly string[]): string {
  * Picks the key that survives redelivery. The CloudEvents key is the text an operator puts in
  * `idempotency-key` when a resubmit must change the MessageId, so both map to one record.
  * With a consumer name, the key is composite, so consumers sharing one store never collide.
- * Returns undefined when the message has no usable key: it must not be processed keyless.
+ * A key the message declares (an idempotency key, CloudEvents attributes) is used or refused with
+ * `PermanentMessageError`, never replaced by the MessageId: two copies whose declared key is
+ * unusable would otherwise count as two messages. Returns undefined when the message has no key
+ * at all: it must not be processed keyless.
  */
 export function resolveDedupKey(candidates: DedupKeyCandidates, consumerName?: string): DedupKey | undefined {
   const chosen = chooseKey(candidates);
@@ -39,14 +45,26 @@ export function resolveDedupKey(candidates: DedupKeyCandidates, consumerName?: s
 }
 
 function chooseKey(c: DedupKeyCandidates): DedupKey | undefined {
-  if (usable(c.idempotencyKey)) return { value: c.idempotencyKey, source: 'idempotency-key' };
-  if (c.cloudEvent && usable(c.cloudEvent.source) && usable(c.cloudEvent.id)) {
-    return { value: joinKeyParts([c.cloudEvent.source, c.cloudEvent.id]), source: 'cloudevents' };
+  if (c.idempotencyKey !== undefined) {
+    return { value: usableOrRefused(c.idempotencyKey, 'InvalidIdempotencyKey', 'the idempotency-key property'), source: 'idempotency-key' };
   }
-  if (usable(c.messageId)) return { value: c.messageId, source: 'message-id' };
+  if (c.cloudEvent && (c.cloudEvent.source !== undefined || c.cloudEvent.id !== undefined)) {
+    const source = usableOrRefused(c.cloudEvent.source, 'InvalidCloudEvent', 'the CloudEvent source');
+    const id = usableOrRefused(c.cloudEvent.id, 'InvalidCloudEvent', 'the CloudEvent id');
+    return { value: joinKeyParts([source, id]), source: 'cloudevents' };
+  }
+  if (c.messageId !== undefined && usable(c.messageId)) return { value: c.messageId, source: 'message-id' };
   return undefined;
 }
 
-function usable(value: string | undefined): value is string {
-  return value !== undefined && value.trim() !== '' && value.length <= maxDedupKeyLength;
+function usableOrRefused(value: unknown, code: 'InvalidIdempotencyKey' | 'InvalidCloudEvent', what: string): string {
+  if (value === undefined || value === null) throw new PermanentMessageError(code, `${what} is missing`);
+  if (typeof value !== 'string') throw new PermanentMessageError(code, `${what} must be a string, not ${typeof value}`);
+  if (value.trim() === '') throw new PermanentMessageError(code, `${what} is empty or white space`);
+  if (value.length > maxDedupKeyLength) throw new PermanentMessageError(code, `${what} has ${value.length} characters; the limit is ${maxDedupKeyLength}`);
+  return value;
+}
+
+function usable(value: string): boolean {
+  return value.trim() !== '' && value.length <= maxDedupKeyLength;
 }

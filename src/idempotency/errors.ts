@@ -6,6 +6,9 @@ export type PermanentFailureCode =
   | 'InvalidJson'
   | 'SchemaViolation'
   | 'NoDedupKey'
+  | 'InvalidIdempotencyKey'
+  | 'InvalidCloudEvent'
+  | 'BodyTooDeep'
   | 'UnknownMessageType'
   | 'MessageTooLarge'
   | 'CurrencyMismatch'
@@ -15,6 +18,9 @@ export const permanentFailureCodes: readonly PermanentFailureCode[] = [
   'InvalidJson',
   'SchemaViolation',
   'NoDedupKey',
+  'InvalidIdempotencyKey',
+  'InvalidCloudEvent',
+  'BodyTooDeep',
   'UnknownMessageType',
   'MessageTooLarge',
   'CurrencyMismatch',

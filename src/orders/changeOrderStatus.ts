@@ -1,5 +1,6 @@
 import { replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
+import { recordConflict } from './detectDuplicate.js';
 import type { OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
 import { readOrderAllowingLateArrival } from './readOrder.js';
@@ -11,7 +12,8 @@ import type { OrderStatusChanged } from './schemas.js';
  * OrderStatusChanged carries absolute state with a version, so it is idempotent by nature: applying
  * it twice leaves the same document, and a copy that arrives late finds a version at least as new
  * and changes nothing. No marker is needed; the etag guard keeps two newer versions from
- * overwriting each other out of order.
+ * overwriting each other out of order. Absolute state is no licence to drop a conflict, though:
+ * another payload at the stored version (the order keeps that version's fingerprint) is one.
  */
 export async function applyNewerStatus(
   message: ParsedOrderMessage & { readonly payload: OrderStatusChanged },
@@ -21,10 +23,20 @@ export async function applyNewerStatus(
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
     const current = await readOrderAllowingLateArrival(change.orderId, ctx);
     if (!current) return { kind: 'retry', reason: `order ${change.orderId} is not stored yet` };
-    if (change.version <= current.document.statusVersion) {
-      return { kind: 'stale', storedVersion: current.document.statusVersion };
+    const stored = current.document;
+    if (change.version === stored.statusVersion && stored.statusFingerprint !== undefined) {
+      if (stored.statusFingerprint === message.fingerprint) return { kind: 'duplicate' };
+      return recordConflict(message, { id: stored.id, fingerprint: stored.statusFingerprint, messageId: stored.statusMessageId }, ctx);
     }
-    const updated: OrderDocument = { ...current.document, status: change.status, statusVersion: change.version, statusChangedAt: change.changedAt };
+    if (change.version <= stored.statusVersion) return { kind: 'stale', storedVersion: stored.statusVersion };
+    const updated: OrderDocument = {
+      ...stored,
+      status: change.status,
+      statusVersion: change.version,
+      statusChangedAt: change.changedAt,
+      statusFingerprint: message.fingerprint,
+      statusMessageId: message.messageId,
+    };
     const result = await ctx.store.commit(change.orderId, [replace(updated, current.etag)]);
     if (result.kind === 'committed') return { kind: 'created' };
     await pauseAfterLostRace(attempt);

@@ -5,7 +5,7 @@ import type { ConflictDocument } from './documents.js';
 import type { FlowContext } from './flowContext.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 
-interface FingerprintedDocument extends StoredDocument {
+export interface FingerprintedDocument extends StoredDocument {
   readonly fingerprint: string;
   readonly messageId?: string;
 }
@@ -29,7 +29,8 @@ export async function classifyExistingRecord(
   return recordConflict(message, existing.document, ctx);
 }
 
-async function recordConflict(message: ParsedOrderMessage, existing: FingerprintedDocument, ctx: FlowContext): Promise<ProcessingOutcome> {
+/** Records the conflict (idempotently: the same conflict seen twice is one record) and reports it. */
+export async function recordConflict(message: ParsedOrderMessage, existing: FingerprintedDocument, ctx: FlowContext): Promise<ProcessingOutcome> {
   const conflict: ConflictDocument = {
     id: conflictDocumentId(message.key.value, message.fingerprint),
     orderId: message.payload.orderId,

@@ -32,6 +32,9 @@ export interface OrderDocument extends Processed {
   /** 0 until the first OrderStatusChanged; only a higher version replaces the status. */
   readonly statusVersion: number;
   readonly statusChangedAt?: string;
+  /** Fingerprint and MessageId of the status change at `statusVersion`: another payload at the same version is a conflict. */
+  readonly statusFingerprint?: string;
+  readonly statusMessageId?: string;
   readonly amountPaid: number;
   readonly paymentCount: number;
 }

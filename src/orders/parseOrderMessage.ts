@@ -52,14 +52,19 @@ export function dedupKeyOf(envelope: MessageEnvelope, body: unknown, consumerNam
   } catch {
     cloudEvent = undefined; // an unreadable body still has its MessageId or idempotency-key
   }
-  return keyOf(envelope, cloudEvent, consumerName)?.value;
+  try {
+    return keyOf(envelope, cloudEvent, consumerName)?.value;
+  } catch (error) {
+    if (error instanceof PermanentMessageError) return undefined; // a declared key that is unusable is no key
+    throw error;
+  }
 }
 
 function keyOf(envelope: MessageEnvelope, cloudEvent: CloudEventAttributes | undefined, consumerName: string | undefined): DedupKey | undefined {
   return resolveDedupKey(
     {
       idempotencyKey: keyText(applicationProperty(envelope, idempotencyKeyProperty)),
-      cloudEvent: cloudEvent?.id !== undefined && cloudEvent.source !== undefined ? { id: cloudEvent.id, source: cloudEvent.source } : undefined,
+      cloudEvent: cloudEvent && { id: cloudEvent.id, source: cloudEvent.source },
       messageId: envelope.messageId,
     },
     consumerName,
@@ -87,8 +92,8 @@ function validatePayload(type: OrderMessageType, payload: unknown, dedupKey: str
   return { type, payload: result.data } as OrderMessage;
 }
 
-function keyText(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
+/** A numeric key (a producer that sends an integer id) is its decimal text; anything else is judged as it is. */
+function keyText(value: unknown): unknown {
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return undefined;
+  return value;
 }

@@ -2,10 +2,14 @@ import { PermanentMessageError } from '../idempotency/index.js';
 import { applicationProperty } from './envelope.js';
 import type { MessageEnvelope } from './envelope.js';
 
-/** The CloudEvents attributes this consumer uses, from either content mode of the AMQP binding. */
+/**
+ * The CloudEvents attributes this consumer uses, from either content mode of the AMQP binding, as
+ * the message carries them: `id` and `source` are checked where the key is chosen (a declared key
+ * is used or refused), `type` here.
+ */
 export interface CloudEventAttributes {
-  readonly id?: string;
-  readonly source?: string;
+  readonly id?: unknown;
+  readonly source?: unknown;
   readonly type?: string;
   readonly mode: 'structured' | 'binary';
 }
@@ -36,12 +40,8 @@ function unwrapStructured(body: unknown): UnwrappedBody {
     throw new PermanentMessageError('SchemaViolation', 'a structured CloudEvent must be a JSON object');
   }
   const event = body as Record<string, unknown>;
-  const cloudEvent: CloudEventAttributes = {
-    id: stringOrUndefined(event.id),
-    source: stringOrUndefined(event.source),
-    type: stringOrUndefined(event.type),
-    mode: 'structured',
-  };
+  // The spec requires id and source: a structured event without them has no key of its own.
+  const cloudEvent: CloudEventAttributes = { id: event.id ?? null, source: event.source ?? null, type: typeOf(event.type), mode: 'structured' };
   if (event.data !== undefined) return { cloudEvent, payload: event.data };
   if (typeof event.data_base64 === 'string') {
     return { cloudEvent, payload: parseBase64Json(event.data_base64) };
@@ -50,12 +50,16 @@ function unwrapStructured(body: unknown): UnwrappedBody {
 }
 
 function binaryAttributes(envelope: MessageEnvelope): CloudEventAttributes | undefined {
-  const attribute = (name: string) =>
-    stringOrUndefined(applicationProperty(envelope, `cloudEvents:${name}`) ?? applicationProperty(envelope, `cloudEvents_${name}`));
+  const attribute = (name: string) => applicationProperty(envelope, `cloudEvents:${name}`) ?? applicationProperty(envelope, `cloudEvents_${name}`);
   const id = attribute('id');
   const source = attribute('source');
   if (id === undefined && source === undefined) return undefined;
-  return { id, source, type: attribute('type'), mode: 'binary' };
+  return { id: id ?? null, source: source ?? null, type: typeOf(attribute('type')), mode: 'binary' };
+}
+
+function typeOf(value: unknown): string | undefined {
+  if (value === undefined || typeof value === 'string') return value;
+  throw new PermanentMessageError('InvalidCloudEvent', `the CloudEvent type must be a string, not ${value === null ? 'null' : typeof value}`);
 }
 
 function parseBase64Json(data: string): unknown {
@@ -64,8 +68,4 @@ function parseBase64Json(data: string): unknown {
   } catch {
     throw new PermanentMessageError('InvalidJson', 'data_base64: the CloudEvent data is not base64-encoded JSON');
   }
-}
-
-function stringOrUndefined(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
 }

@@ -6,6 +6,12 @@ import { PermanentMessageError } from '../idempotency/index.js';
  * too large or not JSON: no number of redeliveries changes either.
  */
 export function decodeJsonBody(body: unknown, maxBytes: number): unknown {
+  // Depth first: canonical JSON, fingerprints and logging all recurse, and a hostile body nested
+  // tens of thousands deep would overflow the stack in each of them (a throw that is not permanent).
+  const depth = typeof body === 'string' || body instanceof Uint8Array ? textDepth(typeof body === 'string' ? body : Buffer.from(body).toString('utf8')) : valueDepth(body);
+  if (depth > maxJsonDepth) {
+    throw new PermanentMessageError('BodyTooDeep', `the body nests deeper than ${maxJsonDepth} levels`);
+  }
   const size = byteLengthOf(body);
   if (size > maxBytes) {
     throw new PermanentMessageError('MessageTooLarge', `the body has ${size} bytes; the limit is ${maxBytes}`);
@@ -16,6 +22,41 @@ export function decodeJsonBody(body: unknown, maxBytes: number): unknown {
     throw new PermanentMessageError('InvalidJson', 'the body is empty');
   }
   return body;
+}
+
+/** Far beyond any order message (they nest 3 deep), far below what recursion in the runtime survives. */
+export const maxJsonDepth = 64;
+
+/** Nesting depth of JSON text, counted without parsing (brackets inside strings do not count). */
+function textDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i += 1; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth -= 1;
+    if (deepest > maxJsonDepth) return deepest;
+  }
+  return deepest;
+}
+
+/** Nesting depth of an already parsed value, without recursion, stopping past the limit. */
+function valueDepth(value: unknown): number {
+  let deepest = 0;
+  const pending: [unknown, number][] = [[value, 1]];
+  while (pending.length > 0) {
+    const [next, depth] = pending.pop() as [unknown, number];
+    if (typeof next !== 'object' || next === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > maxJsonDepth) return deepest;
+    for (const child of Object.values(next)) pending.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 function byteLengthOf(body: unknown): number {

@@ -177,4 +177,18 @@ describe('end to end: producer -> Service Bus emulator -> local host -> processO
     expect(await orderDocuments(orderId)).toEqual([expect.objectContaining({ customerId: 'c-42' })]);
     await dlq.close();
   });
+
+  it('survives a body nested 50,000 deep: rejected with a reason and a record, and the next message is processed', async () => {
+    const orderId = `o-${randomUUID()}`;
+    const observed = startHosts('orders-poison', 1);
+    const sender = producer.createSender('orders-poison');
+    const hostile = `${'['.repeat(50_000)}${']'.repeat(50_000)}`;
+    await sender.sendMessages({ body: hostile, messageId: `deep-${orderId}`, subject: 'OrderPlaced' });
+    await sender.sendMessages(placed(orderId));
+    await eventually('the next order', async () => (await orderDocuments(orderId)).length === 1);
+    await eventually('the hostile message rejected on each delivery', () => observed.outcomes.filter((o) => o.messageId === `deep-${orderId}`).length === 3);
+    expect(observed.outcomes.filter((o) => o.messageId === `deep-${orderId}`).map((o) => o.outcome)).toEqual(['invalid', 'invalid', 'invalid']);
+    const { resource: rejection } = await container.item(rejectionDocumentId(`deep-${orderId}`), rejectedMessagesPartition).read();
+    expect(rejection).toMatchObject({ reason: 'BodyTooDeep', description: 'the body nests deeper than 64 levels' });
+  });
 });

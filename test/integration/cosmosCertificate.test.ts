@@ -21,7 +21,7 @@ function certificates(dir: string, name: string) {
 const suites = commandAvailable('openssl', 'version') ? [{ tool: 'openssl' }] : [];
 if (suites.length === 0) console.log('COSMOS_CA_CERT_PATH test: skipped because openssl is not installed');
 
-describe.each(suites)('COSMOS_CA_CERT_PATH (certificates made with $tool)', () => {
+describe.runIf(suites.length > 0)('COSMOS_CA_CERT_PATH (certificates made with openssl)', () => {
   it('verifies the endpoint against the given CA: trusted when it signed the certificate, refused when not', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cosmos-ca-'));
     const server = certificates(dir, 'server');

@@ -24,13 +24,31 @@ describe('processOrder: OrderStatusChanged', () => {
     expect(await statusOf(orderId)).toMatchObject({ status: 'Delivered', statusVersion: 5 });
   });
 
-  it('completes a redelivered status as stale with no change', async () => {
+  it('completes a redelivered status as a duplicate with no change', async () => {
     const orderId = await placedOrder();
     const message = statusChange(orderId, 1, 'Paid');
     await deliver(app.fn, message);
     const redelivery = await deliver(app.fn, message);
-    expect(outcomeLine(redelivery)).toMatchObject({ outcome: 'stale', reason: 'stored status version 1' });
+    expect(outcomeLine(redelivery)).toMatchObject({ outcome: 'duplicate' });
     expect(redelivery.error).toBeUndefined();
+  });
+
+  it('treats another status at the stored version as a conflict: recorded, thrown, the status unchanged', async () => {
+    const orderId = await placedOrder();
+    await deliver(app.fn, statusChange(orderId, 2, 'Shipped'));
+    const other = new BrokerMessage({ body: orderStatusChanged(orderId, 2, 'Cancelled'), messageId: `other-${orderId}`, subject: 'OrderStatusChanged' });
+    const result = await deliver(app.fn, other);
+    expect(outcomeLine(result)).toMatchObject({ outcome: 'conflict', reason: expect.stringContaining('PayloadConflict: OrderStatusChanged for order') });
+    expect(result.error).toBeDefined();
+    expect(await statusOf(orderId)).toMatchObject({ status: 'Shipped', statusVersion: 2 });
+    const conflicts = (await app.container.items.query({ query: 'SELECT * FROM c WHERE c.orderId = @o AND c.docType = "conflict"', parameters: [{ name: '@o', value: orderId }] }).fetchAll()).resources;
+    expect(conflicts).toEqual([expect.objectContaining({ messageType: 'OrderStatusChanged', incoming: expect.objectContaining({ messageId: `other-${orderId}` }), existing: expect.objectContaining({ messageId: `s-${orderId}-2`, documentId: orderId }) })]);
+  });
+
+  it('keeps an older version stale even when its status differs', async () => {
+    const orderId = await placedOrder();
+    await deliver(app.fn, statusChange(orderId, 3, 'Shipped'));
+    expect(outcomeLine(await deliver(app.fn, statusChange(orderId, 2, 'Cancelled')))).toMatchObject({ outcome: 'stale', reason: 'stored status version 3' });
   });
 
   it('ends on the highest version when ten versions race', async () => {

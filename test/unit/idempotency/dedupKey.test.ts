@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { joinKeyParts, resolveDedupKey } from '../../../src/idempotency/index.js';
+import { PermanentMessageError, joinKeyParts, maxDedupKeyLength, resolveDedupKey } from '../../../src/idempotency/index.js';
 
 describe('resolveDedupKey', () => {
   const all = { idempotencyKey: 'explicit', cloudEvent: { source: '/shop', id: 'e1' }, messageId: 'm1' };
@@ -16,8 +16,39 @@ describe('resolveDedupKey', () => {
     expect(resolveDedupKey({ messageId: 'm1' })).toEqual({ value: 'm1', source: 'message-id' });
   });
 
-  it('ignores blank candidates and a CloudEvent missing its source', () => {
-    expect(resolveDedupKey({ idempotencyKey: '  ', cloudEvent: { source: '', id: 'e1' }, messageId: 'm1' })?.source).toBe('message-id');
+  const refusal = (candidates: Parameters<typeof resolveDedupKey>[0]) => {
+    try {
+      resolveDedupKey(candidates);
+    } catch (error) {
+      if (error instanceof PermanentMessageError) return `${error.code}: ${error.description}`;
+      throw error;
+    }
+    return 'accepted';
+  };
+
+  it('refuses a declared idempotency key that is empty, white space, too long or not text, never falling back to the MessageId', () => {
+    expect(refusal({ idempotencyKey: '', messageId: 'm1' })).toBe('InvalidIdempotencyKey: the idempotency-key property is empty or white space');
+    expect(refusal({ idempotencyKey: ' \t', messageId: 'm1' })).toBe('InvalidIdempotencyKey: the idempotency-key property is empty or white space');
+    expect(refusal({ idempotencyKey: 'k'.repeat(maxDedupKeyLength + 1), messageId: 'm1' })).toBe(`InvalidIdempotencyKey: the idempotency-key property has ${maxDedupKeyLength + 1} characters; the limit is ${maxDedupKeyLength}`);
+    expect(refusal({ idempotencyKey: true, messageId: 'm1' })).toBe('InvalidIdempotencyKey: the idempotency-key property must be a string, not boolean');
+  });
+
+  it('accepts a key of exactly the maximum length', () => {
+    expect(resolveDedupKey({ idempotencyKey: 'k'.repeat(maxDedupKeyLength) })?.value).toHaveLength(maxDedupKeyLength);
+  });
+
+  it('refuses CloudEvents attributes with an id but no source, the reverse, or of the wrong type', () => {
+    expect(refusal({ cloudEvent: { id: 'e1' }, messageId: 'm1' })).toBe('InvalidCloudEvent: the CloudEvent source is missing');
+    expect(refusal({ cloudEvent: { source: '/shop', id: null }, messageId: 'm1' })).toBe('InvalidCloudEvent: the CloudEvent id is missing');
+    expect(refusal({ cloudEvent: { source: '', id: 'e1' }, messageId: 'm1' })).toBe('InvalidCloudEvent: the CloudEvent source is empty or white space');
+    expect(refusal({ cloudEvent: { source: '/shop', id: 7 }, messageId: 'm1' })).toBe('InvalidCloudEvent: the CloudEvent id must be a string, not number');
+  });
+
+  it('escapes % and | so that no two different part lists share a key', () => {
+    expect(resolveDedupKey({ cloudEvent: { source: 'a%', id: 'b' } })?.value).toBe('a%25|b');
+    expect(resolveDedupKey({ cloudEvent: { source: 'a', id: 'b' } })?.value).toBe('a|b');
+    expect(resolveDedupKey({ cloudEvent: { source: 'a|b', id: 'c' } })?.value).toBe('a%7Cb|c');
+    expect(joinKeyParts(['a%'])).not.toBe(joinKeyParts(['a']));
   });
 
   it('returns undefined when nothing usable is left: the message must not be processed keyless', () => {

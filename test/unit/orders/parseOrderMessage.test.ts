@@ -74,4 +74,32 @@ describe('parseOrderMessage', () => {
   it('prefixes the consumer name to the key', () => {
     expect(parseOrderMessage(envelope({ subject: 'OrderPlaced' }), orderPlaced('o'), { ...options, consumerName: 'billing' }).key.value).toBe('billing|m-1');
   });
+
+  it('uses a numeric idempotency-key as its decimal text', () => {
+    expect(parseOrderMessage(envelope({ subject: 'OrderPlaced', applicationProperties: { 'idempotency-key': 42 } }), orderPlaced('o'), options).key).toEqual({ value: '42', source: 'idempotency-key' });
+  });
+
+  it('rejects a declared idempotency-key that is empty instead of falling back to the MessageId', () => {
+    const error = failure(() => parseOrderMessage(envelope({ subject: 'OrderPlaced', applicationProperties: { 'Idempotency-Key': '' } }), orderPlaced('o'), options));
+    expect([error.code, error.description]).toEqual(['InvalidIdempotencyKey', 'the idempotency-key property is empty or white space']);
+  });
+
+  it('rejects a structured CloudEvent with an id but no source, and one with neither', () => {
+    const structured = envelope({ contentType: 'application/cloudevents+json; charset=utf-8' });
+    const event = { specversion: '1.0', type: 'com.shop.OrderPlaced', data: orderPlaced('o') };
+    expect(failure(() => parseOrderMessage(structured, { ...event, id: 'e1' }, options)).code).toBe('InvalidCloudEvent');
+    expect(failure(() => parseOrderMessage(structured, event, options)).description).toBe('the CloudEvent source is missing');
+    expect(parseOrderMessage(structured, { ...event, id: 'e1', source: '/shop' }, options).key).toEqual({ value: '/shop|e1', source: 'cloudevents' });
+  });
+
+  it('rejects binary-mode CloudEvents properties with a source but no id, or a type that is not text', () => {
+    const binary = (props: Record<string, unknown>) => envelope({ subject: 'OrderPlaced', applicationProperties: props });
+    expect(failure(() => parseOrderMessage(binary({ 'cloudEvents:source': '/shop' }), orderPlaced('o'), options)).description).toBe('the CloudEvent id is missing');
+    expect(failure(() => parseOrderMessage(binary({ 'cloudEvents:source': '/shop', 'cloudEvents:id': 'e', 'cloudEvents:type': 5 }), orderPlaced('o'), options)).code).toBe('InvalidCloudEvent');
+  });
+
+  it('treats a plain message with a content type as plain, not as a structured CloudEvent', () => {
+    const parsed = parseOrderMessage(envelope({ subject: 'OrderPlaced', contentType: 'application/json' }), orderPlaced('o'), options);
+    expect(parsed.key).toEqual({ value: 'm-1', source: 'message-id' });
+  });
 });

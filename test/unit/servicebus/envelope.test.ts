@@ -37,6 +37,22 @@ describe('decodeJsonBody', () => {
   });
 });
 
+describe('decodeJsonBody on hostile nesting', () => {
+  const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+  it('refuses a body nested 50,000 deep, as text or already parsed, permanently and without overflowing the stack', () => {
+    expect(() => decodeJsonBody(nested(50_000), 10_000_000)).toThrow(/^BodyTooDeep: the body nests deeper than 64 levels$/);
+    expect(() => decodeJsonBody(JSON.parse(nested(50_000)), 10_000_000)).toThrow(/^BodyTooDeep: /);
+    expect(() => decodeJsonBody(new TextEncoder().encode(nested(65)), 10_000_000)).toThrow(/^BodyTooDeep: /);
+  });
+
+  it('accepts exactly the limit, and does not count brackets inside strings', () => {
+    expect(decodeJsonBody(nested(64), 1024)).toHaveLength(1);
+    expect(decodeJsonBody(JSON.parse(nested(64)), 1024)).toHaveLength(1);
+    expect(decodeJsonBody(JSON.stringify({ note: '['.repeat(500), quoted: 'a\\"[[' }), 4096)).toMatchObject({ note: '['.repeat(500) });
+  });
+});
+
 describe('unwrapCloudEvent', () => {
   const envelope = (props: Record<string, unknown> = {}, contentType?: string) =>
     envelopeFromTriggerMetadata({ applicationProperties: props, contentType });
