@@ -1,10 +1,13 @@
-// npm run bench: what each consumer path costs, measured side by side in one run. Everything runs in
-// this process (the Cosmos stand-in included), so absolute rates say little about Azure; the
-// ratios between paths (how many store round trips each makes) are what this is for.
+// npm run bench: what each consumer path costs, measured side by side in one run: its store round
+// trips per message (counted), its rate, and the rate of a bare SDK loop doing the same store work
+// (the floor: what any consumer of this design pays). Everything runs in this process (the Cosmos
+// stand-in included), so absolute rates say little about Azure; the ratios are what this is for.
 import { randomUUID } from 'node:crypto';
 import { metrics } from '@opentelemetry/api';
 import { startCosmosStandIn } from '../dev/cosmos/cosmosStandIn.js';
+import type { Container, OperationInput } from '@azure/cosmos';
 import { CosmosDocumentStore, createCosmosClient } from '../src/cosmos/index.js';
+import type { CommitResult, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from '../src/idempotency/index.js';
 import { OrderConsumer } from '../src/orders/index.js';
 import { envelopeFromTriggerMetadata } from '../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../src/telemetry/index.js';
@@ -16,9 +19,30 @@ const silent = { info() {}, warn() {}, error() {} };
 
 interface Path {
   readonly name: string;
-  /** Store calls per message, by design; the run checks the rates against them. */
-  readonly requests: string;
   prepare(n: number): Promise<(i: number) => Promise<unknown>>;
+  /** The same store work straight through the SDK, on documents prepared the same way. */
+  bare(n: number): Promise<(i: number) => Promise<unknown>>;
+}
+
+/** Counts round trips, to print them beside each path's rate. */
+class CountingStore implements DocumentStore {
+  trips = 0;
+  constructor(private readonly inner: DocumentStore) {}
+  read<D extends StoredDocument>(pk: string, id: string): Promise<VersionedDocument<D> | undefined> {
+    this.trips += 1;
+    return this.inner.read<D>(pk, id);
+  }
+  commit(pk: string, ops: readonly WriteOperation[]): Promise<CommitResult> {
+    this.trips += 1;
+    return this.inner.commit(pk, ops);
+  }
+}
+
+const creates = (...docs: object[]): OperationInput[] => docs.map((resourceBody) => ({ operationType: 'Create', resourceBody: resourceBody as never }));
+async function bareBatch(container: Container, pk: string, ops: OperationInput[]): Promise<number> {
+  // Each operation names its partition key as the project's adapter does (the stand-in needs it).
+  const response = await container.items.batch(ops.map((op) => ({ ...op, partitionKey: pk }) as OperationInput), pk);
+  return response.result?.[0]?.statusCode ?? response.code ?? 0;
 }
 
 async function main(): Promise<void> {
@@ -26,8 +50,9 @@ async function main(): Promise<void> {
   const client = createCosmosClient({ endpoint: standIn.endpoint, key: standIn.key });
   const { database } = await client.databases.createIfNotExists({ id: 'bench' });
   const { container } = await database.containers.createIfNotExists({ id: 'orders', partitionKey: { paths: ['/orderId'] }, defaultTtl: -1 });
+  const store = new CountingStore(new CosmosDocumentStore(container));
   const consumer = new OrderConsumer({
-    store: new CosmosDocumentStore(container),
+    store,
     now: () => new Date(),
     markerTtlSeconds: 3600,
     maxMessageBytes: 262_144,
@@ -42,33 +67,100 @@ async function main(): Promise<void> {
   const ids = (n: number) => Array.from({ length: n }, () => `b-${randomUUID()}`);
   const placeAll = async (orderIds: string[]) => runAll(orderIds.length, (i) => consume(`m-${orderIds[i]}`, 'OrderPlaced', order(orderIds[i]!)));
 
+  // The bare loops write documents of the same size and shape, through the same client.
+  const orderDoc = (orderId: string) => ({ id: orderId, docType: 'order', ...order(orderId), status: 'Accepted', statusVersion: 0, amountPaid: 0, paymentCount: 0, total: 10, fingerprint: 'f'.repeat(64), dedupKey: `m-${orderId}` });
+  const outboxDoc = (orderId: string) => ({ id: `outbox|OrderAccepted|${orderId}`, orderId, docType: 'outbox', payload: order(orderId), publishedAt: null });
+  const bareNewOrder = (orderId: string) => bareBatch(container, orderId, creates(orderDoc(orderId), outboxDoc(orderId)));
+  const bareDuplicate = async (orderId: string) => {
+    await bareBatch(container, orderId, creates(orderDoc(orderId), outboxDoc(orderId)));
+    return container.item(orderId, orderId).read();
+  };
+  const barePayment = async (orderId: string, markerId: string) => {
+    const { resource, etag } = await container.item(orderId, orderId).read();
+    return bareBatch(container, orderId, [
+      ...creates({ id: markerId, orderId, docType: 'inbox', fingerprint: 'f'.repeat(64), ttl: 3600 }),
+      { operationType: 'Replace', id: orderId, resourceBody: { ...resource, amountPaid: 1 }, ifMatch: etag },
+    ]);
+  };
+  const bareConflict = async (orderId: string) => {
+    await bareBatch(container, orderId, creates(orderDoc(orderId), outboxDoc(orderId)));
+    await container.item(orderId, orderId).read();
+    return bareBatch(container, orderId, creates({ id: `conflict|x-${orderId}`, orderId, docType: 'conflict' }, { id: `rejection|x-${orderId}`, orderId, docType: 'rejection', ttl: 3600 }));
+  };
+  const preparedOrders = async (n: number) => {
+    const o = ids(n);
+    await placeAll(o);
+    return o;
+  };
+
   const paths: Path[] = [
-    { name: 'OrderPlaced, new', requests: '1 batch', prepare: async (n) => { const o = ids(n); return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!)); } },
-    { name: 'OrderPlaced, duplicate', requests: '1 batch (409) + 1 read', prepare: async (n) => { const o = ids(n); await placeAll(o); return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!), 2); } },
-    { name: 'PaymentReceived, new', requests: '1 read + 1 batch', prepare: async (n) => { const o = ids(n); await placeAll(o); return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!)); } },
-    { name: 'PaymentReceived, duplicate', requests: '1 read + 1 batch (409) + 1 read', prepare: async (n) => { const o = ids(n); await placeAll(o); await runAll(n, (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!))); return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!), 2); } },
-    { name: 'conflict, first delivery', requests: '1 batch (409) + 1 read + 2 creates', prepare: async (n) => { const o = ids(n); await placeAll(o); return (i) => consume(`x-${o[i]}`, 'OrderPlaced', order(o[i]!, 'other'), 1, 7); } },
-    { name: 'conflict, each redelivery', requests: '1 read', prepare: async (n) => { const o = ids(n); await placeAll(o); await runAll(n, (i) => consume(`x-${o[i]}`, 'OrderPlaced', order(o[i]!, 'other'), 1, 7)); return (i) => consume(`x-${o[i]}`, 'OrderPlaced', order(o[i]!, 'other'), 2, 7); } },
+    {
+      name: 'OrderPlaced, new',
+      prepare: async (n) => { const o = ids(n); return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!)); },
+      bare: async (n) => { const o = ids(n); return (i) => bareNewOrder(o[i]!); },
+    },
+    {
+      name: 'OrderPlaced, duplicate (redelivered)',
+      prepare: async (n) => { const o = await preparedOrders(n); return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!), 2); },
+      bare: async (n) => { const o = await preparedOrders(n); return (i) => bareDuplicate(o[i]!); },
+    },
+    {
+      name: 'PaymentReceived, new',
+      prepare: async (n) => { const o = await preparedOrders(n); return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!)); },
+      bare: async (n) => { const o = await preparedOrders(n); return (i) => barePayment(o[i]!, `inbox|bare-${o[i]}`); },
+    },
+    {
+      name: 'PaymentReceived, duplicate',
+      prepare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!))); return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!), 2); },
+      bare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => barePayment(o[i]!, `inbox|bare-${o[i]}`)); return async (i) => { await barePayment(o[i]!, `inbox|bare-${o[i]}`); return container.item(`inbox|bare-${o[i]}`, o[i]!).read(); }; },
+    },
+    {
+      name: 'conflict, first delivery',
+      prepare: async (n) => { const o = await preparedOrders(n); return (i) => consume(`x-${o[i]}`, 'OrderPlaced', order(o[i]!, 'other'), 1, 7); },
+      bare: async (n) => { const o = await preparedOrders(n); return (i) => bareConflict(o[i]!); },
+    },
+    {
+      name: 'conflict, each redelivery',
+      prepare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => consume(`x-${o[i]}`, 'OrderPlaced', order(o[i]!, 'other'), 1, 7)); return (i) => consume(`x-${o[i]}`, 'OrderPlaced', order(o[i]!, 'other'), 2, 7); },
+      bare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => bareConflict(o[i]!)); return (i) => bareConflict(o[i]!); },
+    },
+    {
+      name: 'invalid, each redelivery',
+      prepare: async (n) => { const o = ids(n); await runAll(n, (i) => consume(`bad-${o[i]}`, 'OrderPlaced', '{"orderId":', 1, 9)); return (i) => consume(`bad-${o[i]}`, 'OrderPlaced', '{"orderId":', 2, 9); },
+      bare: async (n) => {
+        const o = ids(n);
+        const create = (i: number) => container.items.create({ id: `rejection|bad-${o[i]}`, orderId: '#rejected', docType: 'rejection', ttl: 3600 }).catch(() => undefined);
+        await runAll(n, create);
+        return create;
+      },
+    },
   ];
 
-  const rates = new Map<string, number[]>(paths.map((p) => [p.name, []]));
+  const rates = new Map<string, { project: number[]; bare: number[]; trips: number }>(paths.map((p) => [p.name, { project: [], bare: [], trips: 0 }]));
+  const timed = async (n: number, run: (i: number) => Promise<unknown>) => {
+    const startedAt = performance.now();
+    await runAll(n, run);
+    return n / ((performance.now() - startedAt) / 1000);
+  };
   for (let round = 1; round <= rounds; round += 1) {
     for (const path of paths) {
+      const entry = rates.get(path.name)!;
       const run = await path.prepare(messagesPerRound);
-      const startedAt = performance.now();
-      await runAll(messagesPerRound, run);
-      rates.get(path.name)?.push(messagesPerRound / ((performance.now() - startedAt) / 1000));
+      store.trips = 0;
+      entry.project.push(await timed(messagesPerRound, run));
+      entry.trips = store.trips / messagesPerRound;
+      entry.bare.push(await timed(messagesPerRound, await path.bare(messagesPerRound)));
     }
     process.stderr.write(`round ${round} of ${rounds} done\n`);
   }
 
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-  const baseline = median(rates.get(paths[0]!.name) ?? []);
   console.log(`\nConsumer paths, ${messagesPerRound} messages x ${rounds} interleaved rounds, ${concurrency} in flight, Node ${process.version}, one process`);
-  console.log(`${'path'.padEnd(30)} ${'store requests'.padEnd(36)} ${'msg/s (median)'.padStart(15)} ${'vs new order'.padStart(13)}`);
+  console.log(`${'path'.padEnd(38)} ${'round trips'.padStart(11)} ${'msg/s'.padStart(8)} ${'bare SDK msg/s'.padStart(15)} ${'vs bare'.padStart(8)}`);
   for (const path of paths) {
-    const rate = median(rates.get(path.name) ?? []);
-    console.log(`${path.name.padEnd(30)} ${path.requests.padEnd(36)} ${rate.toFixed(0).padStart(15)} ${(rate / baseline).toFixed(2).padStart(12)}x`);
+    const entry = rates.get(path.name)!;
+    const [project, bare] = [median(entry.project), median(entry.bare)];
+    console.log(`${path.name.padEnd(38)} ${entry.trips.toFixed(2).padStart(11)} ${project.toFixed(0).padStart(8)} ${bare.toFixed(0).padStart(15)} ${(project / bare).toFixed(2).padStart(7)}x`);
   }
   client.dispose();
   await standIn.close();

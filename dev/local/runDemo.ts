@@ -4,7 +4,7 @@ import type { RegisteredFunction } from '../host/functionsCore.js';
 import { startLocalFunctionsHost } from '../host/localFunctionsHost.js';
 import type { LocalFunctionsHost } from '../host/localFunctionsHost.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
-import { rejectedMessagesPartition, rejectionDocumentId } from '../../src/orders/index.js';
+import { rejectionDocumentId } from '../../src/orders/index.js';
 import { localContainer, localDatabase } from './localStack.js';
 import type { LocalStack } from './localStack.js';
 import { findOutcomeLine } from './outcomeLine.js';
@@ -46,7 +46,8 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
     const { resources: orders } = await container.items
       .query<{ orderId: string; amountPaid: number; status: string; statusVersion: number; customerId: string }>("SELECT * FROM c WHERE c.docType = 'order'")
       .fetchAll();
-    const { resource: rejection } = await container.item(rejectionDocumentId(String(workload.conflict.messageId)), rejectedMessagesPartition).read();
+    // A conflict's rejection record lives in the order's partition, beside the conflict document.
+    const { resource: rejection } = await container.item(rejectionDocumentId(String(workload.conflict.messageId)), workload.conflictOrderId).read();
     const asSent = orders.every((o) => {
       const want = workload.expected.get(o.orderId);
       return want !== undefined && want.amountPaid === o.amountPaid && want.status === o.status && want.statusVersion === o.statusVersion;

@@ -1,6 +1,6 @@
 import { PermanentMessageError } from '../idempotency/index.js';
 import type { DocumentStore } from '../idempotency/index.js';
-import { conflictDocumentId, inboxMarkerId, orderDocumentId, parseOrderMessage, rejectedMessagesPartition, rejectionDocumentId } from '../orders/index.js';
+import { conflictDocumentId, findRejectionRecord, inboxMarkerId, orderDocumentId, parseOrderMessage } from '../orders/index.js';
 import type { ConflictDocument, InboxMarkerDocument, OrderDocument, ParsedOrderMessage, RejectionDocument } from '../orders/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import { payloadDifferences } from './payloadDifference.js';
@@ -27,9 +27,9 @@ export interface StoreLookupOptions {
 export async function storeStateOf(envelope: MessageEnvelope, body: unknown, options: StoreLookupOptions): Promise<StoreState> {
   const { store } = options;
   if (!store) return { kind: 'unchecked', detail: 'no Cosmos DB given (--cosmos-endpoint)' };
-  const rejection = envelope.messageId === undefined ? undefined : await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId(envelope.messageId, options.consumerName));
+  const rejection = await rejectionOf(envelope, body, options);
   if (rejection) {
-    const { reason, description } = rejection.document;
+    const { reason, description } = rejection;
     return { kind: reason === 'PayloadConflict' ? 'conflict' : 'invalid', detail: `${reason}: ${description}` };
   }
   let message: ParsedOrderMessage;
@@ -40,6 +40,18 @@ export async function storeStateOf(envelope: MessageEnvelope, body: unknown, opt
     throw error;
   }
   return effectState(message, store);
+}
+
+/** The rejection recorded for the message: by MessageId, in `#rejected` or, for a conflict, in its order's partition. */
+async function rejectionOf(envelope: MessageEnvelope, body: unknown, options: StoreLookupOptions): Promise<RejectionDocument | undefined> {
+  if (!options.store || envelope.messageId === undefined) return undefined;
+  let orderId: string | undefined;
+  try {
+    orderId = parseOrderMessage(envelope, body, { consumerName: options.consumerName, maxMessageBytes: Number.MAX_SAFE_INTEGER }).payload.orderId;
+  } catch {
+    orderId = undefined; // an invalid message's record is in #rejected
+  }
+  return findRejectionRecord(options.store, envelope.messageId, orderId, options.consumerName);
 }
 
 async function effectState(message: ParsedOrderMessage, store: DocumentStore): Promise<StoreState> {
@@ -83,7 +95,7 @@ export interface StoredRecords {
 export async function storedRecordsOf(envelope: MessageEnvelope, body: unknown, options: StoreLookupOptions): Promise<StoredRecords | undefined> {
   const { store } = options;
   if (!store) return undefined;
-  const rejection = envelope.messageId === undefined ? undefined : (await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId(envelope.messageId, options.consumerName)))?.document;
+  const rejection = await rejectionOf(envelope, body, options);
   let message: ParsedOrderMessage;
   try {
     message = parseOrderMessage(envelope, body, { consumerName: options.consumerName, maxMessageBytes: Number.MAX_SAFE_INTEGER });

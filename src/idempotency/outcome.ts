@@ -1,3 +1,4 @@
+import type { StoredDocument } from './documentStore.js';
 import type { PermanentMessageError } from './errors.js';
 
 /** What processing one delivery of a message came to. Outcomes are values; only the boundary throws. */
@@ -8,8 +9,11 @@ export type ProcessingOutcome =
   | { readonly kind: 'duplicate' }
   /** Absolute state older than or as old as what is stored: nothing to apply. */
   | { readonly kind: 'stale'; readonly storedVersion: number }
-  /** Same key, different payload: recorded, alerted, and bound for the dead-letter queue. */
-  | { readonly kind: 'conflict'; readonly error: PermanentMessageError }
+  /**
+   * Same key, different payload: recorded, alerted, and bound for the dead-letter queue. `evidence`
+   * is the record of the conflict, written by the caller in one batch with the rejection record.
+   */
+  | { readonly kind: 'conflict'; readonly error: PermanentMessageError; readonly evidence?: StoredDocument }
   /** The message can never be processed: bound for the dead-letter queue with this reason. */
   | { readonly kind: 'invalid'; readonly error: PermanentMessageError }
   /** Not now (store unavailable, a prerequisite not yet stored): redeliver. */

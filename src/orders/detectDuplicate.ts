@@ -1,4 +1,4 @@
-import { PermanentMessageError, create } from '../idempotency/index.js';
+import { PermanentMessageError } from '../idempotency/index.js';
 import type { ProcessingOutcome, StoredDocument } from '../idempotency/index.js';
 import { conflictDocumentId } from './documents.js';
 import type { ConflictDocument } from './documents.js';
@@ -29,9 +29,13 @@ export async function classifyExistingRecord(
   return recordConflict(message, existing.document, ctx);
 }
 
-/** Records the conflict (idempotently: the same conflict seen twice is one record) and reports it. */
-export async function recordConflict(message: ParsedOrderMessage, existing: FingerprintedDocument, ctx: FlowContext): Promise<ProcessingOutcome> {
+/**
+ * The conflict as an outcome, with its record as evidence: the consumer writes that record in one
+ * batch with the rejection record, so a redelivery finds both or neither, for one round trip.
+ */
+export function recordConflict(message: ParsedOrderMessage, existing: FingerprintedDocument, ctx: FlowContext): ProcessingOutcome {
   const conflict: ConflictDocument = {
+    // Derived from key and incoming fingerprint: the same conflict seen twice is one record.
     id: conflictDocumentId(message.key.value, message.fingerprint),
     orderId: message.payload.orderId,
     docType: 'conflict',
@@ -41,14 +45,9 @@ export async function recordConflict(message: ParsedOrderMessage, existing: Fing
     existing: { messageId: existing.messageId, fingerprint: existing.fingerprint, documentId: existing.id },
     detectedAt: ctx.now().toISOString(),
   };
-  // The id is derived from key and incoming fingerprint: the same conflict seen twice is one record.
-  await ctx.store.commit(conflict.orderId, [create(conflict)]);
   const description =
     `${message.type} for order ${conflict.orderId} differs from what is stored in ${existing.id}` +
     ` (stored fingerprint ${existing.fingerprint} from message ${existing.messageId ?? 'unknown'},` +
     ` this one ${message.fingerprint}); conflict recorded as ${conflict.id}`;
-  return {
-    kind: 'conflict',
-    error: new PermanentMessageError('PayloadConflict', description, message.key.value),
-  };
+  return { kind: 'conflict', error: new PermanentMessageError('PayloadConflict', description, message.key.value), evidence: conflict };
 }

@@ -76,7 +76,8 @@ export interface ConflictDocument {
 /** Where an operator finds, by MessageId, why a message is on its way to the dead-letter queue. */
 export interface RejectionDocument {
   readonly id: string;
-  readonly orderId: typeof rejectedMessagesPartition;
+  /** `#rejected` for an invalid message; the order's partition for a conflict. */
+  readonly orderId: string;
   readonly docType: 'rejection';
   readonly messageId?: string;
   /** Ties the record to one broker message: a resubmitted copy has another and is processed afresh. */

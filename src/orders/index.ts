@@ -3,6 +3,7 @@ export type { ConsumerOverrides } from './createOrderConsumer.js';
 export { OrderConsumer } from './orderConsumer.js';
 export type { ConsumeResult, OrderConsumerOptions } from './orderConsumer.js';
 export { throwUnlessCompletable } from './settlement.js';
+export { findRejectionRecord } from './rejections.js';
 export { dedupKeyOf, idempotencyKeyProperty, parseOrderMessage, resolveMessageType } from './parseOrderMessage.js';
 export type { OrderMessage, ParsedOrderMessage, ParseOptions } from './parseOrderMessage.js';
 export {

@@ -1,15 +1,14 @@
 import { PermanentMessageError } from '../idempotency/index.js';
-import type { PermanentFailureCode, ProcessingOutcome } from '../idempotency/index.js';
+import type { ProcessingOutcome, StoredDocument } from '../idempotency/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import type { LogSink, OutcomeTelemetry } from '../telemetry/index.js';
 import { applyNewerStatus } from './changeOrderStatus.js';
-import type { RejectionDocument } from './documents.js';
 import type { FlowContext } from './flowContext.js';
 import { parseOrderMessage } from './parseOrderMessage.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { createOrderOrDetectDuplicate } from './placeOrder.js';
 import { applyPaymentOnce } from './receivePayment.js';
-import { findRejection, recordRejection } from './rejections.js';
+import { recordRejection } from './rejections.js';
 
 export interface OrderConsumerOptions extends FlowContext {
   readonly consumerName?: string;
@@ -39,12 +38,10 @@ export class OrderConsumer {
   private async decide(envelope: MessageEnvelope, body: unknown): Promise<ConsumeResult> {
     let parsed: ParsedOrderMessage | undefined;
     try {
-      const known = await findRejection(envelope, this.options);
-      if (known) return resultFromRejection(known);
       parsed = parseOrderMessage(envelope, body, this.options);
       const outcome = await this.dispatch(parsed);
       const result = { outcome, dedupKey: parsed.key.value, type: parsed.type, orderId: parsed.payload.orderId };
-      if (outcome.kind === 'conflict' || outcome.kind === 'invalid') await this.reject(envelope, outcome.error, result);
+      if (outcome.kind === 'conflict' || outcome.kind === 'invalid') await this.reject(envelope, outcome.error, result, outcome.kind === 'conflict' ? outcome.evidence : undefined);
       return result;
     } catch (error) {
       const known = { dedupKey: parsed?.key.value, type: parsed?.type, orderId: parsed?.payload.orderId };
@@ -74,16 +71,9 @@ export class OrderConsumer {
     }
   }
 
-  private reject(envelope: MessageEnvelope, error: PermanentMessageError, known: Omit<ConsumeResult, 'outcome'>): Promise<void> {
-    return recordRejection(envelope, { error, dedupKey: known.dedupKey, messageType: known.type, orderId: known.orderId }, this.options);
+  private reject(envelope: MessageEnvelope, error: PermanentMessageError, known: Omit<ConsumeResult, 'outcome'>, evidence?: StoredDocument): Promise<void> {
+    return recordRejection(envelope, { error, dedupKey: known.dedupKey, messageType: known.type, orderId: known.orderId, evidence }, this.options);
   }
-}
-
-function resultFromRejection(rejection: RejectionDocument): ConsumeResult {
-  const error = new PermanentMessageError(rejection.reason as PermanentFailureCode, rejection.description, rejection.dedupKey);
-  const outcome: ProcessingOutcome =
-    rejection.reason === 'PayloadConflict' ? { kind: 'conflict', error } : { kind: 'invalid', error };
-  return { outcome, dedupKey: rejection.dedupKey, type: rejection.messageType, orderId: rejection.messageOrderId };
 }
 
 function errorText(error: unknown): string {

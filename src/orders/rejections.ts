@@ -1,5 +1,5 @@
 import { create, replace } from '../idempotency/index.js';
-import type { PermanentMessageError } from '../idempotency/index.js';
+import type { DocumentStore, PermanentMessageError, StoredDocument } from '../idempotency/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import { rejectedMessagesPartition, rejectionDocumentId } from './documents.js';
 import type { RejectionDocument } from './documents.js';
@@ -8,8 +8,11 @@ import type { FlowContext } from './flowContext.js';
 /**
  * The Functions Service Bus trigger cannot dead-letter with a reason: a throw only abandons. So a
  * rejected message is thrown until Service Bus dead-letters it (MaxDeliveryCountExceeded), and the
- * real reason is kept here, by MessageId, for the operator tool. Each further delivery of the same
- * broker message costs one point read of this record (see findRejection).
+ * real reason is kept here, by MessageId, for the operator tool:
+ * - a conflict's record sits in the order's partition, written in one batch with the conflict
+ *   document, so a redelivery of the same broker message costs one 409 and nothing else;
+ * - an invalid message's, in the reserved partition `#rejected` (it may have no order id at all).
+ * Nothing is read before processing: a duplicate costs the same on every delivery.
  */
 type RejectionContext = FlowContext & { readonly consumerName?: string };
 
@@ -18,13 +21,16 @@ export interface RejectionDetails {
   readonly dedupKey?: string;
   readonly messageType?: string;
   readonly orderId?: string;
+  /** The conflict's own record, written in the same batch as the rejection. */
+  readonly evidence?: StoredDocument;
 }
 
 export async function recordRejection(envelope: MessageEnvelope, details: RejectionDetails, ctx: RejectionContext): Promise<void> {
   if (envelope.messageId === undefined) return; // nothing to find it by; the error log line carries the reason
+  const partition = details.evidence && details.orderId !== undefined ? details.orderId : rejectedMessagesPartition;
   const rejection: RejectionDocument = {
     id: rejectionDocumentId(envelope.messageId, ctx.consumerName),
-    orderId: rejectedMessagesPartition,
+    orderId: partition,
     docType: 'rejection',
     messageId: envelope.messageId,
     sequenceNumber: envelope.sequenceNumber,
@@ -33,27 +39,32 @@ export async function recordRejection(envelope: MessageEnvelope, details: Reject
     messageOrderId: details.orderId,
     reason: details.error.code,
     description: details.error.description,
+    conflictDocumentId: details.evidence?.id,
     rejectedAt: ctx.now().toISOString(),
     ttl: ctx.markerTtlSeconds,
   };
-  const result = await ctx.store.commit(rejectedMessagesPartition, [create(rejection)]);
-  if (result.kind !== 'already-exists') return;
-  // A resubmitted copy (same MessageId, new sequence number) was rejected again: point the record at it.
-  const existing = await ctx.store.read<RejectionDocument>(rejectedMessagesPartition, rejection.id);
+  const operations = [...(details.evidence ? [create(details.evidence)] : []), create(rejection)];
+  const result = await ctx.store.commit(partition, operations);
+  // A redelivery of the same broker message: its first delivery committed this very batch.
+  if (result.kind !== 'already-exists' || (envelope.deliveryCount ?? 1) > 1) return;
+  // Another broker message under the same key or MessageId (a resubmitted copy): record it too.
+  if (details.evidence && result.operationIndex === 1) await ctx.store.commit(partition, [create(details.evidence)]);
+  await pointRecordAt(ctx.store, partition, rejection);
+}
+
+/** The rejection record names the newest broker message rejected under its MessageId. */
+async function pointRecordAt(store: DocumentStore, partition: string, rejection: RejectionDocument): Promise<void> {
+  if ((await store.commit(partition, [create(rejection)])).kind === 'committed') return;
+  const existing = await store.read<RejectionDocument>(partition, rejection.id);
   if (existing && existing.document.sequenceNumber !== rejection.sequenceNumber) {
-    await ctx.store.commit(rejectedMessagesPartition, [replace(rejection, existing.etag)]);
+    await store.commit(partition, [replace(rejection, existing.etag)]);
   }
 }
 
-/**
- * On a redelivery, the rejection recorded for this very broker message (same sequence number), if
- * any. A first delivery skips the read: it cannot have been rejected yet. A resubmitted copy has a
- * new sequence number, so it is always processed afresh (perhaps the fault was fixed meanwhile).
- */
-export async function findRejection(envelope: MessageEnvelope, ctx: RejectionContext): Promise<RejectionDocument | undefined> {
-  if (envelope.deliveryCount === 1 || envelope.messageId === undefined || envelope.sequenceNumber === undefined) {
-    return undefined;
-  }
-  const found = await ctx.store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId(envelope.messageId, ctx.consumerName));
-  return found?.document.sequenceNumber === envelope.sequenceNumber ? found.document : undefined;
+/** Where the operator tool looks for a message's rejection: `#rejected`, then the order's partition. */
+export async function findRejectionRecord(store: DocumentStore, messageId: string, orderId: string | undefined, consumerName?: string): Promise<RejectionDocument | undefined> {
+  const id = rejectionDocumentId(messageId, consumerName);
+  const invalid = await store.read<RejectionDocument>(rejectedMessagesPartition, id);
+  if (invalid || orderId === undefined) return invalid?.document;
+  return (await store.read<RejectionDocument>(orderId, id))?.document;
 }

@@ -172,7 +172,7 @@ describe('end to end: producer -> Service Bus emulator -> local host -> processO
     });
     expect(deadLettered).toEqual([`other-${orderId}:MaxDeliveryCountExceeded`]);
     expect(observed.outcomes.filter((o) => o.messageId === `other-${orderId}`).map((o) => o.outcome)).toEqual(['conflict', 'conflict', 'conflict']);
-    const { resource: rejection } = await container.item(rejectionDocumentId(`other-${orderId}`), rejectedMessagesPartition).read();
+    const { resource: rejection } = await container.item(rejectionDocumentId(`other-${orderId}`), orderId).read();
     expect(rejection).toMatchObject({ reason: 'PayloadConflict', messageOrderId: orderId });
     expect(await orderDocuments(orderId)).toEqual([expect.objectContaining({ customerId: 'c-42' })]);
     await dlq.close();

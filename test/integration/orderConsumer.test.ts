@@ -60,23 +60,39 @@ const envelope = (messageId: string, deliveryCount: number, sequenceNumber: numb
   envelopeFromTriggerMetadata({ messageId, deliveryCount, sequenceNumber, subject: 'OrderPlaced', correlationId: 'c-9' });
 
 describe('OrderConsumer', () => {
-  describe('a redelivered conflict', () => {
-    it('costs one point read per further delivery once the conflict is recorded', async () => {
-      const orderId = newOrderId();
-      const log = new RecordingLog();
-      await consumer.consume(envelope('m-a', 1, 100), orderPlaced(orderId), log);
-      await consumer.consume(envelope('m-a', 1, 101), orderPlaced(orderId, { customerId: 'other' }), log);
+  describe('store round trips per path (the cost of a message is its round trips)', () => {
+    const trips = async (deliver: () => Promise<unknown>) => {
       store.reset();
-      const again = await consumer.consume(envelope('m-a', 2, 101), orderPlaced(orderId, { customerId: 'other' }), log);
-      expect(again.outcome.kind).toBe('conflict');
-      expect({ reads: store.reads, commits: store.commits }).toEqual({ reads: 1, commits: 0 });
+      await deliver();
+      return { reads: store.reads, commits: store.commits };
+    };
+    const consume = (messageId: string, deliveryCount: number, sequenceNumber: number, body: unknown) => consumer.consume(envelope(messageId, deliveryCount, sequenceNumber), body, new RecordingLog());
+
+    it('a new order: one batch, no read', async () => {
+      const orderId = newOrderId();
+      expect(await trips(() => consume(`m-${orderId}`, 1, 200, orderPlaced(orderId)))).toEqual({ reads: 0, commits: 1 });
     });
 
-    it('skips that read on a first delivery', async () => {
+    it('a duplicate: the 409 and one read, on its first delivery and on any redelivery alike', async () => {
       const orderId = newOrderId();
-      store.reset();
-      await consumer.consume(envelope(`m-${orderId}`, 1, 200), orderPlaced(orderId), new RecordingLog());
-      expect({ reads: store.reads, commits: store.commits }).toEqual({ reads: 0, commits: 1 });
+      await consume(`m-${orderId}`, 1, 201, orderPlaced(orderId));
+      expect(await trips(() => consume(`m-${orderId}`, 1, 202, orderPlaced(orderId)))).toEqual({ reads: 1, commits: 1 });
+      expect(await trips(() => consume(`m-${orderId}`, 4, 202, orderPlaced(orderId)))).toEqual({ reads: 1, commits: 1 });
+    });
+
+    it('a conflict: three on its first delivery and on each redelivery (the record and the rejection are one batch)', async () => {
+      const orderId = newOrderId();
+      await consume('m-a', 1, 100, orderPlaced(orderId));
+      const conflicting = orderPlaced(orderId, { customerId: 'other' });
+      expect(await trips(() => consume('m-b', 1, 101, conflicting))).toEqual({ reads: 1, commits: 2 });
+      const again = await consumer.consume(envelope('m-b', 2, 101), conflicting, new RecordingLog());
+      expect(again.outcome.kind).toBe('conflict');
+      expect(await trips(() => consume('m-b', 3, 101, conflicting))).toEqual({ reads: 1, commits: 2 });
+    });
+
+    it('an invalid message: one write on its first delivery and one on each redelivery', async () => {
+      expect(await trips(() => consume('bad-1', 1, 300, '{"orderId": '))).toEqual({ reads: 0, commits: 1 });
+      expect(await trips(() => consume('bad-1', 2, 300, '{"orderId": '))).toEqual({ reads: 0, commits: 1 });
     });
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PermanentMessageError } from '../../src/idempotency/index.js';
-import { rejectedMessagesPartition, rejectionDocumentId } from '../../src/orders/index.js';
+import { rejectionDocumentId } from '../../src/orders/index.js';
 import { documentsOf } from '../support/cosmosTestContainer.js';
 import { newOrderId, orderPlaced } from '../support/orderMessages.js';
 import { BrokerMessage, deliver, outcomeLine, useProcessOrder } from '../support/processOrderHarness.js';
@@ -89,8 +89,10 @@ describe('processOrder: OrderPlaced', () => {
 
       const docs = await documentsOf(app.container, orderId);
       expect(docs.filter((d) => d.docType === 'conflict')).toHaveLength(1);
-      const { resource: rejection } = await app.container.item(rejectionDocumentId(`m-${orderId}`), rejectedMessagesPartition).read();
+      // Beside the conflict document, in the order's partition, naming the newest broker message rejected.
+      const { resource: rejection } = await app.container.item(rejectionDocumentId(`m-${orderId}`), orderId).read();
       expect(rejection).toMatchObject({ reason: 'PayloadConflict', messageId: `m-${orderId}`, messageOrderId: orderId, sequenceNumber: resends[1]!.sequenceNumber });
+      expect(docs.filter((d) => d.docType === 'rejection')).toHaveLength(1);
       expect(rejection.description).toContain('differs from what is stored');
     });
 
