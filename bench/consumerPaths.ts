@@ -145,11 +145,16 @@ async function main(): Promise<void> {
   for (let round = 1; round <= rounds; round += 1) {
     for (const path of paths) {
       const entry = rates.get(path.name)!;
-      const run = await path.prepare(messagesPerRound);
-      store.trips = 0;
-      entry.project.push(await timed(messagesPerRound, run));
-      entry.trips = store.trips / messagesPerRound;
-      entry.bare.push(await timed(messagesPerRound, await path.bare(messagesPerRound)));
+      // Which of the pair runs first alternates by round, so neither always meets a colder process.
+      const measureProject = async () => {
+        const run = await path.prepare(messagesPerRound);
+        store.trips = 0;
+        entry.project.push(await timed(messagesPerRound, run));
+        entry.trips = store.trips / messagesPerRound;
+      };
+      const measureBare = async () => entry.bare.push(await timed(messagesPerRound, await path.bare(messagesPerRound)));
+      if (round % 2 === 1) await measureProject().then(measureBare);
+      else await measureBare().then(measureProject);
     }
     process.stderr.write(`round ${round} of ${rounds} done\n`);
   }

@@ -134,6 +134,7 @@ module functionApp 'modules/functionApp.bicep' = {
       QUEUE_LOCK_DURATION_SECONDS: orders.lockDurationSeconds
       QUEUE_MESSAGE_TTL_SECONDS: orders.defaultMessageTimeToLiveSeconds
       LOCK_RENEWAL_MAX_SECONDS: queueFile.operations.lockRenewalMaxSeconds
+      TRANSIENT_RETRY_BUDGET_SECONDS: queueFile.operations.transientRetryBudgetSeconds
       DLQ_RESUBMIT_HORIZON_SECONDS: queueFile.operations.deadLetterResubmitHorizonSeconds
       INBOX_MARKER_TTL_SECONDS: queueFile.operations.inboxMarkerTtlSeconds
     }
@@ -172,5 +173,6 @@ output QUEUE_MAX_DELIVERY_COUNT int = orders.maxDeliveryCount
 output QUEUE_LOCK_DURATION_SECONDS int = orders.lockDurationSeconds
 output QUEUE_MESSAGE_TTL_SECONDS int = orders.defaultMessageTimeToLiveSeconds
 output LOCK_RENEWAL_MAX_SECONDS int = queueFile.operations.lockRenewalMaxSeconds
+output TRANSIENT_RETRY_BUDGET_SECONDS int = queueFile.operations.transientRetryBudgetSeconds
 output DLQ_RESUBMIT_HORIZON_SECONDS int = queueFile.operations.deadLetterResubmitHorizonSeconds
 output INBOX_MARKER_TTL_SECONDS int = queueFile.operations.inboxMarkerTtlSeconds

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigurationError, checkMarkerRetention } from './idempotency/index.js';
-import type { SettingProblem } from './idempotency/index.js';
+import type { RetryPolicy, SettingProblem } from './idempotency/index.js';
 
 const days = (n: number) => n * 24 * 60 * 60;
 
@@ -18,6 +18,11 @@ export const settingDefaults = {
   MAX_MESSAGE_BYTES: 256 * 1024,
   MAX_CONCURRENCY_ATTEMPTS: 10,
   ORDER_ARRIVAL_WAIT_MS: 2000,
+  TRANSIENT_RETRY_IN_INVOCATION_MS: 10_000,
+  DELAYED_RETRY_FIRST_DELAY_SECONDS: 30,
+  DELAYED_RETRY_MAX_DELAY_SECONDS: 900,
+  TRANSIENT_RETRY_BUDGET_SECONDS: days(1),
+  DELAYED_RETRY_ENABLED: 'true',
 } as const;
 
 const optionalText = z.string().trim().min(1).optional();
@@ -26,6 +31,7 @@ const wholeNumber = (min: number, fallback: number) => z.coerce.number().int().m
 const settingsSchema = z.object({
   ServiceBusConnection: optionalText,
   ServiceBusConnection__fullyQualifiedNamespace: optionalText,
+  ServiceBusConnection__clientId: optionalText,
   ORDERS_QUEUE_NAME: z.string().trim().min(1, 'is required (the queue the trigger listens to)'),
   COSMOS_ENDPOINT: z.url({ protocol: /^https$/, error: 'must be an https:// URL such as https://myaccount.documents.azure.com:443/' }),
   COSMOS_KEY: optionalText,
@@ -42,6 +48,11 @@ const settingsSchema = z.object({
   MAX_MESSAGE_BYTES: wholeNumber(1024, settingDefaults.MAX_MESSAGE_BYTES),
   MAX_CONCURRENCY_ATTEMPTS: wholeNumber(1, settingDefaults.MAX_CONCURRENCY_ATTEMPTS),
   ORDER_ARRIVAL_WAIT_MS: wholeNumber(0, settingDefaults.ORDER_ARRIVAL_WAIT_MS).refine((ms) => ms <= 60_000, 'must be at most 60000 (it holds a lock and a concurrency slot)'),
+  TRANSIENT_RETRY_IN_INVOCATION_MS: wholeNumber(0, settingDefaults.TRANSIENT_RETRY_IN_INVOCATION_MS).refine((ms) => ms <= 60_000, 'must be at most 60000 (well inside the lock)'),
+  DELAYED_RETRY_FIRST_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_FIRST_DELAY_SECONDS),
+  DELAYED_RETRY_MAX_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_MAX_DELAY_SECONDS),
+  TRANSIENT_RETRY_BUDGET_SECONDS: wholeNumber(0, settingDefaults.TRANSIENT_RETRY_BUDGET_SECONDS),
+  DELAYED_RETRY_ENABLED: z.enum(['true', 'false'], { error: 'must be true or false' }).default(settingDefaults.DELAYED_RETRY_ENABLED),
 });
 
 export interface Settings {
@@ -58,6 +69,9 @@ export interface Settings {
   readonly maxMessageBytes: number;
   readonly maxConcurrencyAttempts: number;
   readonly orderArrivalWaitMs: number;
+  readonly retry: RetryPolicy & { readonly delayedRetryEnabled: boolean };
+  /** The trigger's own connection, for sending delayed retries: a connection string, or a namespace with identity. */
+  readonly serviceBus: { readonly connectionString?: string; readonly fullyQualifiedNamespace?: string; readonly clientId?: string };
   readonly queue: {
     readonly maxDeliveryCount: number;
     readonly lockDurationSeconds: number;
@@ -90,8 +104,12 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>> =
     lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
     lockRenewalMaxSeconds: s.LOCK_RENEWAL_MAX_SECONDS,
     messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
+    retryBudgetSeconds: s.TRANSIENT_RETRY_BUDGET_SECONDS,
     resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
   });
+  if (s.DELAYED_RETRY_MAX_DELAY_SECONDS < s.DELAYED_RETRY_FIRST_DELAY_SECONDS) {
+    problems.push({ setting: 'DELAYED_RETRY_MAX_DELAY_SECONDS', problem: `must be at least DELAYED_RETRY_FIRST_DELAY_SECONDS (${s.DELAYED_RETRY_FIRST_DELAY_SECONDS})` });
+  }
   if (!retention.ok) problems.push({ setting: 'INBOX_MARKER_TTL_SECONDS', problem: retention.explanation });
   if (problems.length > 0) throw new ConfigurationError(problems);
   return deepFreeze(toSettings(s));
@@ -112,6 +130,18 @@ function toSettings(s: z.infer<typeof settingsSchema>): Settings {
     maxMessageBytes: s.MAX_MESSAGE_BYTES,
     maxConcurrencyAttempts: s.MAX_CONCURRENCY_ATTEMPTS,
     orderArrivalWaitMs: s.ORDER_ARRIVAL_WAIT_MS,
+    retry: {
+      inInvocationMs: s.TRANSIENT_RETRY_IN_INVOCATION_MS,
+      firstDelayMs: s.DELAYED_RETRY_FIRST_DELAY_SECONDS * 1000,
+      maxDelayMs: s.DELAYED_RETRY_MAX_DELAY_SECONDS * 1000,
+      budgetMs: s.TRANSIENT_RETRY_BUDGET_SECONDS * 1000,
+      delayedRetryEnabled: s.DELAYED_RETRY_ENABLED === 'true',
+    },
+    serviceBus: {
+      connectionString: s.ServiceBusConnection,
+      fullyQualifiedNamespace: s.ServiceBusConnection__fullyQualifiedNamespace,
+      clientId: s.ServiceBusConnection__clientId,
+    },
     queue: {
       maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
       lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,

@@ -29,6 +29,8 @@ export interface FaultRule {
   readonly statusCode: number;
   /** How many matching requests fail; afterwards the rule is spent. */
   readonly times: number;
+  /** An outage of a set length: the rule is spent this long after it was injected, whatever the count. */
+  readonly forMs?: number;
   /** Only requests whose path contains this text (a container id, say). */
   readonly urlIncludes?: string;
   readonly method?: string;
@@ -83,7 +85,7 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
   return {
     endpoint: `https://${address.address}:${address.port}/`,
     key: emulatorWellKnownKey,
-    injectFault: (rule) => faults.push({ rule, remaining: rule.times }),
+    injectFault: (rule) => faults.push(activeFault(rule)),
     clearFaults: () => faults.splice(0),
     close: () => closeServer(server),
   };
@@ -114,7 +116,7 @@ async function respond(account: Account, req: IncomingMessage, res: ServerRespon
   writeResponse(req, res, body);
 }
 
-type ActiveFault = { rule: FaultRule; remaining: number };
+type ActiveFault = { rule: FaultRule; remaining: number; untilEpochMs: number };
 
 async function controlFaults(faults: ActiveFault[], req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method === 'DELETE') {
@@ -123,7 +125,7 @@ async function controlFaults(faults: ActiveFault[], req: IncomingMessage, res: S
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const rule = JSON.parse(Buffer.concat(chunks).toString('utf8')) as FaultRule;
-    faults.push({ rule, remaining: rule.times });
+    faults.push(activeFault(rule));
   }
   res.statusCode = 204;
   res.end();
@@ -135,8 +137,13 @@ function matches(rule: FaultRule, req: IncomingMessage): boolean {
   return rule.urlIncludes === undefined || decodeURIComponent(req.url ?? '').includes(rule.urlIncludes);
 }
 
+function activeFault(rule: FaultRule): ActiveFault {
+  return { rule, remaining: rule.times, untilEpochMs: rule.forMs === undefined ? Infinity : Date.now() + rule.forMs };
+}
+
 function answerWithFault(faults: ActiveFault[], req: IncomingMessage, res: ServerResponse): boolean {
-  const fault = faults.find((f) => f.remaining > 0 && matches(f.rule, req));
+  const now = Date.now();
+  const fault = faults.find((f) => f.remaining > 0 && f.untilEpochMs > now && matches(f.rule, req));
   if (!fault) return false;
   fault.remaining -= 1;
   req.resume();

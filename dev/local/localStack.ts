@@ -77,6 +77,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         }
       : {}),
     LOCK_RENEWAL_MAX_SECONDS: String(file.operations.lockRenewalMaxSeconds),
+    TRANSIENT_RETRY_BUDGET_SECONDS: String(file.operations.transientRetryBudgetSeconds),
     DLQ_RESUBMIT_HORIZON_SECONDS: String(file.operations.deadLetterResubmitHorizonSeconds),
     INBOX_MARKER_TTL_SECONDS: String(file.operations.inboxMarkerTtlSeconds),
   };

@@ -9,7 +9,7 @@ import type { LocalStack } from './localStack.js';
 import { localSettingsJson } from './coreToolsSettings.js';
 import { deliveryLine } from './deliveryLine.js';
 import { runDemo } from './runDemo.js';
-import { seedRunbookScenario } from './runbookDemo.js';
+import { runbookDemoRetrySettings, seedRunbookScenario } from './runbookDemo.js';
 
 const appRoot = join(__dirname, '..', '..');
 const demoLockDurationMs = 5_000;
@@ -52,7 +52,8 @@ async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: bool
   console.log(localSettingsJson(stack.settings));
   let close = () => stack.close();
   if (withFunctions) {
-    Object.assign(process.env, stack.settings);
+    Object.assign(process.env, stack.settings, runbookDemo ? runbookDemoRetrySettings : {});
+    if (runbookDemo) console.log(`\nFor the runbook demo the retry layers are shortened: ${Object.entries(runbookDemoRetrySettings).map(([k, v]) => `${k}=${v}`).join(' ')}`);
     const host = startLocalFunctionsHost(loadFunctionApp(appRoot), {
       settings: stack.settings,
       host: readHostJson(appRoot),

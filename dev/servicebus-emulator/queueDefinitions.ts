@@ -22,6 +22,7 @@ const queueFileSchema = z.object({
     deadLetterResubmitHorizonSeconds: z.int().min(0),
     // host.json's maxAutoLockRenewalDuration in seconds (a test keeps the two equal).
     lockRenewalMaxSeconds: z.int().min(0),
+    transientRetryBudgetSeconds: z.int().min(0),
     inboxMarkerTtlSeconds: z.int().min(1),
   }),
 });

@@ -1,4 +1,4 @@
-import type { AddressInfo, Server } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
 import rhea from 'rhea';
 import type { Connection, Container, Delivery, EventContext, Receiver, Sender } from 'rhea';
 import { answerPutToken, defaultSharedAccessKeys } from './cbsTokens.js';
@@ -75,6 +75,7 @@ class Broker {
   private readonly pumpsScheduled = new Set<MessageEntity>();
   private readonly container: Container = rhea.create_container({ id: 'servicebus-emulator' });
   private server?: Server;
+  private readonly sockets = new Set<Socket>();
 
   constructor(
     queues: Readonly<Record<string, QueueSettings>>,
@@ -113,6 +114,10 @@ class Broker {
       // Nagle off: the SDKs never set TCP_NODELAY and small frames would wait 40 ms each.
       const server = this.container.listen({ port, host, tcp_no_delay: true } as never) as unknown as Server;
       this.server = server;
+      server.on('connection', (socket: Socket) => {
+        this.sockets.add(socket);
+        socket.once('close', () => this.sockets.delete(socket));
+      });
       server.once('error', reject);
       server.once('listening', () => resolve((server.address() as AddressInfo).port));
     });
@@ -122,7 +127,10 @@ class Broker {
     for (const entity of this.entities.values()) entity.close();
     const server = this.server;
     if (!server) return;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // A stopped broker drops its clients, as a process that exits does; close() must not wait on them.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
   }
 
   private addQueue(name: string, settings: QueueSettings): void {

@@ -2,6 +2,8 @@
 export interface DeadLetteredMessage {
   readonly sequenceNumber: number;
   readonly messageId?: string;
+  /** For a delayed-retry copy (`<MessageId>~retry-<n>`), the MessageId of the message it retries. */
+  readonly retryOf?: string;
   readonly deadLetterReason?: string;
   readonly deadLetterErrorDescription?: string;
   readonly deliveryCount?: number;
@@ -36,7 +38,8 @@ export function isEmptySelection(selection: Selection): boolean {
 }
 
 function matchesTarget(message: DeadLetteredMessage, targets: readonly string[]): boolean {
-  return targets.some((t) => t === String(message.sequenceNumber) || t === message.messageId);
+  // A delayed-retry copy answers to its original's MessageId too: that is the one an operator knows.
+  return targets.some((t) => t === String(message.sequenceNumber) || t === message.messageId || t === message.retryOf);
 }
 
 export function bodyText(body: unknown): string {

@@ -1,6 +1,6 @@
 import type { ServiceBusReceivedMessage, ServiceBusReceiver, ServiceBusSender } from '@azure/service-bus';
 import type { DocumentStore } from '../idempotency/index.js';
-import { dedupKeyOf } from '../orders/index.js';
+import { dedupKeyOf, retryProperties } from '../orders/index.js';
 import { bodyText, isSelected } from './deadLetterSelection.js';
 import type { Selection } from './deadLetterSelection.js';
 import { forEachLocked, isLockLost, keepLocked, peekAll } from './deadLetterQueue.js';
@@ -60,7 +60,7 @@ export async function listDeadLetters(ctx: DlqContext, selection: Selection): Pr
 /** `show`: every property and the body of one dead-lettered message, by sequence number or MessageId. */
 export async function showDeadLetter(ctx: DlqContext, target: string): Promise<Record<string, unknown> | undefined> {
   for await (const m of peekAll(ctx.receiver)) {
-    if (String(m.sequenceNumber) !== target && String(m.messageId) !== target) continue;
+    if (!isSelected(dlqView(m), { targets: [target], all: false }, ctx.now())) continue;
     const envelope = envelopeOfReceived(m);
     return {
       sequenceNumber: m.sequenceNumber?.toNumber(),
@@ -195,8 +195,10 @@ function identityOf(m: ServiceBusReceivedMessage): { sequenceNumber: number; mes
 }
 
 function dlqView(m: ServiceBusReceivedMessage) {
+  const retryOf = m.applicationProperties?.[retryProperties.of];
   return {
     ...identityOf(m),
+    retryOf: typeof retryOf === 'string' ? retryOf : undefined,
     deadLetterReason: m.deadLetterReason,
     deadLetterErrorDescription: m.deadLetterErrorDescription,
     deliveryCount: m.deliveryCount,

@@ -1,5 +1,5 @@
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
-import { idempotencyKeyProperty } from '../orders/index.js';
+import { idempotencyKeyProperty, retryProperties } from '../orders/index.js';
 
 export const resubmittedFromProperty = 'resubmitted-from';
 export const resubmitCountProperty = 'resubmit-count';
@@ -21,14 +21,17 @@ export interface ResubmitOptions {
 
 /**
  * The copy that goes back to the queue: body, content type, subject, correlation id and application
- * properties as they were, the DeadLetter* properties dropped, `resubmitted-from` and a resubmit
+ * properties as they were, the DeadLetter* and delayed-retry (`retry-*`) properties dropped, `resubmitted-from` and a resubmit
  * count added. When the original's send may still be inside the duplicate-detection window, the
  * broker would silently drop a copy with the same MessageId, so the copy gets a new one, derived
  * from the original and the resubmit count (two attempts at the same resubmit share it, and the
  * broker drops the second), and carries the original dedup key in `idempotency-key`.
  */
 export function planResubmit(original: ServiceBusReceivedMessage, options: ResubmitOptions): ResubmitPlan {
-  const { DeadLetterReason: _reason, DeadLetterErrorDescription: _description, ...properties } = original.applicationProperties ?? {};
+  const { DeadLetterReason: _reason, DeadLetterErrorDescription: _description, ...kept } = original.applicationProperties ?? {};
+  // A resubmit starts the delayed retries afresh: the copy must not inherit a spent retry budget.
+  const retryNames: readonly string[] = Object.values(retryProperties);
+  const properties = Object.fromEntries(Object.entries(kept).filter(([name]) => !retryNames.includes(name.toLowerCase())));
   const previousCount = Number(properties[resubmitCountProperty] ?? 0);
   const count = Number.isFinite(previousCount) ? previousCount + 1 : 1;
   const sentAtMs = original.enqueuedTimeUtc?.getTime() ?? options.nowMs;

@@ -28,7 +28,8 @@ export async function storeStateOf(envelope: MessageEnvelope, body: unknown, opt
   const { store } = options;
   if (!store) return { kind: 'unchecked', detail: 'no Cosmos DB given (--cosmos-endpoint)' };
   const rejection = await rejectionOf(envelope, body, options);
-  if (rejection) {
+  // A transient failure that outlasted the retry budget: what counts is whether its effect is there now.
+  if (rejection && rejection.reason !== 'RetryBudgetExhausted') {
     const { reason, description } = rejection;
     return { kind: reason === 'PayloadConflict' ? 'conflict' : 'invalid', detail: `${reason}: ${description}` };
   }

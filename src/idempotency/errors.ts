@@ -12,6 +12,7 @@ export type PermanentFailureCode =
   | 'UnknownMessageType'
   | 'MessageTooLarge'
   | 'CurrencyMismatch'
+  | 'RetryBudgetExhausted'
   | 'PayloadConflict';
 
 export const permanentFailureCodes: readonly PermanentFailureCode[] = [
@@ -24,6 +25,7 @@ export const permanentFailureCodes: readonly PermanentFailureCode[] = [
   'UnknownMessageType',
   'MessageTooLarge',
   'CurrencyMismatch',
+  'RetryBudgetExhausted',
   'PayloadConflict',
 ];
 

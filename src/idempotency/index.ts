@@ -5,6 +5,8 @@ export { checkMarkerRetention, requiredMarkerRetentionSeconds } from './retentio
 export type { RetentionCheck, RetentionInputs } from './retention.js';
 export { create, replace } from './documentStore.js';
 export type { CommitResult, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from './documentStore.js';
+export { decideDelayedRetry, delayedRetryDelayMs, inInvocationPauseMs } from './retrySchedule.js';
+export type { DelayedRetryDecision, RetryPolicy } from './retrySchedule.js';
 export { InMemoryDocumentStore } from './inMemoryDocumentStore.js';
 export { mustNotComplete, outcomeKinds } from './outcome.js';
 export type { OutcomeKind, ProcessingOutcome } from './outcome.js';

@@ -17,11 +17,13 @@ export type ProcessingOutcome =
   /** The message can never be processed: bound for the dead-letter queue with this reason. */
   | { readonly kind: 'invalid'; readonly error: PermanentMessageError }
   /** Not now (store unavailable, a prerequisite not yet stored): redeliver. */
-  | { readonly kind: 'retry'; readonly reason: string; readonly cause?: unknown };
+  | { readonly kind: 'retry'; readonly reason: string; readonly cause?: unknown }
+  /** Still failing after the in-invocation retries: a copy is scheduled for later; complete this one. */
+  | { readonly kind: 'rescheduled'; readonly attempt: number; readonly copyMessageId: string; readonly enqueueAt: string; readonly reason: string };
 
 export type OutcomeKind = ProcessingOutcome['kind'];
 
-export const outcomeKinds: readonly OutcomeKind[] = ['created', 'duplicate', 'conflict', 'stale', 'invalid', 'retry'];
+export const outcomeKinds: readonly OutcomeKind[] = ['created', 'duplicate', 'conflict', 'stale', 'invalid', 'retry', 'rescheduled'];
 
 /** Outcomes after which the message must not be completed. */
 export function mustNotComplete(outcome: ProcessingOutcome): boolean {

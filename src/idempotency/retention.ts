@@ -6,6 +6,8 @@ export interface RetentionInputs {
   /** How long the consumer keeps renewing a lock (host.json `maxAutoLockRenewalDuration`). */
   readonly lockRenewalMaxSeconds: number;
   readonly messageTimeToLiveSeconds: number;
+  /** How long delayed retries may go on re-sending a copy after the first failure. */
+  readonly retryBudgetSeconds: number;
   readonly resubmitHorizonSeconds: number;
 }
 
@@ -16,8 +18,8 @@ export type RetentionCheck =
 /**
  * A marker must outlive every copy of its message. The last copy can be consumed as late as:
  * every delivery holding its lock to the end, after waiting in the queue for its whole
- * time-to-live, and then being resubmitted from the dead-letter queue within the operators'
- * horizon. A delivery holds its lock longest when the consumer renews it for the whole renewal
+ * time-to-live, re-sent as delayed retries for the whole retry budget, and then resubmitted from
+ * the dead-letter queue within the operators' horizon. A delivery holds its lock longest when the consumer renews it for the whole renewal
  * period and then stops (hung, not dead): the last renewal still runs one lock duration.
  *
  *   received        last renewal                 lock lapses, redelivered
@@ -26,7 +28,7 @@ export type RetentionCheck =
  * A marker that expires earlier lets that copy apply its effect twice.
  */
 export function requiredMarkerRetentionSeconds(i: Omit<RetentionInputs, 'markerTtlSeconds'>): number {
-  return i.maxDeliveryCount * (i.lockRenewalMaxSeconds + i.lockDurationSeconds) + i.messageTimeToLiveSeconds + i.resubmitHorizonSeconds;
+  return i.maxDeliveryCount * (i.lockRenewalMaxSeconds + i.lockDurationSeconds) + i.messageTimeToLiveSeconds + i.retryBudgetSeconds + i.resubmitHorizonSeconds;
 }
 
 export function checkMarkerRetention(i: RetentionInputs): RetentionCheck {
@@ -36,6 +38,7 @@ export function checkMarkerRetention(i: RetentionInputs): RetentionCheck {
     `inbox marker retention ${i.markerTtlSeconds} s is shorter than required: ` +
     `maxDeliveryCount ${i.maxDeliveryCount} x (lock renewal ${i.lockRenewalMaxSeconds} s + lockDuration ${i.lockDurationSeconds} s)` +
     ` + message time-to-live ${i.messageTimeToLiveSeconds} s` +
+    ` + retry budget ${i.retryBudgetSeconds} s` +
     ` + dead-letter resubmit horizon ${i.resubmitHorizonSeconds} s = ${requiredSeconds} s`;
   return { ok: false, requiredSeconds, explanation };
 }

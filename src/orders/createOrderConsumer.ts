@@ -2,6 +2,7 @@ import { metrics } from '@opentelemetry/api';
 import type { Meter } from '@opentelemetry/api';
 import type { Settings } from '../config.js';
 import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
+import { ServiceBusRetryScheduler } from '../servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry, meterName } from '../telemetry/index.js';
 import { OrderConsumer } from './orderConsumer.js';
 
@@ -23,6 +24,8 @@ export function createOrderConsumer(settings: Settings, overrides: ConsumerOverr
     maxMessageBytes: settings.maxMessageBytes,
     maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
     orderArrivalWaitMs: settings.orderArrivalWaitMs,
+    retry: settings.retry,
+    scheduler: settings.retry.delayedRetryEnabled ? new ServiceBusRetryScheduler(settings.serviceBus, settings.ordersQueueName) : undefined,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(overrides.meter ?? metrics.getMeter(meterName))),
   });
 }

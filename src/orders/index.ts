@@ -4,6 +4,7 @@ export { OrderConsumer } from './orderConsumer.js';
 export type { ConsumeResult, OrderConsumerOptions } from './orderConsumer.js';
 export { throwUnlessCompletable } from './settlement.js';
 export { findRejectionRecord } from './rejections.js';
+export { retryProperties } from './delayedRetry.js';
 export { dedupKeyOf, idempotencyKeyProperty, parseOrderMessage, resolveMessageType } from './parseOrderMessage.js';
 export type { OrderMessage, ParsedOrderMessage, ParseOptions } from './parseOrderMessage.js';
 export {

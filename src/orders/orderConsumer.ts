@@ -1,8 +1,10 @@
-import { PermanentMessageError } from '../idempotency/index.js';
-import type { ProcessingOutcome, StoredDocument } from '../idempotency/index.js';
-import type { MessageEnvelope } from '../servicebus/index.js';
+import { setTimeout } from 'node:timers/promises';
+import { PermanentMessageError, inInvocationPauseMs } from '../idempotency/index.js';
+import type { ProcessingOutcome, RetryPolicy, StoredDocument } from '../idempotency/index.js';
+import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
 import type { LogSink, OutcomeTelemetry } from '../telemetry/index.js';
 import { applyNewerStatus } from './changeOrderStatus.js';
+import { scheduleDelayedRetry } from './delayedRetry.js';
 import type { FlowContext } from './flowContext.js';
 import { parseOrderMessage } from './parseOrderMessage.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
@@ -14,6 +16,11 @@ export interface OrderConsumerOptions extends FlowContext {
   readonly consumerName?: string;
   readonly maxMessageBytes: number;
   readonly telemetry: OutcomeTelemetry;
+  /** The two retry layers; without it, a failure is handed straight back to Service Bus. */
+  readonly retry?: RetryPolicy;
+  /** Sends delayed-retry copies; without it, a failure past the in-invocation retries is handed back. */
+  readonly scheduler?: RetryScheduler;
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /** One delivery's outcome and what is known of the message, for the log line and the caller. */
@@ -30,9 +37,29 @@ export class OrderConsumer {
 
   async consume(envelope: MessageEnvelope, body: unknown, log: LogSink): Promise<ConsumeResult> {
     const startedAt = performance.now();
-    const result = await this.decide(envelope, body);
+    const result = await this.decideWithRetries(envelope, body);
     this.options.telemetry.report({ ...result, envelope, durationMs: performance.now() - startedAt }, log);
     return result;
+  }
+
+  /** A failure that heals with time is retried here for seconds, then as a delayed copy: never by spending deliveries. */
+  private async decideWithRetries(envelope: MessageEnvelope, body: unknown): Promise<ConsumeResult> {
+    const { retry, scheduler } = this.options;
+    let result = await this.decide(envelope, body);
+    if (!retry) return result;
+    const sleep = this.options.sleep ?? ((ms: number) => setTimeout(ms).then(() => undefined));
+    const clock = () => this.options.now().getTime();
+    const failedAt = clock();
+    const deadline = failedAt + retry.inInvocationMs;
+    for (let attempt = 1; result.outcome.kind === 'retry' && clock() < deadline; attempt += 1) {
+      await sleep(Math.min(inInvocationPauseMs(attempt), Math.max(0, deadline - clock())));
+      result = await this.decide(envelope, body);
+    }
+    if (result.outcome.kind !== 'retry' || !scheduler) return result;
+    const outcome = await scheduleDelayedRetry(envelope, body, result.outcome, { scheduler, policy: retry, now: this.options.now, failedAtEpochMs: failedAt });
+    const { outcome: _failure, ...known } = result;
+    if (outcome.kind === 'invalid') return this.rejectOrRetry(envelope, outcome.error, known);
+    return { ...known, outcome };
   }
 
   private async decide(envelope: MessageEnvelope, body: unknown): Promise<ConsumeResult> {

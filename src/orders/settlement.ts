@@ -5,6 +5,7 @@ import type { ProcessingOutcome } from '../idempotency/index.js';
  * The one place that decides a message's fate from its outcome. With the standard trigger and
  * auto-complete, returning completes the message and throwing abandons it:
  * - created, duplicate, stale: return (complete);
+ * - rescheduled: return as well: a copy is already accepted by Service Bus for later;
  * - retry: throw, so Service Bus redelivers after the failure;
  * - conflict, invalid: throw as well, until Service Bus dead-letters the message at its
  *   maxDeliveryCount; the reason is already recorded for the operator (see rejections.ts).
@@ -14,6 +15,7 @@ export function throwUnlessCompletable(outcome: ProcessingOutcome): void {
     case 'created':
     case 'duplicate':
     case 'stale':
+    case 'rescheduled':
       return;
     case 'conflict':
     case 'invalid':

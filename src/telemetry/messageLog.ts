@@ -25,6 +25,6 @@ export interface MessageLogRecord {
 export function writeMessageLog(sink: LogSink, record: MessageLogRecord): void {
   const line = JSON.stringify(record);
   if (record.outcome === 'conflict' || record.outcome === 'invalid') sink.error(line);
-  else if (record.outcome === 'retry') sink.warn(line);
+  else if (record.outcome === 'retry' || record.outcome === 'rescheduled') sink.warn(line);
   else sink.info(line);
 }

@@ -42,6 +42,8 @@ function reasonOf(outcome: ProcessingOutcome): string | undefined {
       return outcome.error.message;
     case 'retry':
       return outcome.reason;
+    case 'rescheduled':
+      return `delayed retry ${outcome.attempt} as ${outcome.copyMessageId} at ${outcome.enqueueAt}: ${outcome.reason}`;
     case 'stale':
       return `stored status version ${outcome.storedVersion}`;
     default:

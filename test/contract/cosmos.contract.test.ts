@@ -159,4 +159,23 @@ describe('the stand-in', () => {
       await standIn.close();
     }
   });
+
+  it('plays an outage of a set length: every matching request fails until the time is up, then all succeed', async () => {
+    const standIn = await startCosmosStandIn({ port: 0 });
+    const client = createCosmosClient({ endpoint: standIn.endpoint, key: standIn.key });
+    try {
+      const { database } = await client.databases.createIfNotExists({ id: 'outage' });
+      const { container } = await database.containers.createIfNotExists({ id: 'c', partitionKey: { paths: ['/pk'] } });
+      await container.items.create({ id: '1', pk: 'a' });
+      standIn.injectFault({ statusCode: 503, times: 1_000_000, forMs: 600, urlIncludes: '/colls/c/' });
+      const failures: unknown[] = [];
+      for (let i = 0; i < 3; i += 1) failures.push(await container.item('1', 'a').read({ retryOptions: { maxRetryAttemptCount: 0 } } as never).then(() => 200, (e: { code?: unknown }) => e.code));
+      expect(failures).toEqual([503, 503, 503]);
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect((await container.item('1', 'a').read()).statusCode).toBe(200);
+    } finally {
+      client.dispose();
+      await standIn.close();
+    }
+  });
 });

@@ -23,7 +23,7 @@ if (!bicep) console.log('Bicep template tests: skipped because the Bicep CLI cou
 
 const queueFile = JSON.parse(readFileSync('infra/servicebus-queues.json', 'utf8')) as {
   queues: { orders: Record<string, number | boolean> };
-  operations: { deadLetterResubmitHorizonSeconds: number; inboxMarkerTtlSeconds: number; lockRenewalMaxSeconds: number };
+  operations: { deadLetterResubmitHorizonSeconds: number; inboxMarkerTtlSeconds: number; lockRenewalMaxSeconds: number; transientRetryBudgetSeconds: number };
 };
 const hostLockRenewalSeconds = () =>
   timeSpanToMs((JSON.parse(readFileSync('host.json', 'utf8')) as { extensions: { serviceBus: { maxAutoLockRenewalDuration: string } } }).extensions.serviceBus.maxAutoLockRenewalDuration) / 1000;
@@ -164,6 +164,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
         resubmitHorizonSeconds: queueFile.operations.deadLetterResubmitHorizonSeconds,
       });
       expect(loaded.markerTtlSeconds).toBe(queueFile.operations.inboxMarkerTtlSeconds);
+      expect(loaded.retry.budgetMs).toBe(queueFile.operations.transientRetryBudgetSeconds * 1000);
     });
 
     it('sets a marker retention that covers the queue it is deployed with', () => {
@@ -175,9 +176,10 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
         lockDurationSeconds: isoSeconds(queue.lockDuration),
         lockRenewalMaxSeconds: hostLockRenewalSeconds(),
         messageTimeToLiveSeconds: isoSeconds(queue.defaultMessageTimeToLive),
+        retryBudgetSeconds: Number(settings.TRANSIENT_RETRY_BUDGET_SECONDS),
         resubmitHorizonSeconds: Number(settings.DLQ_RESUBMIT_HORIZON_SECONDS),
       });
-      expect(check).toEqual({ ok: true, requiredSeconds: 10 * (300 + 60) + 1_209_600 + 1_209_600 });
+      expect(check).toEqual({ ok: true, requiredSeconds: 10 * (300 + 60) + 1_209_600 + 86_400 + 1_209_600 });
       expect(Number(settings.QUEUE_LOCK_DURATION_SECONDS)).toBe(isoSeconds(queue.lockDuration));
       // The app checks retention against the renewal period it is told; host.json is what the host really renews for.
       expect(Number(settings.LOCK_RENEWAL_MAX_SECONDS)).toBe(hostLockRenewalSeconds());

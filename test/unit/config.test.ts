@@ -57,7 +57,7 @@ describe('loadSettings', () => {
   it('refuses a marker retention shorter than the redelivery horizon, with the arithmetic', () => {
     expect(problemsOf({ ...minimal, INBOX_MARKER_TTL_SECONDS: '86400' })).toContain(
       'INBOX_MARKER_TTL_SECONDS: inbox marker retention 86400 s is shorter than required: maxDeliveryCount 10 x (lock renewal 300 s + lockDuration 60 s)' +
-        ' + message time-to-live 1209600 s + dead-letter resubmit horizon 1209600 s = 2422800 s',
+        ' + message time-to-live 1209600 s + retry budget 86400 s + dead-letter resubmit horizon 1209600 s = 2509200 s',
     );
   });
 

@@ -12,6 +12,13 @@ describe('dead-letter selection', () => {
     expect(isSelected(message, { ...none, targets: ['8'] }, now)).toBe(false);
   });
 
+  it('finds a delayed-retry copy by the MessageId of the message it retries', () => {
+    const copy = { ...message, messageId: 'm-7~retry-3', retryOf: 'm-7' };
+    expect(isSelected(copy, { ...none, targets: ['m-7'] }, now)).toBe(true);
+    expect(isSelected(copy, { ...none, targets: ['m-7~retry-3'] }, now)).toBe(true);
+    expect(isSelected({ ...copy, retryOf: undefined }, { ...none, targets: ['m-7'] }, now)).toBe(false);
+  });
+
   it('applies reason (any case), age and body filters', () => {
     expect(isSelected(message, { ...none, all: true, reason: 'maxdeliverycountexceeded' }, now)).toBe(true);
     expect(isSelected(message, { ...none, all: true, reason: 'TTLExpiredException' }, now)).toBe(false);

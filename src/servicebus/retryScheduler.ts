@@ -1,0 +1,69 @@
+import { DefaultAzureCredential } from '@azure/identity';
+import { ServiceBusClient } from '@azure/service-bus';
+import type { ServiceBusSender } from '@azure/service-bus';
+
+/** A copy of a message, to be delivered again later: what a delayed retry sends. */
+export interface ScheduledCopy {
+  readonly messageId: string;
+  readonly body: string | Uint8Array;
+  readonly subject?: string;
+  readonly contentType?: string;
+  readonly correlationId?: string;
+  readonly applicationProperties: Readonly<Record<string, string | number | boolean>>;
+}
+
+export interface RetryScheduler {
+  /** Resolves once Service Bus has accepted the copy; the original may be completed only then. */
+  schedule(copy: ScheduledCopy, enqueueAt: Date): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ServiceBusConnectionSettings {
+  readonly connectionString?: string;
+  readonly fullyQualifiedNamespace?: string;
+  /** A user-assigned identity's client id (`ServiceBusConnection__clientId`). */
+  readonly clientId?: string;
+}
+
+/**
+ * Schedules copies on the queue the trigger reads, through the trigger's own connection settings:
+ * a connection string locally, the namespace and the managed identity in Azure. The client is made
+ * on first use, so a consumer that never needs a delayed retry never connects.
+ */
+export class ServiceBusRetryScheduler implements RetryScheduler {
+  private client?: ServiceBusClient;
+  private sender?: ServiceBusSender;
+
+  constructor(
+    private readonly connection: ServiceBusConnectionSettings,
+    private readonly queueName: string,
+  ) {}
+
+  async schedule(copy: ScheduledCopy, enqueueAt: Date): Promise<void> {
+    await this.senderOf().scheduleMessages(
+      {
+        messageId: copy.messageId,
+        body: copy.body,
+        subject: copy.subject,
+        contentType: copy.contentType,
+        correlationId: copy.correlationId,
+        applicationProperties: { ...copy.applicationProperties },
+      },
+      enqueueAt,
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.client?.close();
+  }
+
+  private senderOf(): ServiceBusSender {
+    if (this.sender) return this.sender;
+    const { connectionString, fullyQualifiedNamespace, clientId } = this.connection;
+    if (connectionString) this.client = new ServiceBusClient(connectionString);
+    else if (fullyQualifiedNamespace) this.client = new ServiceBusClient(fullyQualifiedNamespace, new DefaultAzureCredential(clientId ? { managedIdentityClientId: clientId } : {}));
+    else throw new Error('no Service Bus connection to schedule a delayed retry with');
+    this.sender = this.client.createSender(this.queueName);
+    return this.sender;
+  }
+}
