@@ -1,0 +1,69 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export interface FleetTally {
+  deliveries: number;
+  kills: number;
+  restarts: number;
+  readonly outcomes: Record<string, number>;
+}
+
+/**
+ * N consumer processes competing for one queue. `kill()` SIGKILLs one at random (no clean-up, no
+ * settlement: its locks run out on the broker) and starts a replacement.
+ */
+export class ConsumerFleet {
+  readonly tally: FleetTally = { deliveries: 0, kills: 0, restarts: 0, outcomes: {} };
+  private readonly children: ChildProcess[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly size: number,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly random: () => number,
+  ) {}
+
+  start(): void {
+    for (let i = 0; i < this.size; i += 1) this.children.push(this.spawnOne());
+  }
+
+  kill(): void {
+    if (this.stopped || this.children.length === 0) return;
+    const index = Math.floor(this.random() * this.children.length);
+    const [victim] = this.children.splice(index, 1);
+    victim?.kill('SIGKILL');
+    this.tally.kills += 1;
+    this.children.push(this.spawnOne());
+    this.tally.restarts += 1;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(
+      this.children.splice(0).map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            child.once('exit', () => resolve());
+            child.kill('SIGKILL');
+          }),
+      ),
+    );
+  }
+
+  private spawnOne(): ChildProcess {
+    // node itself with tsx as a loader: the `tsx` command is a wrapper process, and a SIGKILL to it
+    // would leave the real consumer running.
+    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'consumerProcess.ts')], { env: this.env, stdio: ['ignore', 'pipe', 'inherit'] });
+    createInterface({ input: child.stdout! }).on('line', (line) => this.onLine(line));
+    return child;
+  }
+
+  private onLine(line: string): void {
+    if (!line.startsWith('{"chaos":"delivery"')) return;
+    const { outcome } = JSON.parse(line) as { outcome: string };
+    this.tally.deliveries += 1;
+    this.tally.outcomes[outcome] = (this.tally.outcomes[outcome] ?? 0) + 1;
+  }
+}

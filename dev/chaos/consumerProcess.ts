@@ -1,0 +1,21 @@
+// One consumer of the chaos run, in its own OS process so that it can be killed with SIGKILL:
+// the local Functions host running the compiled app against the stack named in the environment.
+// Prints one JSON line per delivery (function, MessageId, delivery count, outcome) for the tally.
+import { join } from 'node:path';
+import '../host/functionsCore.js'; // before the app loads: the worker's hook that captures registrations
+import { loadFunctionApp } from '../host/loadFunctionApp.js';
+import { startLocalFunctionsHost } from '../host/localFunctionsHost.js';
+import { findOutcomeLine } from '../local/outcomeLine.js';
+
+const settings = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => typeof e[1] === 'string'));
+const functions = loadFunctionApp(join(__dirname, '..', '..'));
+startLocalFunctionsHost(functions, {
+  settings,
+  // No renewal beyond the lock's own: a killed process's locks run out as a dead host's do.
+  host: { maxConcurrentCalls: 8, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
+  onInvocation: (_fn, delivery, result) => {
+    const line = findOutcomeLine(result);
+    process.stdout.write(`${JSON.stringify({ chaos: 'delivery', messageId: delivery.messageId, deliveryCount: delivery.deliveryCount, outcome: line?.outcome ?? 'none' })}\n`);
+  },
+});
+process.stdout.write(`${JSON.stringify({ chaos: 'ready', pid: process.pid })}\n`);

@@ -1,0 +1,198 @@
+// npm run chaos: the local stack under the faults that lose messages in real systems, with the
+// expected end state computed from what was sent and audited at the end. Exit code 1 when any
+// invariant fails: a double effect, a lost effect, a conflict or hostile message not dead-lettered
+// with its reason, a valid message dead-lettered.
+import { ServiceBusClient } from '@azure/service-bus';
+import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
+import { Command, InvalidArgumentError } from 'commander';
+import Long from 'long';
+import { createCosmosClient } from '../../src/cosmos/index.js';
+import { parseDuration } from '../../src/cli/deadLetterSelection.js';
+import { localContainer, localDatabase, startLocalStack } from '../local/localStack.js';
+import type { LocalStack } from '../local/localStack.js';
+import { waitUntil } from '../local/waitUntil.js';
+import { auditChaosRun } from './chaosAudit.js';
+import type { AuditFindings } from './chaosAudit.js';
+import { chaosWorkload, seededRandom } from './chaosWorkload.js';
+import { ConsumerFleet } from './consumerFleet.js';
+
+interface ChaosOptions {
+  messages: number;
+  consumers: number;
+  outage: number;
+  outageAfter: number;
+  reversed: number;
+  killEvery: number;
+  seed: number;
+  timeout: number;
+}
+
+const whole = (min: number, max: number) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`a whole number from ${min} to ${max}`);
+  return n;
+};
+const duration = (value: string) => {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+};
+const share = (value: string) => {
+  const match = /^(\d{1,3})%$/.exec(value.trim());
+  if (!match || Number(match[1]) > 100) throw new InvalidArgumentError('a share such as 20%');
+  return Number(match[1]) / 100;
+};
+
+/** The retry layers, shortened so that a run takes minutes; the budget keeps its production value. */
+const chaosRetrySettings = {
+  DELAYED_RETRY_ENABLED: 'true',
+  ORDER_ARRIVAL_WAIT_MS: '500',
+  TRANSIENT_RETRY_IN_INVOCATION_MS: '2000',
+  DELAYED_RETRY_FIRST_DELAY_SECONDS: '2',
+  DELAYED_RETRY_MAX_DELAY_SECONDS: '8',
+};
+const lockDurationMs = 5_000;
+
+async function main(): Promise<void> {
+  const options = new Command('npm run chaos --')
+    .description('Competing consumer processes killed at random, producer re-sends, early arrivals, a Cosmos DB outage, conflicts and hostile bodies; then an audit.')
+    .option('--messages <n>', 'about this many sends', whole(50, 200_000), 3_000)
+    .option('--consumers <n>', 'consumer processes', whole(1, 16), 3)
+    .option('--outage <duration>', 'how long Cosmos DB answers 503 to everything', duration, 20_000)
+    .option('--outage-after <duration>', 'when the outage starts', duration, 5_000)
+    .option('--reversed <share>', 'orders whose payments and status changes are sent first', share, 0.1)
+    .option('--kill-every <duration>', 'a consumer is SIGKILLed this often (0s: never)', duration, 4_000)
+    .option('--seed <n>', 'the same seed, the same workload', whole(0, 2 ** 31), 1)
+    .option('--timeout <duration>', 'give up draining after this long', duration, 900_000)
+    .parse()
+    .opts<ChaosOptions>();
+  const ok = await runChaos(options);
+  process.exitCode = ok ? 0 : 1;
+}
+
+async function runChaos(options: ChaosOptions): Promise<boolean> {
+  const run = Date.now().toString(36);
+  const workload = chaosWorkload({ messages: options.messages, reversedShare: options.reversed, seed: options.seed, run });
+  console.log(`Chaos run ${run}: ${workload.sends.length + workload.conflicts.length} sends (${workload.counts.orders} orders, ${workload.counts.reversed} reversed), ${options.consumers} consumer processes, a ${options.outage / 1000} s Cosmos outage after ${options.outageAfter / 1000} s, a kill every ${options.killEvery / 1000} s`);
+  console.log(`Retry layers shortened for the run: ${Object.entries(chaosRetrySettings).map(([k, v]) => `${k}=${v}`).join(' ')}; queue lock ${lockDurationMs / 1000} s`);
+  const stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs });
+  const random = seededRandom(options.seed + 1);
+  const fleet = new ConsumerFleet(options.consumers, { ...process.env, ...stack.settings, ...chaosRetrySettings }, random);
+  const producer = new ServiceBusClient(stack.settings.ServiceBusConnection ?? '');
+  const cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
+  const container = cosmos.database(localDatabase).container(localContainer);
+  const startedAt = Date.now();
+  const timers: NodeJS.Timeout[] = [];
+  let outage = 'not yet';
+  try {
+    fleet.start();
+    if (options.killEvery > 0) timers.push(setInterval(() => fleet.kill(), options.killEvery));
+    timers.push(setTimeout(() => {
+      stack.cosmos.injectFault({ statusCode: 503, times: Number.MAX_SAFE_INTEGER, forMs: options.outage });
+      outage = 'on';
+      timers.push(setTimeout(() => (outage = 'over'), options.outage));
+    }, options.outageAfter));
+    timers.push(setInterval(() => progress(stack, fleet, startedAt, outage), 2_000));
+    const sender = producer.createSender('orders');
+    await sendAll(sender, workload.sends);
+    await drained(stack, options.timeout, 0);
+    await sendAll(sender, workload.conflicts);
+    await drained(stack, options.timeout, workload.rejections.length);
+    const drainMs = Date.now() - startedAt;
+    for (const t of timers) clearInterval(t);
+    await fleet.stop();
+    progress(stack, fleet, startedAt, outage);
+    const deadLettered = await peekDeadLetters(producer);
+    const findings = await auditChaosRun(workload, container, deadLettered);
+    return report(workload, stack, fleet, deadLettered.length, drainMs, findings);
+  } finally {
+    for (const t of timers) clearInterval(t);
+    await fleet.stop();
+    await producer.close();
+    cosmos.dispose();
+    await stack.close();
+  }
+}
+
+async function sendAll(sender: ReturnType<ServiceBusClient['createSender']>, messages: ServiceBusMessage[]): Promise<void> {
+  for (let i = 0; i < messages.length; i += 50) await sender.sendMessages(messages.slice(i, i + 50));
+}
+
+/** The queue empty (scheduled copies included) and the dead-letter queue at its expected size, for 3 s in a row. */
+async function drained(stack: LocalStack, timeoutMs: number, deadLetters: number): Promise<void> {
+  let quietSince: number | undefined;
+  await waitUntil('the queue to drain', () => {
+    const quiet = queueDepth(stack) === 0 && deadLetterDepth(stack) >= deadLetters;
+    quietSince = quiet ? (quietSince ?? Date.now()) : undefined;
+    return quietSince !== undefined && Date.now() - quietSince >= 3_000;
+  }, timeoutMs, 250);
+}
+
+const queueDepth = (stack: LocalStack) => stack.serviceBus.entity('orders')?.messages.size ?? 0;
+const deadLetterDepth = (stack: LocalStack) => stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.size ?? 0;
+
+async function peekDeadLetters(client: ServiceBusClient): Promise<ServiceBusReceivedMessage[]> {
+  const receiver = client.createReceiver('orders', { subQueueType: 'deadLetter' });
+  const all: ServiceBusReceivedMessage[] = [];
+  for (let from = Long.fromNumber(0); ; ) {
+    const page = await receiver.peekMessages(250, { fromSequenceNumber: from });
+    if (page.length === 0) break;
+    all.push(...page);
+    from = (page[page.length - 1]?.sequenceNumber ?? from).add(1);
+  }
+  await receiver.close();
+  return all;
+}
+
+function progress(stack: LocalStack, fleet: ConsumerFleet, startedAt: number, outage: string): void {
+  const o = fleet.tally.outcomes;
+  console.log(
+    `  ${String(Math.round((Date.now() - startedAt) / 1000)).padStart(4)} s | deliveries ${fleet.tally.deliveries} | created ${o.created ?? 0} duplicate ${o.duplicate ?? 0} stale ${o.stale ?? 0}` +
+      ` rescheduled ${o.rescheduled ?? 0} retry ${o.retry ?? 0} conflict ${o.conflict ?? 0} invalid ${o.invalid ?? 0} | kills ${fleet.tally.kills} | outage ${outage} | queue ${queueDepth(stack)} | dead-letter ${deadLetterDepth(stack)}`,
+  );
+}
+
+function report(workload: ReturnType<typeof chaosWorkload>, stack: LocalStack, fleet: ConsumerFleet, deadLettered: number, drainMs: number, findings: AuditFindings): boolean {
+  const o = fleet.tally.outcomes;
+  const sent = workload.sends.length + workload.conflicts.length;
+  const rows: [string, string | number][] = [
+    ['sent', `${sent} (${workload.counts.orders} orders; ${workload.counts.resendsSameId} re-sends with the same MessageId, ${workload.counts.resendsNewId} with a new one and the same key; ${workload.conflicts.length} conflicts; ${workload.counts.hostile} hostile)`],
+    ['orders sent before their payments and status changes', `${workload.counts.orders - workload.counts.reversed} (reversed: ${workload.counts.reversed})`],
+    ['dropped by the broker (duplicate detection)', stack.serviceBus.entity('orders')?.duplicatesDropped ?? 0],
+    ['deliveries', fleet.tally.deliveries],
+    ['consumer processes killed (SIGKILL) and restarted', fleet.tally.kills],
+    ['effects written (created)', o.created ?? 0],
+    ['duplicates absorbed by the consumer', o.duplicate ?? 0],
+    ['stale status changes', o.stale ?? 0],
+    ['delayed retries scheduled (outage, early arrivals)', o.rescheduled ?? 0],
+    ['handed back to Service Bus (retry)', o.retry ?? 0],
+    ['conflict / invalid deliveries (thrown until dead-lettered)', `${o.conflict ?? 0} / ${o.invalid ?? 0}`],
+    ['dead-lettered', `${deadLettered} (expected ${workload.rejections.length})`],
+    ['drain time', `${(drainMs / 1000).toFixed(1)} s`],
+    ['throughput', `${((fleet.tally.deliveries / drainMs) * 1000).toFixed(0)} deliveries/s, ${((sent / drainMs) * 1000).toFixed(0)} sends/s`],
+  ];
+  console.log('\nFigures');
+  for (const [label, value] of rows) console.log(`  ${label.padEnd(58)} ${value}`);
+  const checks: [string, string[]][] = [
+    ['no double effect', findings.doubleEffects],
+    ['no lost effect', [...findings.lostEffects, ...findings.unexpectedOrders.map((id) => `${id}: an order that was never validly placed`)]],
+    ['every conflict and hostile message dead-lettered', findings.rejectionsMissing],
+    ['each with its reason recorded', findings.wrongReasons],
+    ['nothing valid dead-lettered', findings.validDeadLettered],
+  ];
+  console.log('\nInvariants');
+  for (const [label, problems] of checks) {
+    console.log(`  ${problems.length === 0 ? 'ok  ' : 'FAIL'} ${label}${problems.length === 0 ? '' : `: ${problems.length}`}`);
+    for (const p of problems.slice(0, 10)) console.log(`         ${p}`);
+  }
+  const ok = checks.every(([, problems]) => problems.length === 0);
+  console.log(ok ? '\nNo double effect, nothing lost.' : '\nAn invariant failed: see above.');
+  return ok;
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});
