@@ -26,8 +26,12 @@ export interface RejectionDetails {
 }
 
 export async function recordRejection(envelope: MessageEnvelope, details: RejectionDetails, ctx: RejectionContext): Promise<void> {
-  if (envelope.messageId === undefined) return; // nothing to find it by; the error log line carries the reason
   const partition = details.evidence && details.orderId !== undefined ? details.orderId : rejectedMessagesPartition;
+  if (envelope.messageId === undefined) {
+    // Nothing to find a rejection by (the error log line carries the reason); the conflict is still recorded.
+    if (details.evidence) await ctx.store.commit(partition, [create(details.evidence)]);
+    return;
+  }
   const rejection: RejectionDocument = {
     id: rejectionDocumentId(envelope.messageId, ctx.consumerName),
     orderId: partition,

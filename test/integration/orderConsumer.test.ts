@@ -1,4 +1,4 @@
-import type { CosmosClient } from '@azure/cosmos';
+import type { Container, CosmosClient } from '@azure/cosmos';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CosmosDocumentStore } from '../../src/cosmos/index.js';
@@ -35,13 +35,15 @@ class TestReader extends MetricReader {
 }
 
 let client: CosmosClient;
+let container: Container;
 let store: CountingStore;
 let reader: TestReader;
 let consumer: OrderConsumer;
 
 beforeAll(async () => {
   client = testCosmosClient();
-  store = new CountingStore(new CosmosDocumentStore(await createOrdersContainer(client)));
+  container = await createOrdersContainer(client);
+  store = new CountingStore(new CosmosDocumentStore(container));
   reader = new TestReader();
   const meter = new MeterProvider({ readers: [reader] }).getMeter('test');
   consumer = new OrderConsumer({
@@ -94,6 +96,16 @@ describe('OrderConsumer', () => {
       expect(await trips(() => consume('bad-1', 1, 300, '{"orderId": '))).toEqual({ reads: 0, commits: 1 });
       expect(await trips(() => consume('bad-1', 2, 300, '{"orderId": '))).toEqual({ reads: 0, commits: 1 });
     });
+  });
+
+  it('records a conflict whose message has no MessageId (keyed by idempotency-key), though no rejection can name it', async () => {
+    const orderId = newOrderId();
+    await consumer.consume(envelope(`m-${orderId}`, 1, 500), orderPlaced(orderId), new RecordingLog());
+    const keyed = envelopeFromTriggerMetadata({ deliveryCount: 1, sequenceNumber: 501, subject: 'OrderPlaced', applicationProperties: { 'idempotency-key': `k-${orderId}` } });
+    const result = await consumer.consume(keyed, orderPlaced(orderId, { customerId: 'other' }), new RecordingLog());
+    expect(result.outcome.kind).toBe('conflict');
+    const conflicts = (await container.items.query({ query: "SELECT * FROM c WHERE c.orderId = @o AND c.docType = 'conflict'", parameters: [{ name: '@o', value: orderId }] }).fetchAll()).resources;
+    expect(conflicts).toEqual([expect.objectContaining({ dedupKey: `k-${orderId}`, existing: expect.objectContaining({ documentId: orderId }) })]);
   });
 
   it('writes one structured line per delivery with the fields an operator searches by', async () => {
