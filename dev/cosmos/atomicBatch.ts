@@ -41,9 +41,11 @@ export async function handleAtomicBatch(
   const journals = [journal(storage._data), journal(storage._index)];
   const ridCount = storage._ridCount;
   const results: OperationResult[] = [];
+  // Azure takes the batch's partition key from the request header; operations need not repeat it.
+  const batchKey = headerValue(req.headers['x-ms-documentdb-partitionkey']);
   try {
     for (const operation of body as BatchOperation[]) {
-      const result = runOperation(collection, operation);
+      const result = runOperation(collection, operation.partitionKey === undefined && batchKey !== undefined ? { ...operation, partitionKey: batchKey } : operation);
       results.push(result);
       if (result.statusCode >= 400) break;
     }
@@ -108,6 +110,10 @@ function runOperation(collection: Collection, operation: BatchOperation): Operat
     default:
       return { statusCode: 400, body: { message: `operation type ${String(operation.operationType)} is not supported in a batch` } };
   }
+}
+
+function headerValue(header: string | string[] | undefined): string | undefined {
+  return Array.isArray(header) ? header[0] : header;
 }
 
 function toOperationResponse(result: OperationResult) {
