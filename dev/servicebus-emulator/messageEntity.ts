@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DueTimer } from './dueTimer.js';
 import { MinHeap } from './minHeap.js';
 import { newLockToken } from './lockTokens.js';
@@ -76,7 +77,10 @@ export class MessageEntity {
   ) {}
 
   /** A message from a sender. Returns `duplicate` for a MessageId seen inside the detection window. */
-  accept(message: AmqpMessage): AcceptResult {
+  accept(sent: AmqpMessage): AcceptResult {
+    // Service Bus gives a message sent without a MessageId one of its own (a GUID), so that
+    // duplicate detection and settlement have something to go by.
+    const message = sent.message_id === undefined || sent.message_id === null || sent.message_id === '' ? { ...sent, message_id: randomUUID().replace(/-/g, '') } : sent;
     const nowMs = Date.now();
     if (this.isDuplicate(message, nowMs)) return { kind: 'duplicate' };
     const ttlMs = Math.min(message.ttl ?? Infinity, this.settings.defaultMessageTimeToLiveMs);

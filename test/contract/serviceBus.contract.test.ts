@@ -123,6 +123,20 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
     await refused.close();
   });
 
+  it('gives a message sent without a MessageId one of its own, which peek shows and settlement accepts', async () => {
+    const r = client.createReceiver(queues.shortLock);
+    await drain(r);
+    await client.createSender(queues.shortLock).sendMessages({ body: 'no id' });
+    const [peeked] = await r.peekMessages(1);
+    const m = await receiveOne(r);
+    expect(typeof m.messageId).toBe('string');
+    expect(String(m.messageId).length).toBeGreaterThan(0);
+    expect(peeked?.messageId).toBe(m.messageId);
+    await r.completeMessage(m);
+    expect(await r.peekMessages(1)).toEqual([]);
+    await r.close();
+  });
+
   it('delivers a message peek-locked, with its properties, sequence number, times and a delivery count of 0', async () => {
     const sender = client.createSender(queues.main);
     await sender.sendMessages({
