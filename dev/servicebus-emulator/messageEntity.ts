@@ -144,10 +144,14 @@ export class MessageEntity {
         return true;
       case 'abandon':
         this.mergeProperties(m, settlement.properties);
-        this.countFailedDelivery(m);
+        // In a dead-letter queue the count is the story of the original deliveries: it stays.
+        if (this.expiresMessages) this.countFailedDelivery(m);
+        else this.makeAvailable(m);
         return true;
       case 'defer':
         this.mergeProperties(m, settlement.properties);
+        // The delivery that deferred it counts: received again by sequence number, it says 1.
+        m.deliveryCount += 1;
         m.state = 'deferred';
         return true;
       case 'dead-letter':

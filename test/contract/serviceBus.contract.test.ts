@@ -190,7 +190,12 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
       applicationProperties: { keep: 'me' },
     });
     expect(dead.deadLetterSource).toBeUndefined();
-    await dlq.completeMessage(dead);
+    // Abandoning in the dead-letter queue hands the message back without counting a delivery.
+    const countBefore = dead.deliveryCount;
+    await dlq.abandonMessage(dead);
+    const again = await receiveOne(dlq);
+    expect(again.deliveryCount).toBe(countBefore);
+    await dlq.completeMessage(again);
     expect(await dlq.peekMessages(10, { fromSequenceNumber: first })).toEqual([]);
     await dlq.close();
   });
@@ -253,7 +258,7 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
     const m = await receiveOne();
     await receiver.deferMessage(m);
     const [deferred] = await receiver.receiveDeferredMessages(m.sequenceNumber!);
-    expect(deferred).toMatchObject({ messageId: 'later-1', state: 'deferred' });
+    expect(deferred).toMatchObject({ messageId: 'later-1', state: 'deferred', deliveryCount: 1 });
     await receiver.completeMessage(deferred!);
     expect(await receiver.peekMessages(10, { fromSequenceNumber: first })).toEqual([]);
   });
