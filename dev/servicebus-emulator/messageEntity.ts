@@ -86,11 +86,14 @@ export class MessageEntity {
     const ttlMs = Math.min(message.ttl ?? Infinity, this.settings.defaultMessageTimeToLiveMs);
     const scheduledAt = message.message_annotations?.[scheduledEnqueueTimeAnnotation];
     const scheduledAtMs = scheduledAt instanceof Date || typeof scheduledAt === 'number' ? new Date(scheduledAt).getTime() : undefined;
+    // A scheduled message is enqueued at its scheduled time, as Service Bus reports it; its
+    // time-to-live runs from then.
+    const enqueuedAtMs = scheduledAtMs !== undefined && scheduledAtMs > nowMs ? scheduledAtMs : nowMs;
     const stored: StoredMessage = {
       sequenceNumber: ++this.lastSequenceNumber,
       message,
-      enqueuedAtMs: nowMs,
-      expiresAtMs: nowMs + ttlMs,
+      enqueuedAtMs,
+      expiresAtMs: enqueuedAtMs + ttlMs,
       deliveryCount: 0,
       state: scheduledAtMs !== undefined && scheduledAtMs > nowMs ? 'scheduled' : 'active',
       scheduledAtMs,

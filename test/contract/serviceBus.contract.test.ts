@@ -283,6 +283,8 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
     const peeked = await receiver.peekMessages(10, { fromSequenceNumber: first });
     expect(peeked.map((p) => [p.messageId, p.state])).toEqual([['sched-1', 'scheduled']]);
     expect(peeked[0]?.sequenceNumber?.toNumber()).toBe(kept!.toNumber());
+    // Enqueued at its scheduled time, not when the schedule was sent.
+    expect(Math.abs((peeked[0]?.enqueuedTimeUtc?.getTime() ?? 0) - at.getTime())).toBeLessThan(1_000);
     expect(await receiver.receiveMessages(1, { maxWaitTimeInMs: 500 })).toEqual([]);
     const m = await receiveOne(receiver, 5000);
     expect(m.messageId).toBe('sched-1');
