@@ -14,6 +14,8 @@ const queueDefinitionSchema = z.object({
   requiresDuplicateDetection: z.boolean(),
   duplicateDetectionHistoryTimeWindowSeconds: z.int().min(20).max(7 * 24 * 3600),
   deadLetteringOnMessageExpiration: z.boolean(),
+  /** Premium only (1024 to 102400); Standard's limit is 256 KB. */
+  maxMessageSizeInKilobytes: z.int().min(1024).max(102_400).optional(),
 });
 
 const queueFileSchema = z.object({
@@ -38,7 +40,12 @@ export interface QueueSettings {
   /** 0 when duplicate detection is off. */
   readonly duplicateDetectionWindowMs: number;
   readonly deadLetteringOnMessageExpiration: boolean;
+  /** The largest message a send may carry; Standard's 256 KB when unset. */
+  readonly maxMessageSizeBytes?: number;
 }
+
+/** Service Bus Standard's limit on one message (Premium's is set per entity). */
+export const standardMaxMessageSizeBytes = 256 * 1024;
 
 export const defaultQueueFilePath = join(__dirname, '..', '..', 'infra', 'servicebus-queues.json');
 
@@ -58,6 +65,7 @@ export function toQueueSettings(definition: QueueDefinition): QueueSettings {
     defaultMessageTimeToLiveMs: definition.defaultMessageTimeToLiveSeconds * 1000,
     duplicateDetectionWindowMs: definition.requiresDuplicateDetection ? definition.duplicateDetectionHistoryTimeWindowSeconds * 1000 : 0,
     deadLetteringOnMessageExpiration: definition.deadLetteringOnMessageExpiration,
+    ...(definition.maxMessageSizeInKilobytes === undefined ? {} : { maxMessageSizeBytes: definition.maxMessageSizeInKilobytes * 1024 }),
   };
 }
 

@@ -10,9 +10,9 @@ import { MessageEntity } from './messageEntity.js';
 import { entityPath, hasUnusedCredit, lockLostDescription, notFound, settlementFor } from './amqpLinks.js';
 import type { DispositionState, LinkInternals } from './amqpLinks.js';
 import type { AmqpMessage, StoredMessage } from './messageEntity.js';
-import { azureDefaultQueueSettings, loadQueueFile, toQueueSettings } from './queueDefinitions.js';
+import { azureDefaultQueueSettings, loadQueueFile, standardMaxMessageSizeBytes, toQueueSettings } from './queueDefinitions.js';
 import type { QueueSettings } from './queueDefinitions.js';
-import { batchMessageFormat, toWireMessage, unpackBatch } from './wireMessages.js';
+import { batchMessageFormat, encodeMessage, toWireMessage, unpackBatch } from './wireMessages.js';
 
 const deadLetterSuffix = '/$deadletterqueue';
 const debug = (...args: unknown[]) => {
@@ -63,6 +63,10 @@ export async function startServiceBusEmulator(options: ServiceBusEmulatorOptions
   };
 }
 
+function maxMessageSizeOf(entity: MessageEntity): number {
+  return entity.settings.maxMessageSizeBytes ?? standardMaxMessageSizeBytes;
+}
+
 function queuesFromFile(): Record<string, QueueSettings> {
   const file = loadQueueFile();
   return Object.fromEntries(Object.entries(file.queues).map(([name, definition]) => [name, toQueueSettings(definition)]));
@@ -73,7 +77,8 @@ class Broker {
   private readonly consumers = new Map<MessageEntity, Sender[]>();
   private readonly deliveries = new WeakMap<Delivery, DeliveryRef>();
   private readonly pumpsScheduled = new Set<MessageEntity>();
-  private readonly container: Container = rhea.create_container({ id: 'servicebus-emulator' });
+  // No auto-accept: a send is accepted only once the emulator has taken it (or refused, with a reason).
+  private readonly container: Container = rhea.create_container({ id: 'servicebus-emulator', autoaccept: false } as never);
   private server?: Server;
   private readonly sockets = new Set<Socket>();
 
@@ -149,10 +154,12 @@ class Broker {
     const address = link.remote.attach.target?.address ?? '';
     debug('client sender attached', address);
     receiver.set_target({ address });
-    link.local.attach.max_message_size = 1024 * 1024; // the SDKs size message batches by it
+    link.local.attach.max_message_size = 1024 * 1024;
     if (address === '$cbs' || address.toLowerCase().endsWith(managementSuffix)) return;
     const entity = this.entity(address);
     if (!entity) return notFound(receiver, address);
+    // The SDKs size their batches by the link's limit; a larger single send is refused in onMessage.
+    link.local.attach.max_message_size = maxMessageSizeOf(entity);
     if (entity.name.endsWith(deadLetterSuffix)) {
       receiver.close({ condition: 'amqp:not-allowed', description: `Cannot send to the dead-letter queue ${address}.` });
     }
@@ -195,6 +202,7 @@ class Broker {
     const receiver = ctx.receiver as Receiver;
     const address = receiver.target?.address ?? '';
     const message = ctx.message as unknown as AmqpMessage;
+    if (address === '$cbs' || address.toLowerCase().endsWith(managementSuffix)) ctx.delivery?.accept();
     if (address === '$cbs') {
       const properties = (message.application_properties ?? {}) as Record<string, unknown>;
       const request = { audience: String(properties.name ?? ''), tokenType: String(properties.type ?? ''), token: message.body };
@@ -210,10 +218,20 @@ class Broker {
       return;
     }
     const entity = this.entity(address);
-    if (!entity) return;
+    if (!entity) {
+      ctx.delivery?.reject({ condition: 'amqp:not-found', description: `The messaging entity '${address}' could not be found.` });
+      return;
+    }
     const format = (ctx as { format?: number }).format;
+    const size = format === batchMessageFormat ? (ctx.message as unknown as Buffer).length : encodeMessage(message).length;
+    const limit = maxMessageSizeOf(entity);
+    if (size > limit) {
+      ctx.delivery?.reject({ condition: 'amqp:link:message-size-exceeded', description: `The received message (size: ${size} bytes) exceeds the limit (${limit} bytes) currently allowed on the link.` });
+      return;
+    }
     const messages = format === batchMessageFormat ? unpackBatch(ctx.message as unknown as Buffer) : [message];
     for (const m of messages) entity.accept(m);
+    ctx.delivery?.accept();
   }
 
   private entityHoldingLock(token: string): MessageEntity | undefined {

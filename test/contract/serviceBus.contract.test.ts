@@ -123,6 +123,18 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
     await refused.close();
   });
 
+  it('refuses a message over the Standard tier\'s 256 KB at send, as MessageSizeExceeded, and takes one under it', async () => {
+    const sender = client.createSender(queues.shortLock);
+    await expect(sender.sendMessages({ messageId: 'too-big', body: 'x'.repeat(300 * 1024) })).rejects.toMatchObject({ code: 'MessageSizeExceeded' });
+    await expect(sender.sendMessages([{ body: 'y'.repeat(150 * 1024) }, { body: 'z'.repeat(150 * 1024) }])).rejects.toMatchObject({ code: 'MessageSizeExceeded' });
+    await sender.sendMessages({ messageId: 'fits', body: 'x'.repeat(200 * 1024) });
+    const r = client.createReceiver(queues.shortLock);
+    const m = await receiveOne(r);
+    expect(m.messageId).toBe('fits');
+    await r.completeMessage(m);
+    await r.close();
+  });
+
   it('gives a message sent without a MessageId one of its own, which peek shows and settlement accepts', async () => {
     const r = client.createReceiver(queues.shortLock);
     await drain(r);
