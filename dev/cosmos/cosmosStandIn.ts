@@ -11,6 +11,7 @@ import isTrueHeader from '@vercel/cosmosdb-server/lib/true-header';
 import queryDocuments from '@vercel/cosmosdb-server/lib/handler/query-documents';
 import { handleAtomicBatch } from './atomicBatch.js';
 import { handlePartitionScopedQuery } from './partitionScopedQuery.js';
+import { needsValidation, validateWrite } from './requestValidation.js';
 import { purgeAllExpired, purgeExpired, trackTimeToLive } from './timeToLive.js';
 
 /** The official emulator's published key: one local.settings.json serves the emulator and the stand-in. */
@@ -101,6 +102,15 @@ async function respond(account: Account, req: IncomingMessage, res: ServerRespon
     } else {
       const [params, handler] = route;
       applyTimeToLive(account, params);
+      if (needsValidation(handler)) {
+        const { request, failure } = await validateWrite(handler, req);
+        if (failure) {
+          res.statusCode = failure.statusCode;
+          writeResponse(req, res, failure.body);
+          return;
+        }
+        req = request;
+      }
       const atomicBatch = isTrueHeader(req, 'x-ms-cosmos-is-batch-request') && isTrueHeader(req, 'x-ms-cosmos-batch-atomic');
       const scopedQuery = handler === (queryDocuments as unknown) && req.headers['x-ms-documentdb-partitionkey'] !== undefined;
       body = await (atomicBatch

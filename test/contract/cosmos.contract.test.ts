@@ -63,6 +63,25 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
     });
   });
 
+  describe('validation', () => {
+    const statusOf = (attempt: Promise<unknown>) => attempt.then(() => 'accepted', (e: { code?: unknown }) => e.code);
+
+    it.each([[0], [-2], [1.5], [null], ['60']])('refuses an item ttl of %j with 400', async (ttl) => {
+      expect(await statusOf(container.items.create({ id: randomUUID(), orderId: 'v', ttl: ttl as number }))).toBe(400);
+    });
+
+    it('accepts an item ttl of -1 or a positive whole number', async () => {
+      expect(await statusOf(container.items.create({ id: randomUUID(), orderId: 'v', ttl: -1 }))).toBe('accepted');
+      expect(await statusOf(container.items.create({ id: randomUUID(), orderId: 'v', ttl: 3600 }))).toBe('accepted');
+    });
+
+    it('refuses a container with a defaultTtl of 0 or a partition key path without a leading slash', async () => {
+      const database = client.database(databaseId);
+      expect(await statusOf(database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] }, defaultTtl: 0 }))).toBe(400);
+      expect(await statusOf(database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['orderId'] } }))).toBe(400);
+    });
+  });
+
   describe('transactional batch', () => {
     it('applies every operation when all succeed', async () => {
       const pk = randomUUID();

@@ -1,0 +1,60 @@
+import { Readable } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import createCollection from '@vercel/cosmosdb-server/lib/handler/create-collection';
+import createDocument from '@vercel/cosmosdb-server/lib/handler/create-document';
+import replaceCollection from '@vercel/cosmosdb-server/lib/handler/replace-collection';
+import replaceDocument from '@vercel/cosmosdb-server/lib/handler/replace-document';
+import upsertDocument from '@vercel/cosmosdb-server/lib/handler/upsert-document';
+
+export interface ValidationFailure {
+  readonly statusCode: 400;
+  readonly body: { readonly code: 'BadRequest'; readonly message: string };
+}
+
+const documentWrites = new Set<unknown>([createDocument, replaceDocument, upsertDocument]);
+const containerWrites = new Set<unknown>([createCollection, replaceCollection]);
+
+/** True for the requests whose bodies Cosmos DB validates and the library does not. */
+export function needsValidation(handler: unknown): boolean {
+  return documentWrites.has(handler) || containerWrites.has(handler);
+}
+
+/**
+ * Reads the body once, checks what Azure refuses with 400 and the library accepts, and returns a
+ * request the library's handler can read the body from again.
+ */
+export async function validateWrite(handler: unknown, req: IncomingMessage): Promise<{ request: IncomingMessage; failure?: ValidationFailure }> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const raw = Buffer.concat(chunks);
+  const replay = Object.assign(Readable.from([raw]), { headers: req.headers, method: req.method, url: req.url }) as unknown as IncomingMessage;
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return { request: replay }; // the handler answers malformed JSON itself
+  }
+  const problem = documentWrites.has(handler) ? itemProblem(body) : containerProblem(body);
+  return { request: replay, failure: problem === undefined ? undefined : { statusCode: 400, body: { code: 'BadRequest', message: problem } } };
+}
+
+/** An item's `ttl`, when present, is a whole number of seconds: -1 (never) or at least 1. */
+function itemProblem(body: Record<string, unknown>): string | undefined {
+  if (!('ttl' in body)) return undefined;
+  return validTtl(body.ttl) ? undefined : `The value of the 'ttl' property (${JSON.stringify(body.ttl)}) is invalid: it must be -1 or a positive whole number of seconds.`;
+}
+
+function containerProblem(body: Record<string, unknown>): string | undefined {
+  if ('defaultTtl' in body && !validTtl(body.defaultTtl)) {
+    return `The value of 'defaultTtl' (${JSON.stringify(body.defaultTtl)}) is invalid: it must be -1 or a positive whole number of seconds.`;
+  }
+  const paths = (body.partitionKey as { paths?: unknown } | undefined)?.paths;
+  if (paths !== undefined && (!Array.isArray(paths) || paths.length === 0 || !paths.every((p) => typeof p === 'string' && /^\/[^/]/.test(p)))) {
+    return `The partition key definition is invalid: each path must be a string starting with '/', e.g. '/orderId' (got ${JSON.stringify(paths)}).`;
+  }
+  return undefined;
+}
+
+function validTtl(value: unknown): boolean {
+  return Number.isInteger(value) && ((value as number) === -1 || (value as number) >= 1);
+}
