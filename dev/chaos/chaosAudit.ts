@@ -36,14 +36,16 @@ export async function auditChaosRun(workload: ChaosWorkload, container: Containe
   const wanted = new Map(workload.rejections.map((r) => [r.messageId, r.reason]));
   const rootOf = (m: ServiceBusReceivedMessage) => String(m.applicationProperties?.['retry-of'] ?? m.messageId);
   const validDeadLettered = deadLettered.filter((m) => !wanted.has(rootOf(m))).map((m) => `${String(m.messageId)} (${m.deadLetterReason ?? '?'})`);
-  const present = new Set(deadLettered.map(rootOf));
+  const present = new Map(deadLettered.map((m) => [rootOf(m), String(m.messageId)]));
   const rejectionsMissing = [...wanted.keys()].filter((id) => !present.has(id));
   const store = new CosmosDocumentStore(container);
   const wrongReasons: string[] = [];
   for (const [messageId, reason] of wanted) {
-    const orderId = orderIdOf(workload, messageId);
-    const record = await findRejectionRecord(store, messageId, orderId);
-    if (record?.reason !== reason) wrongReasons.push(`${messageId}: recorded ${record?.reason ?? 'nothing'}, want ${reason}`);
+    // The dead-lettered message may be a delayed-retry copy (its rejection could not be recorded
+    // during the outage): its reason is recorded under its own MessageId, where the tool looks.
+    const deadLetteredId = present.get(messageId) ?? messageId;
+    const record = await findRejectionRecord(store, deadLetteredId, orderIdOf(workload, messageId));
+    if (record?.reason !== reason) wrongReasons.push(`${deadLetteredId}: recorded ${record?.reason ?? 'nothing'}, want ${reason}`);
   }
   return { doubleEffects, lostEffects, unexpectedOrders, validDeadLettered, rejectionsMissing, wrongReasons };
 }

@@ -167,6 +167,18 @@ describe('the delayed layer', () => {
     expect(rejection?.document.reason).toBe('RetryBudgetExhausted');
   });
 
+  it('retries an invalid message whose reason cannot be recorded, and the copy records it under its own MessageId', async () => {
+    reset();
+    store.failures = 1_000; // the outage also refuses the rejection record
+    const result = await consume({ messageId: 'bad-json-1', subject: 'OrderPlaced' }, '{"orderId": ');
+    expect(result.outcome).toMatchObject({ kind: 'rescheduled', copyMessageId: 'bad-json-1~retry-1' });
+    const { copy } = scheduler.scheduled[0] as { copy: ScheduledCopy };
+    store.failures = 0;
+    const again = await consume({ messageId: copy.messageId, subject: copy.subject, applicationProperties: copy.applicationProperties }, copy.body);
+    expect(again.outcome).toMatchObject({ kind: 'invalid', error: { code: 'InvalidJson' } });
+    expect((await store.read<{ id: string; reason: string }>(rejectedMessagesPartition, rejectionDocumentId('bad-json-1~retry-1')))?.document.reason).toBe('InvalidJson');
+  });
+
   it('hands the message back to Service Bus when the copy cannot be scheduled, saying why', async () => {
     reset();
     const orderId = newOrderId();
