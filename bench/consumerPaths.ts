@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { metrics } from '@opentelemetry/api';
 import { startCosmosStandIn } from '../dev/cosmos/cosmosStandIn.js';
+import { CountingDocumentStore } from '../dev/store/countingDocumentStore.js';
 import type { Container, OperationInput } from '@azure/cosmos';
 import { CosmosDocumentStore, createCosmosClient } from '../src/cosmos/index.js';
-import type { CommitResult, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from '../src/idempotency/index.js';
 import { OrderConsumer } from '../src/orders/index.js';
 import { envelopeFromTriggerMetadata } from '../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../src/telemetry/index.js';
@@ -24,20 +24,6 @@ interface Path {
   bare(n: number): Promise<(i: number) => Promise<unknown>>;
 }
 
-/** Counts round trips, to print them beside each path's rate. */
-class CountingStore implements DocumentStore {
-  trips = 0;
-  constructor(private readonly inner: DocumentStore) {}
-  read<D extends StoredDocument>(pk: string, id: string): Promise<VersionedDocument<D> | undefined> {
-    this.trips += 1;
-    return this.inner.read<D>(pk, id);
-  }
-  commit(pk: string, ops: readonly WriteOperation[]): Promise<CommitResult> {
-    this.trips += 1;
-    return this.inner.commit(pk, ops);
-  }
-}
-
 const creates = (...docs: object[]): OperationInput[] => docs.map((resourceBody) => ({ operationType: 'Create', resourceBody: resourceBody as never }));
 async function bareBatch(container: Container, pk: string, ops: OperationInput[]): Promise<number> {
   const response = await container.items.batch(ops, pk);
@@ -49,7 +35,7 @@ async function main(): Promise<void> {
   const client = createCosmosClient({ endpoint: standIn.endpoint, key: standIn.key });
   const { database } = await client.databases.createIfNotExists({ id: 'bench' });
   const { container } = await database.containers.createIfNotExists({ id: 'orders', partitionKey: { paths: ['/orderId'] }, defaultTtl: -1 });
-  const store = new CountingStore(new CosmosDocumentStore(container));
+  const store = new CountingDocumentStore(new CosmosDocumentStore(container));
   const consumer = new OrderConsumer({
     store,
     now: () => new Date(),
@@ -147,7 +133,7 @@ async function main(): Promise<void> {
       // Which of the pair runs first alternates by round, so neither always meets a colder process.
       const measureProject = async () => {
         const run = await path.prepare(messagesPerRound);
-        store.trips = 0;
+        store.reset();
         entry.project.push(await timed(messagesPerRound, run));
         entry.trips = store.trips / messagesPerRound;
       };

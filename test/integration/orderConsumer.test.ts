@@ -1,33 +1,14 @@
 import type { Container, CosmosClient } from '@azure/cosmos';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CountingDocumentStore } from '../../dev/store/countingDocumentStore.js';
 import { CosmosDocumentStore } from '../../src/cosmos/index.js';
-import type { CommitResult, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from '../../src/idempotency/index.js';
 import { OrderConsumer } from '../../src/orders/index.js';
 import { envelopeFromTriggerMetadata } from '../../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../src/telemetry/index.js';
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { newOrderId, orderPlaced } from '../support/orderMessages.js';
 import { RecordingLog } from '../support/recordingLog.js';
-
-/** Counts the store calls a delivery makes, to hold the flow to its budget of requests. */
-class CountingStore implements DocumentStore {
-  reads = 0;
-  commits = 0;
-  constructor(private readonly inner: DocumentStore) {}
-  read<D extends StoredDocument>(pk: string, id: string): Promise<VersionedDocument<D> | undefined> {
-    this.reads += 1;
-    return this.inner.read<D>(pk, id);
-  }
-  commit(pk: string, ops: readonly WriteOperation[]): Promise<CommitResult> {
-    this.commits += 1;
-    return this.inner.commit(pk, ops);
-  }
-  reset() {
-    this.reads = 0;
-    this.commits = 0;
-  }
-}
 
 class TestReader extends MetricReader {
   protected async onForceFlush(): Promise<void> {}
@@ -36,14 +17,14 @@ class TestReader extends MetricReader {
 
 let client: CosmosClient;
 let container: Container;
-let store: CountingStore;
+let store: CountingDocumentStore;
 let reader: TestReader;
 let consumer: OrderConsumer;
 
 beforeAll(async () => {
   client = testCosmosClient();
   container = await createOrdersContainer(client);
-  store = new CountingStore(new CosmosDocumentStore(container));
+  store = new CountingDocumentStore(new CosmosDocumentStore(container));
   reader = new TestReader();
   const meter = new MeterProvider({ readers: [reader] }).getMeter('test');
   consumer = new OrderConsumer({
