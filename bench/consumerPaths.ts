@@ -42,7 +42,6 @@ async function main(): Promise<void> {
     markerTtlSeconds: 3600,
     maxMessageBytes: 262_144,
     maxConcurrencyAttempts: 10,
-    orderArrivalWaitMs: 0,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('bench'))),
   });
   const consume = (messageId: string, subject: string, body: unknown, deliveryCount = 1, sequenceNumber = 1) =>

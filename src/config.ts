@@ -17,12 +17,15 @@ export const settingDefaults = {
   DLQ_RESUBMIT_HORIZON_SECONDS: days(14),
   MAX_MESSAGE_BYTES: 256 * 1024,
   MAX_CONCURRENCY_ATTEMPTS: 10,
-  ORDER_ARRIVAL_WAIT_MS: 2000,
   TRANSIENT_RETRY_IN_INVOCATION_MS: 10_000,
   DELAYED_RETRY_FIRST_DELAY_SECONDS: 30,
   DELAYED_RETRY_MAX_DELAY_SECONDS: 900,
   TRANSIENT_RETRY_BUDGET_SECONDS: days(1),
   DELAYED_RETRY_ENABLED: 'true',
+  /** Empty means "the resubmit horizon" (DLQ_RESUBMIT_HORIZON_SECONDS). */
+  PARKED_ITEM_HORIZON_SECONDS: undefined,
+  PARKED_SWEEP_SCHEDULE: '0 */5 * * * *',
+  PARKED_SWEEP_MIN_AGE_SECONDS: 60,
 } as const;
 
 const optionalText = z.string().trim().min(1).optional();
@@ -47,12 +50,14 @@ const settingsSchema = z.object({
   DLQ_RESUBMIT_HORIZON_SECONDS: wholeNumber(0, settingDefaults.DLQ_RESUBMIT_HORIZON_SECONDS),
   MAX_MESSAGE_BYTES: wholeNumber(1024, settingDefaults.MAX_MESSAGE_BYTES),
   MAX_CONCURRENCY_ATTEMPTS: wholeNumber(1, settingDefaults.MAX_CONCURRENCY_ATTEMPTS),
-  ORDER_ARRIVAL_WAIT_MS: wholeNumber(0, settingDefaults.ORDER_ARRIVAL_WAIT_MS).refine((ms) => ms <= 60_000, 'must be at most 60000 (it holds a lock and a concurrency slot)'),
   TRANSIENT_RETRY_IN_INVOCATION_MS: wholeNumber(0, settingDefaults.TRANSIENT_RETRY_IN_INVOCATION_MS).refine((ms) => ms <= 60_000, 'must be at most 60000 (well inside the lock)'),
   DELAYED_RETRY_FIRST_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_FIRST_DELAY_SECONDS),
   DELAYED_RETRY_MAX_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_MAX_DELAY_SECONDS),
   TRANSIENT_RETRY_BUDGET_SECONDS: wholeNumber(0, settingDefaults.TRANSIENT_RETRY_BUDGET_SECONDS),
   DELAYED_RETRY_ENABLED: z.enum(['true', 'false'], { error: 'must be true or false' }).default(settingDefaults.DELAYED_RETRY_ENABLED),
+  PARKED_ITEM_HORIZON_SECONDS: z.coerce.number().int().min(1).optional(),
+  PARKED_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.PARKED_SWEEP_SCHEDULE),
+  PARKED_SWEEP_MIN_AGE_SECONDS: wholeNumber(0, settingDefaults.PARKED_SWEEP_MIN_AGE_SECONDS),
 });
 
 export interface Settings {
@@ -68,7 +73,12 @@ export interface Settings {
   readonly markerTtlSeconds: number;
   readonly maxMessageBytes: number;
   readonly maxConcurrencyAttempts: number;
-  readonly orderArrivalWaitMs: number;
+  readonly parking: {
+    /** How long an early arrival waits for its order before it is rejected as OrderNeverArrived. */
+    readonly horizonSeconds: number;
+    /** The sweeper leaves younger items alone: their order's batch is the one to apply them. */
+    readonly sweepMinAgeSeconds: number;
+  };
   readonly retry: RetryPolicy & { readonly delayedRetryEnabled: boolean };
   /** The trigger's own connection, for sending delayed retries: a connection string, or a namespace with identity. */
   readonly serviceBus: { readonly connectionString?: string; readonly fullyQualifiedNamespace?: string; readonly clientId?: string };
@@ -129,7 +139,10 @@ function toSettings(s: z.infer<typeof settingsSchema>): Settings {
     markerTtlSeconds: s.INBOX_MARKER_TTL_SECONDS,
     maxMessageBytes: s.MAX_MESSAGE_BYTES,
     maxConcurrencyAttempts: s.MAX_CONCURRENCY_ATTEMPTS,
-    orderArrivalWaitMs: s.ORDER_ARRIVAL_WAIT_MS,
+    parking: {
+      horizonSeconds: s.PARKED_ITEM_HORIZON_SECONDS ?? s.DLQ_RESUBMIT_HORIZON_SECONDS,
+      sweepMinAgeSeconds: s.PARKED_SWEEP_MIN_AGE_SECONDS,
+    },
     retry: {
       inInvocationMs: s.TRANSIENT_RETRY_IN_INVOCATION_MS,
       firstDelayMs: s.DELAYED_RETRY_FIRST_DELAY_SECONDS * 1000,

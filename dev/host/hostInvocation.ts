@@ -35,6 +35,15 @@ export interface InvocationResult {
  * model (camelCase, JSON bodies parsed), then the handler called by that model.
  */
 export async function invokeServiceBusFunction(fn: RegisteredFunction, delivery: ServiceBusDelivery): Promise<InvocationResult> {
+  const data = typeof delivery.body === 'string' ? { string: delivery.body } : { bytes: delivery.body };
+  return invokeRegisteredFunction(fn, data, rpcTriggerMetadata(delivery));
+}
+
+/** RPC typed data, as the host sends a trigger's value and each metadata field. */
+export type RpcTypedData = { string: string } | { json: string } | { bytes: Uint8Array };
+
+/** One invocation of any registered function: the library's own invocation model converts the input and calls the handler. */
+export async function invokeRegisteredFunction(fn: RegisteredFunction, data: RpcTypedData, triggerMetadata: Record<string, RpcTypedData>): Promise<InvocationResult> {
   const invocationId = randomUUID();
   const logs: InvocationResult['logs'] = [];
   const triggerName = Object.entries(fn.metadata.bindings).find(([, b]) => b.direction === 'in' && String(b.type).endsWith('Trigger'))?.[0];
@@ -44,10 +53,7 @@ export async function invokeServiceBusFunction(fn: RegisteredFunction, delivery:
     metadata: fn.metadata,
     state: 'invocation',
     log: (level: LogLevel, _category: string, message: string) => logs.push({ level, message }),
-    request: {
-      inputData: [{ name: triggerName, data: typeof delivery.body === 'string' ? { string: delivery.body } : { bytes: delivery.body } }],
-      triggerMetadata: rpcTriggerMetadata(delivery),
-    },
+    request: { inputData: [{ name: triggerName, data }], triggerMetadata },
   };
   const model = programmingModel().getInvocationModel(coreContext);
   const { context, inputs } = await model.getArguments();
@@ -60,7 +66,7 @@ export async function invokeServiceBusFunction(fn: RegisteredFunction, delivery:
 }
 
 /** ServiceBusTriggerBindingStrategy's binding data, as GrpcMessageConversionExtensions sends it. */
-export function rpcTriggerMetadata(d: ServiceBusDelivery): Record<string, { string: string } | { json: string }> {
+export function rpcTriggerMetadata(d: ServiceBusDelivery): Record<string, RpcTypedData> {
   const enqueued = d.enqueuedTime ?? new Date();
   const expires = d.expiresAt ?? new Date(enqueued.getTime() + 14 * 24 * 3600 * 1000);
   const fields: Record<string, unknown> = {

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { DefaultAzureCredential } from '@azure/identity';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
@@ -6,6 +7,9 @@ import { invokeServiceBusFunction } from './hostInvocation.js';
 import type { InvocationResult, ServiceBusDelivery } from './hostInvocation.js';
 import { resolveBindingExpression } from './hostSettings.js';
 import type { ServiceBusHostOptions } from './hostSettings.js';
+import { fileLease, processLocalLease } from './listenerLease.js';
+import { startTimerListener } from './timerTriggers.js';
+import type { TimerListener } from './timerTriggers.js';
 
 /** What to do with a delivery once the function has run; the host completes or abandons. */
 export type Settlement = 'complete' | 'abandon' | 'leave-locked';
@@ -22,15 +26,24 @@ export interface LocalHostOptions {
    * act as a process that died after the function wrote its effect and before it completed.
    */
   readonly settle?: (delivery: ServiceBusDelivery, result: InvocationResult) => Settlement | undefined;
+  /**
+   * Where timer listeners keep their leases: hosts given the same directory run each timer one at
+   * a time, as instances of one function app do. Without it, this host runs its timers alone.
+   */
+  readonly timerLeaseDirectory?: string;
+  /** Called after each timer invocation. */
+  readonly onTimerInvocation?: (fn: RegisteredFunction, result: InvocationResult) => void;
 }
 
 export interface LocalFunctionsHost {
   readonly listeners: readonly { functionName: string; queueName: string }[];
+  readonly timers: readonly TimerListener[];
   close(): Promise<void>;
 }
 
 /**
- * Runs registered Service Bus–triggered functions as the Functions host would: one receiver per
+ * Runs registered timer-triggered functions on their schedules (timerTriggers.ts) and Service
+ * Bus–triggered functions as the Functions host would: one receiver per
  * trigger on the resolved queue, up to `maxConcurrentCalls` invocations at once, locks renewed for
  * `maxAutoLockRenewalDuration`, trigger metadata shaped by the host's rules, and the message
  * completed when the function returns, abandoned when it throws.
@@ -39,6 +52,12 @@ export function startLocalFunctionsHost(functions: readonly RegisteredFunction[]
   const clients = new Map<string, ServiceBusClient>();
   const receivers: ServiceBusReceiver[] = [];
   const listeners: { functionName: string; queueName: string }[] = [];
+  const timers = functions.flatMap((fn) => {
+    const trigger = Object.values(fn.metadata.bindings).find((b) => b.type === 'timerTrigger');
+    if (!trigger) return [];
+    const lease = options.timerLeaseDirectory ? fileLease(join(options.timerLeaseDirectory, `${fn.metadata.name}.listener.lease`)) : processLocalLease;
+    return [startTimerListener(fn, trigger, { settings: options.settings, lease, onInvocation: options.onTimerInvocation })];
+  });
   for (const fn of functions) {
     const trigger = Object.values(fn.metadata.bindings).find((b) => b.type === 'serviceBusTrigger');
     if (!trigger) continue;
@@ -57,7 +76,9 @@ export function startLocalFunctionsHost(functions: readonly RegisteredFunction[]
   }
   return {
     listeners,
+    timers,
     async close() {
+      await Promise.all(timers.map((t) => t.close()));
       await Promise.all(receivers.map((r) => r.close()));
       await Promise.all([...clients.values()].map((c) => c.close()));
     },

@@ -7,7 +7,7 @@ import { settingDefaults } from '../../src/config.js';
  * The same names as local.settings.sample.json (a test keeps them equal).
  */
 export function coreToolsSettings(stackSettings: Readonly<Record<string, string>>): Record<string, string> {
-  const defaults = Object.fromEntries(Object.entries(settingDefaults).map(([name, value]) => [name, String(value)]));
+  const defaults = Object.fromEntries(Object.entries(settingDefaults).map(([name, value]) => [name, value === undefined ? '' : String(value)]));
   return {
     FUNCTIONS_WORKER_RUNTIME: 'node',
     // Core Tools wants host storage for non-HTTP triggers: Azurite, or a real account.

@@ -1,3 +1,4 @@
+import { settingDefaults } from '../../src/config.js';
 import { startCosmosStandIn } from '../cosmos/cosmosStandIn.js';
 import type { CosmosStandIn } from '../cosmos/cosmosStandIn.js';
 import { loadQueueFile, startServiceBusEmulator, toQueueSettings } from '../servicebus-emulator/index.js';
@@ -80,6 +81,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     TRANSIENT_RETRY_BUDGET_SECONDS: String(file.operations.transientRetryBudgetSeconds),
     DLQ_RESUBMIT_HORIZON_SECONDS: String(file.operations.deadLetterResubmitHorizonSeconds),
     INBOX_MARKER_TTL_SECONDS: String(file.operations.inboxMarkerTtlSeconds),
+    PARKED_SWEEP_SCHEDULE: settingDefaults.PARKED_SWEEP_SCHEDULE,
   };
   return {
     cosmos,

@@ -62,8 +62,13 @@ async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: bool
         for (const log of result.logs) console.log(`[${fn.metadata.name}] ${log.message}`);
         if (result.error) console.log(`[${fn.metadata.name}] ${delivery.messageId ?? ''} failed: ${String(result.error)} (Service Bus will redeliver)`);
       },
+      onTimerInvocation: (fn, result) => {
+        for (const log of result.logs) console.log(`[${fn.metadata.name}] ${log.message}`);
+        if (result.error) console.log(`[${fn.metadata.name}] failed: ${String(result.error)} (the next occurrence runs as scheduled)`);
+      },
     });
     for (const l of host.listeners) console.log(`\n  ${l.functionName} is listening on queue ${l.queueName}`);
+    for (const t of host.timers) console.log(`\n  ${t.functionName} runs on schedule ${t.schedule} (NCRONTAB, UTC)`);
     close = async () => {
       await host.close();
       await stack.close();

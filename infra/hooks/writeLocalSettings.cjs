@@ -33,6 +33,8 @@ function localSettingsFromAzd(env) {
     FUNCTIONS_WORKER_RUNTIME: 'node',
     AzureWebJobsStorage: 'UseDevelopmentStorage=true',
     ServiceBusConnection__fullyQualifiedNamespace: String(env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE),
+    // The sweeper's timer binding resolves %PARKED_SWEEP_SCHEDULE%: the host refuses to start without it.
+    PARKED_SWEEP_SCHEDULE: '0 */5 * * * *',
   };
   for (const name of passedThrough) if (env[name] !== undefined) values[name] = String(env[name]);
   return { IsEncrypted: false, Values: values };

@@ -46,8 +46,9 @@ resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/container
       id: containerName
       partitionKey: { paths: ['/orderId'], kind: 'Hash', version: 2 }
       defaultTtl: -1
-      // The consumer uses point reads only; the operator tool filters by these fields. Nothing else
-      // is indexed, which keeps writes (the hot path) cheap.
+      // The consumer uses point reads, and one in-partition query when an order finds parked items;
+      // the parked-item sweeper and the operator tool filter by these fields. Nothing else is
+      // indexed, which keeps writes (the hot path) cheap.
       indexingPolicy: {
         indexingMode: 'consistent'
         automatic: true
@@ -57,6 +58,8 @@ resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/container
           { path: '/dedupKey/?' }
           { path: '/reason/?' }
           { path: '/rejectedAt/?' }
+          { path: '/state/?' }
+          { path: '/parkedAt/?' }
         ]
         excludedPaths: [{ path: '/*' }]
       }

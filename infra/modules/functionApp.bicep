@@ -69,6 +69,8 @@ var appSettings = union(
     COSMOS_ENDPOINT: cosmosEndpoint
     COSMOS_DATABASE: cosmosDatabaseName
     COSMOS_ORDERS_CONTAINER: cosmosContainerName
+    // The parked-item sweeper's timer (NCRONTAB, UTC): every five minutes.
+    PARKED_SWEEP_SCHEDULE: '0 */5 * * * *'
     // DefaultAzureCredential (the Cosmos client) picks the user-assigned identity by this.
     AZURE_CLIENT_ID: identityClientId
     APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsightsConnectionString

@@ -1,6 +1,8 @@
 import type { Container, JSONObject, OperationInput, OperationResponse } from '@azure/cosmos';
+import { assertQueryable } from '../idempotency/index.js';
 import type {
   CommitResult,
+  DocumentQuery,
   DocumentStore,
   StoredDocument,
   VersionedDocument,
@@ -25,6 +27,28 @@ export class CosmosDocumentStore implements DocumentStore {
     } catch (error) {
       if (statusCodeOf(error) === 404) return undefined;
       throw classifyStoreFailure(error, `read ${id}`);
+    }
+  }
+
+  async find<D extends StoredDocument>(query: DocumentQuery): Promise<VersionedDocument<D>[]> {
+    assertQueryable(query);
+    const conditions = ['c.docType = @docType'];
+    const parameters: { name: string; value: string }[] = [{ name: '@docType', value: query.docType }];
+    Object.entries(query.equals ?? {}).forEach(([field, value], i) => {
+      conditions.push(`c.${field} = @v${i}`);
+      parameters.push({ name: `@v${i}`, value });
+    });
+    if (query.before) {
+      conditions.push(`c.${query.before.field} < @before`);
+      parameters.push({ name: '@before', value: query.before.value });
+    }
+    const spec = { query: `SELECT * FROM c WHERE ${conditions.join(' AND ')}`, parameters };
+    try {
+      const options = query.partitionKey === undefined ? {} : { partitionKey: query.partitionKey };
+      const { resources } = await this.container.items.query<D & JsonObject>(spec, options).fetchAll();
+      return resources.map((resource) => ({ document: resource, etag: resource._etag as string }));
+    } catch (error) {
+      throw classifyStoreFailure(error, `query ${query.docType}`);
     }
   }
 

@@ -26,9 +26,44 @@ export type CommitResult =
   | { readonly kind: 'lost-race'; readonly operationIndex: number }
   | { readonly kind: 'not-found'; readonly operationIndex: number };
 
+/**
+ * Documents found by their `docType` and a few plain fields. With a partition key the query stays in
+ * that partition (cheap); without one it fans out across partitions, which only a sweeper should do.
+ */
+export interface DocumentQuery {
+  readonly docType: string;
+  readonly partitionKey?: string;
+  /** Top-level string fields that must equal these values. */
+  readonly equals?: Readonly<Record<string, string>>;
+  /** A top-level string field (an ISO time, say) that must sort before this value. */
+  readonly before?: { readonly field: string; readonly value: string };
+}
+
 export interface DocumentStore {
   read<D extends StoredDocument>(partitionKey: string, id: string): Promise<VersionedDocument<D> | undefined>;
   commit(partitionKey: string, operations: readonly WriteOperation[]): Promise<CommitResult>;
+  find<D extends StoredDocument>(query: DocumentQuery): Promise<VersionedDocument<D>[]>;
+}
+
+/** Field names a query may name: plain identifiers, so a query can never be more than it says. */
+export const queryableField = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Checks a query's field names; a store calls it before it builds anything from them. */
+export function assertQueryable(query: DocumentQuery): void {
+  const fields = [...Object.keys(query.equals ?? {}), ...(query.before ? [query.before.field] : [])];
+  const bad = fields.find((field) => !queryableField.test(field));
+  if (bad !== undefined) throw new RangeError(`query field ${JSON.stringify(bad)} is not a plain identifier`);
+}
+
+/** The same test in memory, for stores that hold their documents themselves. */
+export function matchesQuery(document: Readonly<Record<string, unknown>>, query: DocumentQuery): boolean {
+  if (document.docType !== query.docType) return false;
+  for (const [field, value] of Object.entries(query.equals ?? {})) if (document[field] !== value) return false;
+  if (query.before) {
+    const value = document[query.before.field];
+    if (typeof value !== 'string' || !(value < query.before.value)) return false;
+  }
+  return true;
 }
 
 export function create(document: StoredDocument): WriteOperation {

@@ -1,4 +1,5 @@
-import type { CommitResult, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from './documentStore.js';
+import { assertQueryable, matchesQuery } from './documentStore.js';
+import type { CommitResult, DocumentQuery, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from './documentStore.js';
 
 interface Entry {
   readonly document: StoredDocument;
@@ -30,6 +31,17 @@ export class InMemoryDocumentStore implements DocumentStore {
       partition.set(op.document.id, this.entryFor(op.document));
     }
     return { kind: 'committed' };
+  }
+
+  async find<D extends StoredDocument>(query: DocumentQuery): Promise<VersionedDocument<D>[]> {
+    assertQueryable(query);
+    const keys = query.partitionKey === undefined ? [...this.partitions.keys()] : [query.partitionKey];
+    return keys.flatMap((partitionKey) =>
+      [...this.partition(partitionKey).keys()]
+        .map((id) => this.live(partitionKey, id))
+        .filter((e): e is Entry => e !== undefined && matchesQuery(e.document as unknown as Record<string, unknown>, query))
+        .map((e) => ({ document: structuredClone(e.document) as D, etag: e.etag })),
+    );
   }
 
   /** Every live document of a partition, for assertions. */

@@ -3,12 +3,12 @@ export { joinKeyParts, maxDedupKeyLength, resolveDedupKey } from './dedupKey.js'
 export type { DedupKey, DedupKeyCandidates, DedupKeySource } from './dedupKey.js';
 export { checkMarkerRetention, requiredMarkerRetentionSeconds } from './retention.js';
 export type { RetentionCheck, RetentionInputs } from './retention.js';
-export { create, replace } from './documentStore.js';
-export type { CommitResult, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from './documentStore.js';
+export { assertQueryable, create, matchesQuery, replace } from './documentStore.js';
+export type { CommitResult, DocumentQuery, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from './documentStore.js';
 export { decideDelayedRetry, delayedRetryDelayMs, inInvocationPauseMs } from './retrySchedule.js';
 export type { DelayedRetryDecision, RetryPolicy } from './retrySchedule.js';
 export { InMemoryDocumentStore } from './inMemoryDocumentStore.js';
 export { mustNotComplete, outcomeKinds } from './outcome.js';
-export type { OutcomeKind, ProcessingOutcome } from './outcome.js';
+export type { OutcomeKind, ParkedItemRejected, ProcessingOutcome } from './outcome.js';
 export { ConfigurationError, PermanentMessageError, TransientStoreError, permanentFailureCodes } from './errors.js';
 export type { PermanentFailureCode, SettingProblem } from './errors.js';

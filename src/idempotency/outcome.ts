@@ -3,8 +3,13 @@ import type { PermanentMessageError } from './errors.js';
 
 /** What processing one delivery of a message came to. Outcomes are values; only the boundary throws. */
 export type ProcessingOutcome =
-  /** The message's effect was written (an order created, a payment or a status applied). */
-  | { readonly kind: 'created' }
+  /**
+   * The message's effect was written (an order created, a payment or a status applied), with the
+   * early arrivals it applied along with it and those it had to reject.
+   */
+  | { readonly kind: 'created'; readonly appliedParked?: number; readonly rejectedParked?: readonly ParkedItemRejected[] }
+  /** Its prerequisite is not stored yet: recorded durably to be applied when it is; complete this one. */
+  | { readonly kind: 'parked'; readonly itemId: string }
   /** The effect was already there with the same fingerprint: complete with no further effect. */
   | { readonly kind: 'duplicate' }
   /** Absolute state older than or as old as what is stored: nothing to apply. */
@@ -21,9 +26,20 @@ export type ProcessingOutcome =
   /** Still failing after the in-invocation retries: a copy is scheduled for later; complete this one. */
   | { readonly kind: 'rescheduled'; readonly attempt: number; readonly copyMessageId: string; readonly enqueueAt: string; readonly reason: string };
 
+/** An early arrival that could not be applied when its prerequisite came, and why. */
+export interface ParkedItemRejected {
+  readonly id: string;
+  readonly orderId: string;
+  readonly messageType: string;
+  readonly dedupKey: string;
+  readonly messageId?: string;
+  readonly reason: string;
+  readonly description: string;
+}
+
 export type OutcomeKind = ProcessingOutcome['kind'];
 
-export const outcomeKinds: readonly OutcomeKind[] = ['created', 'duplicate', 'conflict', 'stale', 'invalid', 'retry', 'rescheduled'];
+export const outcomeKinds: readonly OutcomeKind[] = ['created', 'parked', 'duplicate', 'conflict', 'stale', 'invalid', 'retry', 'rescheduled'];
 
 /** Outcomes after which the message must not be completed. */
 export function mustNotComplete(outcome: ProcessingOutcome): boolean {

@@ -1,10 +1,11 @@
 import { replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { recordConflict } from './detectDuplicate.js';
+import { orderDocumentId } from './documents.js';
 import type { OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
-import { readOrderAllowingLateArrival } from './readOrder.js';
 import type { FlowContext } from './flowContext.js';
+import { orderArrived, parkUntilOrderArrives } from './parkEarlyArrival.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import type { OrderStatusChanged } from './schemas.js';
 
@@ -21,8 +22,12 @@ export async function applyNewerStatus(
 ): Promise<ProcessingOutcome> {
   const change = message.payload;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const current = await readOrderAllowingLateArrival(change.orderId, ctx);
-    if (!current) return { kind: 'retry', reason: `order ${change.orderId} is not stored yet` };
+    const current = await ctx.store.read<OrderDocument>(change.orderId, orderDocumentId(change.orderId));
+    if (!current) {
+      const parked = await parkUntilOrderArrives(message, ctx);
+      if (parked === orderArrived) continue;
+      return parked;
+    }
     const stored = current.document;
     if (change.version === stored.statusVersion && stored.statusFingerprint !== undefined) {
       if (stored.statusFingerprint === message.fingerprint) return { kind: 'duplicate' };

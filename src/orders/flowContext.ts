@@ -9,8 +9,6 @@ export interface FlowContext {
   readonly markerTtlSeconds: number;
   /** Rounds of read-modify-replace before a lost race is handed back to Service Bus as a retry. */
   readonly maxConcurrencyAttempts: number;
-  /** How long a payment or status change waits for its order to be stored before it is redelivered. */
-  readonly orderArrivalWaitMs: number;
 }
 
 /** A short random pause after a lost race, so that writers contending for one order spread out. */

@@ -1,6 +1,12 @@
 export { createOrderConsumer } from './createOrderConsumer.js';
 export type { ConsumerOverrides } from './createOrderConsumer.js';
 export { OrderConsumer } from './orderConsumer.js';
+export { createParkedItemSweeper } from './createParkedItemSweeper.js';
+export type { ParkedItemSweeper, SweeperOverrides } from './createParkedItemSweeper.js';
+export { orderNeverArrived, sweepParkedItems } from './sweepParkedItems.js';
+export type { SweepOptions, SweepResult } from './sweepParkedItems.js';
+export { parkedItemId, parkingLotId } from './parkedItems.js';
+export type { ParkedItemDocument, ParkedItemState, ParkingLotDocument } from './parkedItems.js';
 export type { ConsumeResult, OrderConsumerOptions } from './orderConsumer.js';
 export { throwUnlessCompletable } from './settlement.js';
 export { findRejectionRecord } from './rejections.js';

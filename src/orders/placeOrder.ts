@@ -1,15 +1,23 @@
-import { create } from '../idempotency/index.js';
+import { create, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
+import { describeRejection, drainParkedItems, findParked, maxBatchOperations, planParkedApplication } from './applyParkedItems.js';
+import type { ParkedItemsResult } from './applyParkedItems.js';
 import { classifyExistingRecord } from './detectDuplicate.js';
 import { newOrderAcceptedOutbox, newOrderDocument } from './documents.js';
+import type { OrderDocument } from './documents.js';
+import { pauseAfterLostRace } from './flowContext.js';
 import type { FlowContext } from './flowContext.js';
+import { parkingLot, parkingLotId } from './parkedItems.js';
+import type { ParkingLotDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import type { OrderPlaced } from './schemas.js';
 
 /**
- * OrderPlaced: the order document is its own dedup marker. The order and its OrderAccepted outbox
- * entry are created in one transactional batch, so a crash can leave both or neither; a second
- * copy of the message gets 409 on the order and is told apart by fingerprint.
+ * OrderPlaced: the order document is its own dedup marker. The order, its OrderAccepted outbox entry
+ * and its closed arrival gate are created in one transactional batch, so a crash can leave all or
+ * none; a second copy of the message gets 409 on the order and is told apart by fingerprint. A 409
+ * on the gate alone means payments or status changes came first and are parked: they are read and
+ * applied in the same batch as the order (as many as a batch holds; the rest right after).
  */
 export async function createOrderOrDetectDuplicate(
   message: ParsedOrderMessage & { readonly payload: OrderPlaced },
@@ -21,11 +29,40 @@ export async function createOrderOrDetectDuplicate(
     fingerprint: message.fingerprint,
     processedAt: ctx.now().toISOString(),
   });
-  const result = await ctx.store.commit(order.orderId, [create(order), create(newOrderAcceptedOutbox(order))]);
+  const closedLot = parkingLot(order.orderId, 'closed', order.processedAt, ctx.markerTtlSeconds);
+  const result = await ctx.store.commit(order.orderId, [create(order), create(newOrderAcceptedOutbox(order)), create(closedLot)]);
   if (result.kind === 'committed') return { kind: 'created' };
-  if (result.kind === 'already-exists' && result.operationIndex === 0) {
-    return classifyExistingRecord(message, order.id, ctx);
-  }
+  if (result.kind === 'already-exists' && result.operationIndex === 0) return classifyExistingRecord(message, order.id, ctx);
+  if (result.kind === 'already-exists' && result.operationIndex === 2) return createWithParkedItems(message, order, ctx);
   // An outbox entry without its order means someone deleted the order by hand: let an operator look.
   return { kind: 'retry', reason: `order ${order.orderId}: unexpected ${result.kind} on batch operation ${result.operationIndex}` };
+}
+
+async function createWithParkedItems(message: ParsedOrderMessage, fresh: OrderDocument, ctx: FlowContext): Promise<ProcessingOutcome> {
+  const orderId = fresh.orderId;
+  for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
+    const [lot, items] = await Promise.all([ctx.store.read<ParkingLotDocument>(orderId, parkingLotId(orderId)), findParked(orderId, ctx)]);
+    // Closed by another copy's batch, which created the order: this copy is its duplicate or conflict.
+    if (!lot || lot.document.state === 'closed') return classifyExistingRecord(message, fresh.id, ctx);
+    const plan = planParkedApplication(fresh, items, maxBatchOperations - 3, ctx);
+    const closed = parkingLot(orderId, 'closed', fresh.processedAt, ctx.markerTtlSeconds);
+    const result = await ctx.store.commit(orderId, [
+      create(plan.order),
+      create(newOrderAcceptedOutbox(plan.order)),
+      replace(closed, lot.etag),
+      ...plan.operations,
+    ]);
+    if (result.kind === 'already-exists' && result.operationIndex === 0) return classifyExistingRecord(message, fresh.id, ctx);
+    if (result.kind === 'committed') {
+      const rest = plan.remaining > 0 ? await drainParkedItems(orderId, ctx) : { applied: 0, rejected: [] };
+      return createdWith({ applied: plan.applied + rest.applied, rejected: [...plan.rejected, ...rest.rejected] });
+    }
+    // A parker joined (the gate's etag moved) or the sweeper marked an item: read the partition again.
+    await pauseAfterLostRace(attempt);
+  }
+  return { kind: 'retry', reason: `order ${orderId}'s parked items changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
+}
+
+function createdWith(result: ParkedItemsResult): ProcessingOutcome {
+  return { kind: 'created', appliedParked: result.applied, rejectedParked: result.rejected.map(describeRejection) };
 }

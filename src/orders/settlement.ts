@@ -4,7 +4,7 @@ import type { ProcessingOutcome } from '../idempotency/index.js';
 /**
  * The one place that decides a message's fate from its outcome. With the standard trigger and
  * auto-complete, returning completes the message and throwing abandons it:
- * - created, duplicate, stale: return (complete);
+ * - created, parked, duplicate, stale: return (complete); a parked item is durable in the store;
  * - rescheduled: return as well: a copy is already accepted by Service Bus for later;
  * - retry: throw, so Service Bus redelivers after the failure;
  * - conflict, invalid: throw as well, until Service Bus dead-letters the message at its
@@ -13,6 +13,7 @@ import type { ProcessingOutcome } from '../idempotency/index.js';
 export function throwUnlessCompletable(outcome: ProcessingOutcome): void {
   switch (outcome.kind) {
     case 'created':
+    case 'parked':
     case 'duplicate':
     case 'stale':
     case 'rescheduled':

@@ -1,7 +1,10 @@
+import { metrics as metricsApi } from '@opentelemetry/api';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { writeMessageLog } from './messageLog.js';
 import type { LogSink } from './messageLog.js';
+import { meterName } from './outcomeMetrics.js';
 import type { OutcomeMetrics } from './outcomeMetrics.js';
+import { ParkedItemMetrics, reportParkedItems } from './parkedItemTelemetry.js';
 
 export interface OutcomeReport {
   readonly outcome: ProcessingOutcome;
@@ -14,7 +17,10 @@ export interface OutcomeReport {
 
 /** One log line and one count per delivery, whatever the outcome. */
 export class OutcomeTelemetry {
-  constructor(private readonly metrics: OutcomeMetrics) {}
+  constructor(
+    private readonly metrics: OutcomeMetrics,
+    private readonly parkedItems: ParkedItemMetrics = new ParkedItemMetrics(metricsApi.getMeter(meterName)),
+  ) {}
 
   report(report: OutcomeReport, log: LogSink): void {
     const { outcome, envelope } = report;
@@ -32,6 +38,9 @@ export class OutcomeTelemetry {
       reason: reasonOf(outcome),
     });
     this.metrics.record(outcome.kind, report.type, durationMs);
+    if (outcome.kind === 'created') {
+      reportParkedItems(log, this.parkedItems, `order ${report.orderId ?? 'unknown'} stored`, outcome.appliedParked ?? 0, outcome.rejectedParked ?? []);
+    }
   }
 }
 
@@ -46,6 +55,12 @@ function reasonOf(outcome: ProcessingOutcome): string | undefined {
       return `delayed retry ${outcome.attempt} as ${outcome.copyMessageId} at ${outcome.enqueueAt}: ${outcome.reason}`;
     case 'stale':
       return `stored status version ${outcome.storedVersion}`;
+    case 'parked':
+      return `order not stored yet: parked as ${outcome.itemId}`;
+    case 'created':
+      return outcome.appliedParked || outcome.rejectedParked?.length
+        ? `with ${outcome.appliedParked ?? 0} parked item(s) applied, ${outcome.rejectedParked?.length ?? 0} rejected`
+        : undefined;
     default:
       return undefined;
   }

@@ -102,7 +102,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     it('indexes the fields the operator tool filters on, and nothing else', () => {
       const container = props(one('Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers')).resource as { indexingPolicy: Record<string, unknown> };
       expect(container.indexingPolicy.excludedPaths).toEqual([{ path: '/*' }]);
-      expect(container.indexingPolicy.includedPaths).toEqual(expect.arrayContaining([{ path: '/docType/?' }, { path: '/messageId/?' }]));
+      expect(container.indexingPolicy.includedPaths).toEqual(expect.arrayContaining([{ path: '/docType/?' }, { path: '/messageId/?' }, { path: '/state/?' }, { path: '/parkedAt/?' }]));
     });
 
     it('is in a serverless account', () => {

@@ -33,7 +33,6 @@ beforeAll(async () => {
     markerTtlSeconds: 3600,
     maxMessageBytes: 262144,
     maxConcurrencyAttempts: 10,
-    orderArrivalWaitMs: 0,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(meter)),
   });
 });

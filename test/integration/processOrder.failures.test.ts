@@ -77,7 +77,7 @@ describe('processOrder: transient store failures', () => {
 
     const redelivered = await deliver(app.fn, message);
     expect(outcomeLine(redelivered).outcome).toBe('created');
-    expect(await documentsOf(app.container, orderId)).toHaveLength(2);
+    expect(await documentsOf(app.container, orderId)).toHaveLength(3);
   });
 
   it('throws when the order cannot even be read (503 on the point read of a payment)', async () => {

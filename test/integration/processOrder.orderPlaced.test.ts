@@ -17,7 +17,7 @@ describe('processOrder: OrderPlaced', () => {
     expect(result.error).toBeUndefined();
     expect(outcomeLine(result)).toMatchObject({ outcome: 'created', orderId, type: 'OrderPlaced', dedupKey: `m-${orderId}`, deliveryCount: 1 });
     const docs = await documentsOf(app.container, orderId);
-    expect(docs.map((d) => d.docType).sort()).toEqual(['order', 'outbox']);
+    expect(docs.map((d) => d.docType).sort()).toEqual(['order', 'outbox', 'parking-lot']);
     const order = docs.find((d) => d.docType === 'order');
     expect(order).toMatchObject({ id: orderId, messageId: `m-${orderId}`, dedupKey: `m-${orderId}`, total: 20.08, amountPaid: 0, status: 'Accepted' });
     expect(order?.fingerprint).toMatch(/^[0-9a-f]{64}$/);
@@ -32,7 +32,7 @@ describe('processOrder: OrderPlaced', () => {
     expect(outcomes.filter((o) => o === 'created')).toHaveLength(1);
     expect(outcomes.filter((o) => o === 'duplicate')).toHaveLength(49);
     expect(results.every((r) => r.error === undefined)).toBe(true);
-    expect(await documentsOf(app.container, orderId)).toHaveLength(2);
+    expect(await documentsOf(app.container, orderId)).toHaveLength(3);
   });
 
   it('absorbs a redelivery after a crash between the write and the completion', async () => {
@@ -42,7 +42,7 @@ describe('processOrder: OrderPlaced', () => {
     const redelivery = await deliver(app.fn, message);
     expect(outcomeLine(redelivery)).toMatchObject({ outcome: 'duplicate', deliveryCount: 2 });
     expect(redelivery.error).toBeUndefined();
-    expect(await documentsOf(app.container, orderId)).toHaveLength(2);
+    expect(await documentsOf(app.container, orderId)).toHaveLength(3);
   });
 
   it('treats the same payload with other key order and white space as a duplicate', async () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { TransientStoreError } from '../../src/idempotency/index.js';
 import { documentsOf } from '../support/cosmosTestContainer.js';
 import { newOrderId, orderPlaced, paymentReceived } from '../support/orderMessages.js';
 import { BrokerMessage, deliver, deliverUntilSettled, outcomeLine, placeOrder, useProcessOrder } from '../support/processOrderHarness.js';
@@ -54,17 +53,19 @@ describe('processOrder: PaymentReceived', () => {
     expect(await orderOf(orderId)).toMatchObject({ amountPaid: 10.04 });
   });
 
-  it('asks for redelivery when the order is not stored yet, then applies once it is', async () => {
+  it('parks a payment whose order is not stored yet, completes it, and applies it once the order comes', async () => {
     const orderId = newOrderId();
     const early = payment(orderId, `early-${orderId}`);
     const first = await deliver(app.fn, early);
-    expect(outcomeLine(first)).toMatchObject({ outcome: 'retry', reason: `order ${orderId} is not stored yet` });
-    expect(first.error).toBeInstanceOf(TransientStoreError);
-    expect(await documentsOf(app.container, orderId)).toEqual([]);
+    expect(first.error).toBeUndefined();
+    expect(outcomeLine(first)).toMatchObject({ outcome: 'parked', reason: expect.stringContaining(`parked as parked|payment|early-${orderId}`) });
+    expect((await documentsOf(app.container, orderId)).map((d) => [d.docType, d.state]).sort()).toEqual([['parked', 'parked'], ['parking-lot', 'open']]);
 
-    await deliver(app.fn, new BrokerMessage({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' }));
-    expect(outcomeLine(await deliver(app.fn, early)).outcome).toBe('created');
-    expect(await orderOf(orderId)).toMatchObject({ amountPaid: 10.04 });
+    const placed = await deliver(app.fn, new BrokerMessage({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' }));
+    expect(outcomeLine(placed)).toMatchObject({ outcome: 'created', reason: 'with 1 parked item(s) applied, 0 rejected' });
+    expect(await orderOf(orderId)).toMatchObject({ amountPaid: 10.04, paymentCount: 1 });
+    expect(outcomeLine(await deliver(app.fn, early)).outcome).toBe('duplicate');
+    expect(await orderOf(orderId)).toMatchObject({ amountPaid: 10.04, paymentCount: 1 });
   });
 
   it('sends a payment with the same key and another amount down the conflict path, counting nothing', async () => {

@@ -3,7 +3,7 @@ import { metrics } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CosmosDocumentStore } from '../../src/cosmos/index.js';
 import { TransientStoreError } from '../../src/idempotency/index.js';
-import type { CommitResult, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from '../../src/idempotency/index.js';
+import type { CommitResult, DocumentQuery, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from '../../src/idempotency/index.js';
 import { OrderConsumer, rejectedMessagesPartition, rejectionDocumentId } from '../../src/orders/index.js';
 import { envelopeFromTriggerMetadata } from '../../src/servicebus/index.js';
 import type { RetryScheduler, ScheduledCopy } from '../../src/servicebus/index.js';
@@ -22,6 +22,9 @@ class FlakyStore implements DocumentStore {
   }
   commit(pk: string, ops: readonly WriteOperation[]): Promise<CommitResult> {
     return this.fail() ?? this.inner.commit(pk, ops);
+  }
+  find<D extends StoredDocument>(query: DocumentQuery): Promise<VersionedDocument<D>[]> {
+    return this.fail() ?? this.inner.find<D>(query);
   }
   private fail(): Promise<never> | undefined {
     this.calls += 1;
@@ -65,7 +68,6 @@ beforeAll(async () => {
     markerTtlSeconds: 3600,
     maxMessageBytes: 262_144,
     maxConcurrencyAttempts: 10,
-    orderArrivalWaitMs: 0,
     retry: policy,
     scheduler,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('test'))),

@@ -8,7 +8,6 @@ process.env.COSMOS_ENDPOINT = inject('cosmosEndpoint');
 process.env.COSMOS_KEY = inject('cosmosKey');
 process.env.COSMOS_DATABASE = `test-${process.env.VITEST_POOL_ID ?? '0'}-${process.pid}`;
 process.env.COSMOS_ORDERS_CONTAINER = 'orders';
-process.env.ORDER_ARRIVAL_WAIT_MS = '0'; // tests that need the wait set it themselves
 // Tests see each delivery's own outcome; the suites for the retry layers turn them on themselves.
 process.env.TRANSIENT_RETRY_IN_INVOCATION_MS = '0';
 process.env.DELAYED_RETRY_ENABLED = 'false';

@@ -9,7 +9,7 @@ import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
 import { RecordingLog } from '../../support/recordingLog.js';
 
 // The flows over the reference in-memory store: pure logic, fixed clock.
-function consumerOn(store: InMemoryDocumentStore, consumerName?: string, orderArrivalWaitMs = 0) {
+function consumerOn(store: InMemoryDocumentStore, consumerName?: string) {
   return new OrderConsumer({
     store,
     consumerName,
@@ -17,7 +17,6 @@ function consumerOn(store: InMemoryDocumentStore, consumerName?: string, orderAr
     markerTtlSeconds: 3600,
     maxMessageBytes: 262_144,
     maxConcurrencyAttempts: 5,
-    orderArrivalWaitMs,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('unit'))),
   });
 }
@@ -67,25 +66,5 @@ describe('OrderConsumer over the in-memory store', () => {
     expect(records).toEqual(['rejection|audit|poison', 'rejection|billing|poison']);
   });
 
-  describe('a payment that overtakes its order', () => {
-    it('waits for the order to be stored and then applies, instead of burning a redelivery', async () => {
-      const store = new InMemoryDocumentStore();
-      const log = new RecordingLog();
-      const payment = consumerOn(store, undefined, 1000).consume(delivery('pay-3', 'PaymentReceived'), paymentReceived('o3', { amount: 2 }), log);
-      setTimeout(() => void consumerOn(store).consume(delivery('m-o3', 'OrderPlaced'), orderPlaced('o3'), log), 150);
-      expect((await payment).outcome.kind).toBe('created');
-      expect((await store.read<OrderDocument>('o3', 'o3'))?.document.amountPaid).toBe(2);
-    });
 
-    it('hands the message back for redelivery when the order does not come within the wait', async () => {
-      const startedAt = performance.now();
-      const result = await consumerOn(new InMemoryDocumentStore(), undefined, 300).consume(
-        delivery('pay-4', 'PaymentReceived'),
-        paymentReceived('o4'),
-        new RecordingLog(),
-      );
-      expect(result.outcome).toEqual({ kind: 'retry', reason: 'order o4 is not stored yet' });
-      expect(performance.now() - startedAt).toBeGreaterThanOrEqual(290);
-    });
-  });
 });

@@ -1,0 +1,181 @@
+import { create, replace } from '../idempotency/index.js';
+import type { ParkedItemRejected, VersionedDocument, WriteOperation } from '../idempotency/index.js';
+import { inboxMarkerId, orderDocumentId, withPayment } from './documents.js';
+import type { InboxMarkerDocument, OrderDocument } from './documents.js';
+import { pauseAfterLostRace } from './flowContext.js';
+import type { FlowContext } from './flowContext.js';
+import { withState } from './parkedItems.js';
+import type { ParkedItemDocument } from './parkedItems.js';
+import type { OrderStatusChanged, PaymentReceived } from './schemas.js';
+
+/** Cosmos DB runs at most 100 operations in one transactional batch. */
+export const maxBatchOperations = 100;
+
+/** A parked item that could not be applied to the order it waited for, with the reason it is listed under. */
+export interface ParkedItemRejection {
+  readonly item: ParkedItemDocument;
+  readonly reason: string;
+  readonly description: string;
+}
+
+export function describeRejection({ item, reason, description }: ParkedItemRejection): ParkedItemRejected {
+  return { id: item.id, orderId: item.orderId, messageType: item.messageType, dedupKey: item.dedupKey, messageId: item.messageId, reason, description };
+}
+
+export interface ParkedItemsResult {
+  readonly applied: number;
+  readonly rejected: readonly ParkedItemRejection[];
+}
+
+export const nothingParked: ParkedItemsResult = { applied: 0, rejected: [] };
+
+export interface ParkedApplication extends ParkedItemsResult {
+  /** The order with every item of this batch applied. */
+  readonly order: OrderDocument;
+  /** Inbox markers to create and items to mark, all etag-guarded, for the same batch as the order. */
+  readonly operations: readonly WriteOperation[];
+  /** Items that did not fit into the batch: applied by a further batch right after. */
+  readonly remaining: number;
+  /** Which operation indexes (within `operations`) create an inbox marker, and for which item. */
+  readonly markerItems: ReadonlyMap<number, string>;
+}
+
+/**
+ * Applies parked items to an order in memory, oldest first, within `room` batch operations. Payments
+ * add up (each with its inbox marker, so a later copy is a duplicate); status changes end at the
+ * highest version (the others are marked stale). A payment in another currency is rejected, never
+ * counted; so is a status change that contradicts the stored one at the same version.
+ */
+export function planParkedApplication(
+  order: OrderDocument,
+  items: readonly VersionedDocument<ParkedItemDocument>[],
+  room: number,
+  ctx: Pick<FlowContext, 'now' | 'markerTtlSeconds'>,
+  /** Payments whose inbox marker turned out to exist: the same payment (applied) or another one (a conflict). */
+  markerFound: ReadonlyMap<string, 'same' | 'other'> = new Map(),
+): ParkedApplication {
+  const at = ctx.now().toISOString();
+  const operations: WriteOperation[] = [];
+  const markerItems = new Map<number, string>();
+  const rejected: ParkedItemRejection[] = [];
+  let current = order;
+  let applied = 0;
+  const queue = [...items].sort((a, b) => compareParked(a.document, b.document));
+  let taken = 0;
+  for (const { document: item, etag } of queue) {
+    const needed = item.messageType === 'PaymentReceived' && !markerFound.has(item.id) ? 2 : 1;
+    if (operations.length + needed > room) break;
+    taken += 1;
+    const done = (change: Partial<ParkedItemDocument>): WriteOperation =>
+      replace(withState(item, { ...change, appliedAt: at, ttl: ctx.markerTtlSeconds }), etag);
+    if (item.messageType === 'PaymentReceived') {
+      const payment = item.payload as PaymentReceived;
+      const found = markerFound.get(item.id);
+      if (found === 'same') {
+        operations.push(done({ state: 'applied', appliedAs: 'payment' }));
+        applied += 1;
+      } else if (found === 'other') {
+        const description = `PaymentReceived ${item.dedupKey} for order ${current.orderId} differs from the payment already applied under that key`;
+        rejected.push({ item, reason: 'PayloadConflict', description });
+        operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'PayloadConflict', description, rejectedAt: at } }), etag));
+      } else if (payment.currency !== current.currency) {
+        const description = `PaymentReceived.currency ${payment.currency} differs from order ${current.orderId}'s ${current.currency}`;
+        rejected.push({ item, reason: 'CurrencyMismatch', description });
+        operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'CurrencyMismatch', description, rejectedAt: at } }), etag));
+      } else {
+        current = withPayment(current, payment);
+        markerItems.set(operations.length, item.id);
+        operations.push(create(markerFor(item, payment, at, ctx.markerTtlSeconds)));
+        operations.push(done({ state: 'applied', appliedAs: 'payment' }));
+        applied += 1;
+      }
+      continue;
+    }
+    const change = item.payload as OrderStatusChanged;
+    if (change.version === current.statusVersion && current.statusFingerprint !== undefined && current.statusFingerprint !== item.fingerprint) {
+      const description =
+        `OrderStatusChanged version ${change.version} for order ${current.orderId} differs from the stored one` +
+        ` (message ${current.statusMessageId ?? 'unknown'}, fingerprint ${current.statusFingerprint}; this one ${item.fingerprint})`;
+      rejected.push({ item, reason: 'PayloadConflict', description });
+      operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'PayloadConflict', description, rejectedAt: at } }), etag));
+      continue;
+    }
+    if (change.version > current.statusVersion) {
+      current = {
+        ...current,
+        status: change.status,
+        statusVersion: change.version,
+        statusChangedAt: change.changedAt,
+        statusFingerprint: item.fingerprint,
+        statusMessageId: item.messageId,
+      };
+      operations.push(done({ state: 'applied', appliedAs: 'status' }));
+    } else {
+      operations.push(done({ state: 'applied', appliedAs: 'stale' }));
+    }
+    applied += 1;
+  }
+  return { order: current, operations, applied, rejected, remaining: queue.length - taken, markerItems };
+}
+
+/**
+ * Applies whatever is still parked for an order that is stored: the rest of a batch that did not fit,
+ * or what a crash between batches left. Each batch replaces the order by etag, so it never races a
+ * payment applied meanwhile; a 409 on an inbox marker means that payment's copy was applied on the
+ * order's normal path already, and the item is only marked.
+ */
+export async function drainParkedItems(orderId: string, ctx: FlowContext): Promise<ParkedItemsResult> {
+  let applied = 0;
+  const rejected: ParkedItemRejection[] = [];
+  const markerFound = new Map<string, 'same' | 'other'>();
+  for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts * 10; attempt += 1) {
+    const order = await ctx.store.read<OrderDocument>(orderId, orderDocumentId(orderId));
+    if (!order) break;
+    const items = await findParked(orderId, ctx);
+    if (items.length === 0) break;
+    const plan = planParkedApplication(order.document, items, maxBatchOperations - 1, ctx, markerFound);
+    const result = await ctx.store.commit(orderId, [replace(plan.order, order.etag), ...plan.operations]);
+    if (result.kind === 'committed') {
+      applied += plan.applied;
+      rejected.push(...plan.rejected);
+      if (plan.remaining === 0) break;
+      continue;
+    }
+    const itemId = result.kind === 'already-exists' ? plan.markerItems.get(result.operationIndex - 1) : undefined;
+    const item = items.find((i) => i.document.id === itemId)?.document;
+    if (item) {
+      const marker = await ctx.store.read<InboxMarkerDocument>(orderId, inboxMarkerId(item.dedupKey));
+      if (marker) markerFound.set(item.id, marker.document.fingerprint === item.fingerprint ? 'same' : 'other');
+    } else {
+      await pauseAfterLostRace(Math.min(attempt, 10));
+    }
+  }
+  return { applied, rejected };
+}
+
+export function findParked(orderId: string, ctx: FlowContext): Promise<VersionedDocument<ParkedItemDocument>[]> {
+  return ctx.store.find<ParkedItemDocument>({ docType: 'parked', partitionKey: orderId, equals: { state: 'parked' } });
+}
+
+/** Status changes first, highest version first (the rest are then stale); payments in the order they came. */
+function compareParked(a: ParkedItemDocument, b: ParkedItemDocument): number {
+  if (a.messageType !== b.messageType) return a.messageType === 'OrderStatusChanged' ? -1 : 1;
+  if (a.messageType === 'OrderStatusChanged') return (b.payload as OrderStatusChanged).version - (a.payload as OrderStatusChanged).version;
+  if (a.parkedAt !== b.parkedAt) return a.parkedAt < b.parkedAt ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function markerFor(item: ParkedItemDocument, payment: PaymentReceived, processedAt: string, ttl: number): InboxMarkerDocument {
+  return {
+    id: inboxMarkerId(item.dedupKey),
+    orderId: item.orderId,
+    docType: 'inbox',
+    messageType: 'PaymentReceived',
+    messageId: item.messageId,
+    dedupKey: item.dedupKey,
+    fingerprint: item.fingerprint,
+    processedAt,
+    payload: payment,
+    ttl,
+  };
+}

@@ -1,0 +1,39 @@
+import { metrics } from '@opentelemetry/api';
+import type { Meter } from '@opentelemetry/api';
+import type { Settings } from '../config.js';
+import type { DocumentStore } from '../idempotency/index.js';
+import { ParkedItemMetrics, meterName, reportParkedItems } from '../telemetry/index.js';
+import type { LogSink } from '../telemetry/index.js';
+import { ordersStore } from './ordersStore.js';
+import { sweepParkedItems } from './sweepParkedItems.js';
+import type { SweepResult } from './sweepParkedItems.js';
+
+export interface SweeperOverrides {
+  readonly meter?: Meter;
+  readonly now?: () => Date;
+  readonly store?: DocumentStore;
+}
+
+export interface ParkedItemSweeper {
+  sweep(log: LogSink): Promise<SweepResult>;
+}
+
+/** The sweeper's composition root: the orders store, the horizon from settings, one log line per run. */
+export function createParkedItemSweeper(settings: Settings, overrides: SweeperOverrides = {}): ParkedItemSweeper {
+  const ctx = {
+    store: overrides.store ?? ordersStore(settings),
+    now: overrides.now ?? (() => new Date()),
+    markerTtlSeconds: settings.markerTtlSeconds,
+    maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
+  };
+  const parkedMetrics = new ParkedItemMetrics(overrides.meter ?? metrics.getMeter(meterName));
+  const options = { horizonSeconds: settings.parking.horizonSeconds, minAgeSeconds: settings.parking.sweepMinAgeSeconds };
+  return {
+    async sweep(log) {
+      const result = await sweepParkedItems(ctx, options);
+      reportParkedItems(log, parkedMetrics, 'sweep', result.applied, result.rejected);
+      log.info(JSON.stringify({ event: 'parked-sweep', examined: result.examined, applied: result.applied, rejected: result.rejected.length, horizonSeconds: options.horizonSeconds }));
+      return result;
+    },
+  };
+}

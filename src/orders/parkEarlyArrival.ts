@@ -1,0 +1,74 @@
+import { create, replace } from '../idempotency/index.js';
+import type { ProcessingOutcome, VersionedDocument, WriteOperation } from '../idempotency/index.js';
+import { recordConflict } from './detectDuplicate.js';
+import { pauseAfterLostRace } from './flowContext.js';
+import type { FlowContext } from './flowContext.js';
+import { newParkedItem, parkingLot, parkingLotId, withState } from './parkedItems.js';
+import type { ParkedItemDocument, ParkingLotDocument } from './parkedItems.js';
+import type { ParsedOrderMessage } from './parseOrderMessage.js';
+
+/** The order was stored while we looked: apply the message on the order's normal path instead. */
+export const orderArrived = Symbol('order-arrived');
+
+/**
+ * A payment or status change whose order is not stored: park it in the order's partition and
+ * complete the message. The item and the arrival gate change in one batch, and the gate is either
+ * created (409 if anyone else did) or replaced by etag (412 if anyone else touched it), so this
+ * batch and the order's serialise on the gate: the item is parked before the order's batch reads the
+ * partition, or the gate is found closed and the order is there.
+ *
+ * An item already parked under the same id decides as an inbox marker would: same fingerprint,
+ * a duplicate; another, a conflict. A rejected one (`OrderNeverArrived`) that arrives again, from a
+ * resubmit or a late copy, is parked afresh with a new horizon.
+ */
+export async function parkUntilOrderArrives(
+  message: ParsedOrderMessage,
+  ctx: FlowContext,
+): Promise<ProcessingOutcome | typeof orderArrived> {
+  const orderId = message.payload.orderId;
+  const fresh = newParkedItem(message, ctx.now().toISOString());
+  let itemEtag: string | undefined;
+  let lotEtag: string | undefined;
+  for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
+    const openLot = parkingLot(orderId, 'open', fresh.parkedAt);
+    const operations: WriteOperation[] = [
+      itemEtag === undefined ? create(fresh) : replace(fresh, itemEtag),
+      lotEtag === undefined ? create(openLot) : replace(openLot, lotEtag),
+    ];
+    const result = await ctx.store.commit(orderId, operations);
+    if (result.kind === 'committed') return { kind: 'parked', itemId: fresh.id };
+    if (result.operationIndex === 0) {
+      const existing = await ctx.store.read<ParkedItemDocument>(orderId, fresh.id);
+      const decided = existing && decideAgainstParked(message, existing, ctx);
+      if (decided) return decided;
+      itemEtag = existing?.etag;
+      continue;
+    }
+    const lot = await ctx.store.read<ParkingLotDocument>(orderId, parkingLotId(orderId));
+    if (lot?.document.state === 'closed') return itemEtag === undefined ? orderArrived : handBackToOrder(fresh, itemEtag, ctx);
+    lotEtag = lot?.etag;
+    await pauseAfterLostRace(attempt);
+  }
+  return { kind: 'retry', reason: `order ${orderId}'s arrival gate changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
+}
+
+function decideAgainstParked(
+  message: ParsedOrderMessage,
+  existing: VersionedDocument<ParkedItemDocument>,
+  ctx: FlowContext,
+): ProcessingOutcome | undefined {
+  const item = existing.document;
+  if (item.fingerprint !== message.fingerprint) return recordConflict(message, item, ctx);
+  // Waiting, applied, or discarded by an operator: this copy has nothing more to do.
+  if (item.state === 'parked' || item.state === 'applied' || item.state === 'discarded') return { kind: 'duplicate' };
+  return undefined;
+}
+
+/**
+ * A rejected item came back while its order was being stored: the order's batch did not take it
+ * (it was not `parked`), so it is marked handed back and the message is applied on the normal path.
+ */
+async function handBackToOrder(item: ParkedItemDocument, etag: string, ctx: FlowContext): Promise<typeof orderArrived> {
+  await ctx.store.commit(item.orderId, [replace(withState(item, { state: 'resubmitted', ttl: ctx.markerTtlSeconds }), etag)]);
+  return orderArrived;
+}

@@ -1,0 +1,73 @@
+import { replace } from '../idempotency/index.js';
+import type { ParkedItemRejected, VersionedDocument } from '../idempotency/index.js';
+import { describeRejection, drainParkedItems } from './applyParkedItems.js';
+import { orderDocumentId } from './documents.js';
+import type { OrderDocument } from './documents.js';
+import type { FlowContext } from './flowContext.js';
+import { withState } from './parkedItems.js';
+import type { ParkedItemDocument } from './parkedItems.js';
+
+export interface SweepOptions {
+  /** An item parked longer than this whose order is still missing is rejected as OrderNeverArrived. */
+  readonly horizonSeconds: number;
+  /** Younger items are left to their order's own batch. */
+  readonly minAgeSeconds: number;
+}
+
+export interface SweepResult {
+  /** Parked items older than the minimum age that the sweep looked at. */
+  readonly examined: number;
+  /** Applied to orders that are stored (what a crash between batches, or a full batch, left). */
+  readonly applied: number;
+  /** Rejected now: OrderNeverArrived, or found unusable once their order was there. */
+  readonly rejected: readonly ParkedItemRejected[];
+}
+
+export const orderNeverArrived = 'OrderNeverArrived';
+
+/**
+ * The backstop for parked items, run by a timer: whatever is still parked after `minAgeSeconds` is
+ * applied if its order is stored, and rejected with `OrderNeverArrived` once it has waited past the
+ * horizon. Every write is etag-guarded, so a sweep racing an order's batch (or another sweep) changes
+ * an item once: applied or rejected, never both.
+ */
+export async function sweepParkedItems(ctx: FlowContext, options: SweepOptions): Promise<SweepResult> {
+  const nowMs = ctx.now().getTime();
+  const cutoff = new Date(nowMs - options.minAgeSeconds * 1000).toISOString();
+  const horizon = new Date(nowMs - options.horizonSeconds * 1000).toISOString();
+  const stale = await ctx.store.find<ParkedItemDocument>({ docType: 'parked', equals: { state: 'parked' }, before: { field: 'parkedAt', value: cutoff } });
+  let applied = 0;
+  const rejected: ParkedItemRejected[] = [];
+  for (const [orderId, items] of groupByOrder(stale)) {
+    const order = await ctx.store.read<OrderDocument>(orderId, orderDocumentId(orderId));
+    if (order) {
+      const drained = await drainParkedItems(orderId, ctx);
+      applied += drained.applied;
+      rejected.push(...drained.rejected.map(describeRejection));
+      continue;
+    }
+    for (const item of items.filter((i) => i.document.parkedAt < horizon)) {
+      const escalated = await escalate(item, options.horizonSeconds, ctx);
+      if (escalated) rejected.push(escalated);
+    }
+  }
+  return { examined: stale.length, applied, rejected };
+}
+
+async function escalate(parked: VersionedDocument<ParkedItemDocument>, horizonSeconds: number, ctx: FlowContext): Promise<ParkedItemRejected | undefined> {
+  const item = parked.document;
+  const description =
+    `${item.messageType} ${item.dedupKey} waited since ${item.parkedAt} for order ${item.orderId},` +
+    ` which was not stored within ${horizonSeconds} s (PARKED_ITEM_HORIZON_SECONDS)`;
+  const rejection = { reason: orderNeverArrived, description, rejectedAt: ctx.now().toISOString() };
+  const result = await ctx.store.commit(item.orderId, [replace(withState(item, { state: 'rejected', rejection }), parked.etag)]);
+  // Changed since the query (applied by its order, or by another sweep): it is no longer ours to reject.
+  if (result.kind !== 'committed') return undefined;
+  return describeRejection({ item, reason: orderNeverArrived, description });
+}
+
+function groupByOrder(items: readonly VersionedDocument<ParkedItemDocument>[]): Map<string, VersionedDocument<ParkedItemDocument>[]> {
+  const groups = new Map<string, VersionedDocument<ParkedItemDocument>[]>();
+  for (const item of items) groups.set(item.document.orderId, [...(groups.get(item.document.orderId) ?? []), item]);
+  return groups;
+}
