@@ -9,6 +9,8 @@ import type { EntityAddress } from './deadLetterQueue.js';
 import { isEmptySelection, parseDuration } from './deadLetterSelection.js';
 import type { Selection } from './deadLetterSelection.js';
 import { listDeadLetters, purgeDeadLetters, resubmitDeadLetters, showDeadLetter } from './dlqCommands.js';
+import { discardParked, listParked, resubmitParked } from './parkedCommands.js';
+import type { ListedParkedItem, ParkedActionReport, ParkedContext, ParkedSelection } from './parkedCommands.js';
 import { checkCosmosContainer, checkServiceBusEntity } from './setupChecks.js';
 import type { ActionReport, DlqContext, ListedMessage, Output, ResubmitHooks } from './dlqCommands.js';
 
@@ -146,7 +148,133 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
         setExitCode(report(io, reports, selection, options.json === true));
       });
     });
+  addParkedCommands(program, io, setExitCode);
   return program;
+}
+
+interface ParkedOptions {
+  order?: string;
+  reason?: string;
+  state?: string[];
+  all?: boolean;
+  json?: boolean;
+  dryRun?: boolean;
+  yes?: boolean;
+}
+
+const parkedStates = ['parked', 'applied', 'rejected', 'resubmitted', 'discarded'] as const;
+
+/** `dlq parked ...`: early arrivals that could not be applied, kept in Cosmos DB rather than the dead-letter queue. */
+function addParkedCommands(program: Command, io: DlqIo, setExitCode: (code: number) => void): void {
+  const parked = program
+    .command('parked')
+    .description('payments and status changes that came before their order and could not be applied (OrderNeverArrived, CurrencyMismatch, PayloadConflict)');
+  parked
+    .command('list')
+    .description('rejected parked items (or those in --state), oldest first')
+    .option('--order <orderId>', 'only this order\'s items')
+    .option('--reason <reason>', 'only items rejected with this reason')
+    .addOption(new Option('--state <state...>', 'these states instead of rejected').choices(parkedStates))
+    .option('--json', 'print JSON for scripts')
+    .action(async (options: ParkedOptions) => {
+      await withParkedContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
+        const states = (options.state ?? ['rejected']) as (typeof parkedStates)[number][];
+        const rows = await listParked(ctx, states, { orderId: options.order, reason: options.reason });
+        io.stdout(options.json ? JSON.stringify(rows, null, 2) : parkedTable(rows));
+      });
+    });
+  const selected = (command: Command) =>
+    command
+      .option('--all', 'every rejected item that passes the filters')
+      .option('--order <orderId>', 'only this order\'s items')
+      .option('--reason <reason>', 'only items rejected with this reason')
+      .option('--dry-run', 'show the plan and change nothing')
+      .option('--json', 'print the report as JSON');
+  selected(parked.command('resubmit [targets...]').description('send rejected items back to the orders queue (by MessageId, dedup key or <orderId>/<item id>)')).action(
+    async (targets: string[], options: ParkedOptions) => {
+      const selection = parkedSelection(targets, options);
+      await withParkedContext(program.opts<GlobalOptions>(), io, true, async (ctx) => {
+        setExitCode(parkedReport(io, await resubmitParked(ctx, selection, options.dryRun === true), selection, options.json === true));
+      });
+    },
+  );
+  selected(parked.command('discard [targets...]').description('drop rejected items for good: their effect will never be applied'))
+    .option('--yes', 'do not ask for confirmation')
+    .action(async (targets: string[], options: ParkedOptions) => {
+      const selection = parkedSelection(targets, options);
+      await withParkedContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
+        if (!options.dryRun && !options.yes) {
+          const planned = await discardParked(ctx, selection, true);
+          if (!io.confirm) throw new Error(`refusing to discard ${planned.length} parked item(s) without --yes (no terminal to ask)`);
+          if (!(await io.confirm(`Discard ${planned.length} parked item(s)? Their effect will never be applied. [y/N] `))) {
+            io.stderr('nothing discarded');
+            return;
+          }
+        }
+        setExitCode(parkedReport(io, await discardParked(ctx, selection, options.dryRun === true), selection, options.json === true));
+      });
+    });
+}
+
+function parkedSelection(targets: string[], options: ParkedOptions): ParkedSelection {
+  if (targets.length === 0 && !options.all && options.reason === undefined && options.order === undefined) {
+    throw new Error('name parked items by MessageId, dedup key or <orderId>/<item id>, or use --all, --order or --reason');
+  }
+  return { targets, all: options.all === true || (targets.length === 0), reason: options.reason, orderId: options.order };
+}
+
+async function withParkedContext(options: GlobalOptions, io: DlqIo, needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>): Promise<void> {
+  if (!options.cosmosEndpoint) throw new Error('parked items live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
+  const cosmos = createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey });
+  const container = cosmos.database(options.cosmosDatabase).container(options.cosmosContainer);
+  const client = needsQueue ? serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 }) : undefined;
+  try {
+    await checkCosmosContainer({ container, endpoint: options.cosmosEndpoint, timeoutMs: options.timeout });
+    if (client) {
+      const probe = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 0 });
+      await checkServiceBusEntity({ client: probe, address: { queue: options.queue }, namespace: namespaceOf(options), timeoutMs: options.timeout }).finally(() => probe.close());
+    }
+    await run({
+      store: new CosmosDocumentStore(container),
+      sender: () => {
+        if (!client) throw new Error('no Service Bus connection');
+        return client.createSender(options.queue ?? 'orders');
+      },
+      consumerName: options.consumerName,
+      keepSeconds: Number(io.env.INBOX_MARKER_TTL_SECONDS ?? 30 * 24 * 3600),
+      now: () => Date.now(),
+      out: { line: io.stdout, progress: io.stderr },
+    });
+  } finally {
+    await client?.close();
+    cosmos.dispose();
+  }
+}
+
+function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: ParkedSelection, json: boolean): number {
+  const failed = reports.filter((r) => r.outcome === 'failed').length;
+  const matched = (t: string) => reports.some((r) => r.messageId === t || r.dedupKey === t || `${r.orderId}/${r.id}` === t);
+  const missing = selection.targets.filter((t) => !matched(t)).length;
+  if (json) {
+    io.stdout(JSON.stringify({ reports, failed, missing }, null, 2));
+  } else {
+    for (const r of reports) io.stdout(`${r.orderId}/${r.id}  ${r.messageId ?? ''}${r.copyMessageId ? ` -> ${r.copyMessageId}` : ''}  ${r.outcome}  ${r.detail}`);
+    const counts = Object.entries(reports.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.outcome]: (acc[r.outcome] ?? 0) + 1 }), {}));
+    io.stdout(`${counts.map(([k, v]) => `${k} ${v}`).join(', ') || 'no parked item matched'}${missing > 0 ? `; ${missing} named item(s) not found` : ''}`);
+  }
+  return failed > 0 || missing > 0 ? 1 : 0;
+}
+
+function parkedTable(rows: ListedParkedItem[]): string {
+  const cut = (text: string | undefined, width: number) => {
+    const t = text ?? '';
+    return (t.length > width ? `${t.slice(0, width - 1)}…` : t).padEnd(width);
+  };
+  const header = `${cut('ORDER', 24)}  ${cut('TYPE', 18)}  ${cut('MESSAGE ID', 24)}  ${cut('STATE', 11)}  ${cut('REASON', 18)}  ${cut('PARKED', 20)}  DESCRIPTION`;
+  const lines = rows.map(
+    (r) => `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${cut(r.messageId, 24)}  ${cut(r.state, 11)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
+  );
+  return [header, ...lines, `${rows.length} parked item(s)`].join('\n');
 }
 
 function durationOption(value: string): number {

@@ -1,0 +1,165 @@
+import type { ServiceBusSender } from '@azure/service-bus';
+import { joinKeyParts, replace } from '../idempotency/index.js';
+import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
+import { idempotencyKeyProperty } from '../orders/index.js';
+import type { ParkedItemDocument, ParkedItemState } from '../orders/index.js';
+import type { Output } from './dlqCommands.js';
+import { resubmitCountProperty } from './resubmitCopy.js';
+
+/**
+ * Early arrivals that could not be applied (`OrderNeverArrived`, `CurrencyMismatch`, a conflict
+ * found when their order came) are the dead letters of parking: their messages were completed, so
+ * they live in Cosmos DB, not in the dead-letter queue. The operator lists, resubmits or discards
+ * them here as they do dead-lettered messages.
+ */
+export interface ParkedContext {
+  readonly store: DocumentStore;
+  /** A sender to the orders queue, for resubmits. */
+  readonly sender: () => ServiceBusSender;
+  readonly consumerName?: string;
+  /** How long a resubmitted or discarded item is kept before it expires. */
+  readonly keepSeconds: number;
+  readonly now: () => number;
+  readonly out: Output;
+}
+
+export interface ParkedSelection {
+  /** MessageIds, dedup keys, or `<orderId>/<item id>`. */
+  readonly targets: readonly string[];
+  readonly all: boolean;
+  readonly reason?: string;
+  readonly orderId?: string;
+}
+
+export interface ListedParkedItem {
+  readonly orderId: string;
+  readonly id: string;
+  readonly state: ParkedItemState;
+  readonly messageType: string;
+  readonly messageId?: string;
+  readonly dedupKey: string;
+  readonly parkedAt: string;
+  readonly reason?: string;
+  readonly description?: string;
+  readonly rejectedAt?: string;
+}
+
+export interface ParkedActionReport {
+  readonly orderId: string;
+  readonly id: string;
+  readonly messageId?: string;
+  readonly dedupKey: string;
+  readonly outcome: 'resubmitted' | 'would-resubmit' | 'discarded' | 'would-discard' | 'failed';
+  readonly copyMessageId?: string;
+  readonly detail: string;
+}
+
+/** `parked list`: rejected items by default (what needs a person), or those in the given states. */
+export async function listParked(ctx: ParkedContext, states: readonly ParkedItemState[], selection: Omit<ParkedSelection, 'targets' | 'all'>): Promise<ListedParkedItem[]> {
+  const found = await Promise.all(states.map((state) => findItems(ctx.store, state, selection.orderId)));
+  return found
+    .flat()
+    .map((v) => v.document)
+    .filter((item) => selection.reason === undefined || item.rejection?.reason === selection.reason)
+    .sort((a, b) => (a.parkedAt < b.parkedAt ? -1 : a.parkedAt > b.parkedAt ? 1 : 0))
+    .map((item) => ({
+      orderId: item.orderId,
+      id: item.id,
+      state: item.state,
+      messageType: item.messageType,
+      messageId: item.messageId,
+      dedupKey: item.dedupKey,
+      parkedAt: item.parkedAt,
+      reason: item.rejection?.reason,
+      description: item.rejection?.description,
+      rejectedAt: item.rejection?.rejectedAt,
+    }));
+}
+
+/**
+ * `parked resubmit`: sends the item's message back to the orders queue under a new MessageId with
+ * the original key in `idempotency-key`, then marks the item `resubmitted`. The copy decides again:
+ * applied if its order is stored now, parked afresh (with a new horizon) if not. A crash between
+ * the send and the mark leaves the item listed; resubmitting it again sends a copy the dedup absorbs.
+ */
+export async function resubmitParked(ctx: ParkedContext, selection: ParkedSelection, dryRun: boolean): Promise<ParkedActionReport[]> {
+  const items = await selectedRejected(ctx, selection);
+  if (dryRun) return items.map(({ document: item }) => ({ ...identity(item), outcome: 'would-resubmit', copyMessageId: copyIdOf(item), detail: planDetail(item) }));
+  const sender = ctx.sender();
+  const reports: ParkedActionReport[] = [];
+  try {
+    for (const parked of items) reports.push(await resubmitOne(ctx, sender, parked));
+  } finally {
+    await sender.close();
+  }
+  return reports;
+}
+
+/**
+ * `parked discard`: the operator decided the item's effect must not happen. While its order is
+ * missing, a later copy of the message is a duplicate of the discarded item; once the order is
+ * stored, a copy is decided afresh on the order's normal path, like any message.
+ */
+export async function discardParked(ctx: ParkedContext, selection: ParkedSelection, dryRun: boolean): Promise<ParkedActionReport[]> {
+  const items = await selectedRejected(ctx, selection);
+  if (dryRun) return items.map(({ document: item }) => ({ ...identity(item), outcome: 'would-discard', detail: planDetail(item) }));
+  const reports: ParkedActionReport[] = [];
+  for (const { document: item, etag } of items) {
+    const discarded: ParkedItemDocument = { ...item, state: 'discarded', ttl: ctx.keepSeconds };
+    const result = await ctx.store.commit(item.orderId, [replace(discarded, etag)]);
+    reports.push(
+      result.kind === 'committed'
+        ? { ...identity(item), outcome: 'discarded', detail: `${item.rejection?.reason ?? 'rejected'}; kept ${ctx.keepSeconds} s as evidence` }
+        : { ...identity(item), outcome: 'failed', detail: 'changed while we looked (resubmitted or re-parked): list again' },
+    );
+  }
+  return reports;
+}
+
+async function resubmitOne(ctx: ParkedContext, sender: ServiceBusSender, parked: VersionedDocument<ParkedItemDocument>): Promise<ParkedActionReport> {
+  const item = parked.document;
+  const copyMessageId = copyIdOf(item);
+  try {
+    await sender.sendMessages({
+      body: item.payload,
+      contentType: 'application/json',
+      subject: item.messageType,
+      messageId: copyMessageId,
+      applicationProperties: { [idempotencyKeyProperty]: producerKeyOf(item.dedupKey, ctx.consumerName), [resubmitCountProperty]: resubmitCountOf(item) + 1, 'resubmitted-from': `parked:${item.orderId}/${item.id}` },
+    });
+  } catch (error) {
+    return { ...identity(item), outcome: 'failed', copyMessageId, detail: `send failed, item left as it was: ${(error as Error).message}` };
+  }
+  const resubmitted: ParkedItemDocument = { ...item, state: 'resubmitted', ttl: ctx.keepSeconds };
+  const marked = await ctx.store.commit(item.orderId, [replace(resubmitted, parked.etag)]);
+  // Not committed: the copy was already consumed and re-parked or applied the item, which is what we want.
+  const detail = marked.kind === 'committed' ? 'sent; item marked resubmitted' : 'sent; the copy has already taken the item over';
+  return { ...identity(item), outcome: 'resubmitted', copyMessageId, detail };
+}
+
+async function selectedRejected(ctx: ParkedContext, selection: ParkedSelection): Promise<VersionedDocument<ParkedItemDocument>[]> {
+  const rejected = await findItems(ctx.store, 'rejected', selection.orderId);
+  return rejected.filter(({ document: item }) => {
+    if (selection.reason !== undefined && item.rejection?.reason !== selection.reason) return false;
+    if (selection.all) return true;
+    return selection.targets.some((t) => t === item.messageId || t === item.dedupKey || t === `${item.orderId}/${item.id}`);
+  });
+}
+
+function findItems(store: DocumentStore, state: ParkedItemState, orderId?: string): Promise<VersionedDocument<ParkedItemDocument>[]> {
+  return store.find<ParkedItemDocument>({ docType: 'parked', equals: { state }, ...(orderId === undefined ? {} : { partitionKey: orderId }) });
+}
+
+const identity = (item: ParkedItemDocument) => ({ orderId: item.orderId, id: item.id, messageId: item.messageId, dedupKey: item.dedupKey });
+/** A re-parked copy's item carries the copy's MessageId: count on from its suffix rather than stack suffixes. */
+function resubmitCountOf(item: ParkedItemDocument): number {
+  return Number(/~resubmit-(\d+)$/.exec(item.messageId ?? '')?.[1] ?? 0);
+}
+const copyIdOf = (item: ParkedItemDocument) => `${(item.messageId ?? item.dedupKey).replace(/~resubmit-\d+$/, '')}~resubmit-${resubmitCountOf(item) + 1}`;
+const planDetail = (item: ParkedItemDocument) => `${item.messageType} for order ${item.orderId}: ${item.rejection?.reason ?? 'rejected'} (${item.rejection?.description ?? ''})`;
+
+/** The key as the producer gave it: the consumer adds its own name back when it reads the copy. */
+function producerKeyOf(dedupKey: string, consumerName?: string): string {
+  const prefix = consumerName ? `${joinKeyParts([consumerName])}|` : '';
+  return prefix && dedupKey.startsWith(prefix) ? dedupKey.slice(prefix.length) : dedupKey;
+}
