@@ -11,6 +11,8 @@ export interface AuditFindings {
   readonly validDeadLettered: string[];
   readonly rejectionsMissing: string[];
   readonly wrongReasons: string[];
+  /** Early arrivals by state at the end: every one must be applied, none still parked or rejected. */
+  readonly parkedByState: Record<string, number>;
 }
 
 /** Compares what the store and the dead-letter queue hold with what the workload says they must. */
@@ -32,6 +34,14 @@ export async function auditChaosRun(workload: ChaosWorkload, container: Containe
     if (got.statusVersion !== want.statusVersion || got.status !== want.status) lostEffects.push(`${orderId}: status ${got.status} v${got.statusVersion} (want ${want.status} v${want.statusVersion})`);
   }
   const unexpectedOrders = orders.map((o) => o.orderId).filter((id) => !workload.expected.has(id));
+  const { resources: parked } = await container.items
+    .query<{ orderId: string; id: string; state: string }>("SELECT c.orderId, c.id, c.state FROM c WHERE c.docType = 'parked'")
+    .fetchAll();
+  const parkedByState: Record<string, number> = {};
+  for (const item of parked) {
+    parkedByState[item.state] = (parkedByState[item.state] ?? 0) + 1;
+    if (item.state !== 'applied') lostEffects.push(`${item.orderId}: early arrival ${item.id} left ${item.state}`);
+  }
 
   const wanted = new Map(workload.rejections.map((r) => [r.messageId, r.reason]));
   const rootOf = (m: ServiceBusReceivedMessage) => String(m.applicationProperties?.['retry-of'] ?? m.messageId);
@@ -47,7 +57,7 @@ export async function auditChaosRun(workload: ChaosWorkload, container: Containe
     const record = await findRejectionRecord(store, deadLetteredId, orderIdOf(workload, messageId));
     if (record?.reason !== reason) wrongReasons.push(`${deadLetteredId}: recorded ${record?.reason ?? 'nothing'}, want ${reason}`);
   }
-  return { doubleEffects, lostEffects, unexpectedOrders, validDeadLettered, rejectionsMissing, wrongReasons };
+  return { doubleEffects, lostEffects, unexpectedOrders, validDeadLettered, rejectionsMissing, wrongReasons, parkedByState };
 }
 
 function orderIdOf(workload: ChaosWorkload, messageId: string): string | undefined {

@@ -3,6 +3,9 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
+/** The environment variable that gives each consumer process the fleet's shared timer-lease directory. */
+export const timerLeaseDirectoryVariable = 'CHAOS_TIMER_LEASE_DIRECTORY';
+
 export interface FleetTally {
   deliveries: number;
   kills: number;

@@ -2,6 +2,9 @@
 // expected end state computed from what was sent and audited at the end. Exit code 1 when any
 // invariant fails: a double effect, a lost effect, a conflict or hostile message not dead-lettered
 // with its reason, a valid message dead-lettered.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import { Command, InvalidArgumentError } from 'commander';
@@ -14,7 +17,7 @@ import { waitUntil } from '../local/waitUntil.js';
 import { auditChaosRun } from './chaosAudit.js';
 import type { AuditFindings } from './chaosAudit.js';
 import { chaosWorkload, seededRandom } from './chaosWorkload.js';
-import { ConsumerFleet } from './consumerFleet.js';
+import { ConsumerFleet, timerLeaseDirectoryVariable } from './consumerFleet.js';
 
 interface ChaosOptions {
   messages: number;
@@ -48,7 +51,9 @@ const share = (value: string) => {
 /** The retry layers, shortened so that a run takes minutes; the budget keeps its production value. */
 const chaosRetrySettings = {
   DELAYED_RETRY_ENABLED: 'true',
-  ORDER_ARRIVAL_WAIT_MS: '500',
+  // The sweeper every 5 s, one consumer process at a time (a shared listener lease), for leftovers older than 10 s.
+  PARKED_SWEEP_SCHEDULE: '*/5 * * * * *',
+  PARKED_SWEEP_MIN_AGE_SECONDS: '10',
   TRANSIENT_RETRY_IN_INVOCATION_MS: '2000',
   DELAYED_RETRY_FIRST_DELAY_SECONDS: '2',
   DELAYED_RETRY_MAX_DELAY_SECONDS: '8',
@@ -79,7 +84,8 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
   console.log(`Retry layers shortened for the run: ${Object.entries(chaosRetrySettings).map(([k, v]) => `${k}=${v}`).join(' ')}; queue lock ${lockDurationMs / 1000} s`);
   const stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs });
   const random = seededRandom(options.seed + 1);
-  const fleet = new ConsumerFleet(options.consumers, { ...process.env, ...stack.settings, ...chaosRetrySettings }, random);
+  const leases = mkdtempSync(join(tmpdir(), 'chaos-timer-leases-'));
+  const fleet = new ConsumerFleet(options.consumers, { ...process.env, ...stack.settings, ...chaosRetrySettings, [timerLeaseDirectoryVariable]: leases }, random);
   const producer = new ServiceBusClient(stack.settings.ServiceBusConnection ?? '');
   const cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
   const container = cosmos.database(localDatabase).container(localContainer);
@@ -113,6 +119,7 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
     await producer.close();
     cosmos.dispose();
     await stack.close();
+    rmSync(leases, { recursive: true, force: true });
   }
 }
 
@@ -150,7 +157,7 @@ function progress(stack: LocalStack, fleet: ConsumerFleet, startedAt: number, ou
   const o = fleet.tally.outcomes;
   console.log(
     `  ${String(Math.round((Date.now() - startedAt) / 1000)).padStart(4)} s | deliveries ${fleet.tally.deliveries} | created ${o.created ?? 0} duplicate ${o.duplicate ?? 0} stale ${o.stale ?? 0}` +
-      ` rescheduled ${o.rescheduled ?? 0} retry ${o.retry ?? 0} conflict ${o.conflict ?? 0} invalid ${o.invalid ?? 0} | kills ${fleet.tally.kills} | outage ${outage} | queue ${queueDepth(stack)} | dead-letter ${deadLetterDepth(stack)}`,
+      ` parked ${o.parked ?? 0} rescheduled ${o.rescheduled ?? 0} retry ${o.retry ?? 0} conflict ${o.conflict ?? 0} invalid ${o.invalid ?? 0} | kills ${fleet.tally.kills} | outage ${outage} | queue ${queueDepth(stack)} | dead-letter ${deadLetterDepth(stack)}`,
   );
 }
 
@@ -166,7 +173,8 @@ function report(workload: ReturnType<typeof chaosWorkload>, stack: LocalStack, f
     ['effects written (created)', o.created ?? 0],
     ['duplicates absorbed by the consumer', o.duplicate ?? 0],
     ['stale status changes', o.stale ?? 0],
-    ['delayed retries scheduled (outage, early arrivals)', o.rescheduled ?? 0],
+    ['early arrivals parked / applied with their order', `${o.parked ?? 0} deliveries / ${findings.parkedByState.applied ?? 0} items (${Object.entries(findings.parkedByState).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'})`],
+    ['delayed retries scheduled (outage)', o.rescheduled ?? 0],
     ['handed back to Service Bus (retry)', o.retry ?? 0],
     ['conflict / invalid deliveries (thrown until dead-lettered)', `${o.conflict ?? 0} / ${o.invalid ?? 0}`],
     ['dead-lettered', `${deadLettered} (expected ${workload.rejections.length})`],

@@ -25,7 +25,7 @@ const sweeps: InvocationResult[] = [];
 beforeAll(async () => {
   stack = await startLocalStack({ wellKnownPorts: false });
   // A sweep every second, and a horizon of five seconds, so an order that never comes is seen to.
-  const settings = { ...stack.settings, PARKED_SWEEP_SCHEDULE: '*/1 * * * * *', PARKED_ITEM_HORIZON_SECONDS: '5', PARKED_SWEEP_MIN_AGE_SECONDS: '0' };
+  const settings: Record<string, string> = { ...stack.settings, PARKED_SWEEP_SCHEDULE: '*/1 * * * * *', PARKED_ITEM_HORIZON_SECONDS: '5', PARKED_SWEEP_MIN_AGE_SECONDS: '0' };
   Object.assign(process.env, settings);
   await import('../../functions/processOrder.js');
   await import('../../functions/sweepParkedItems.js');
@@ -37,7 +37,7 @@ beforeAll(async () => {
   });
   producer = new ServiceBusClient(stack.serviceBus.connectionString);
   cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
-  container = cosmos.database(settings.COSMOS_DATABASE).container(settings.COSMOS_ORDERS_CONTAINER);
+  container = cosmos.database(settings.COSMOS_DATABASE ?? 'orders').container(settings.COSMOS_ORDERS_CONTAINER ?? 'orders');
 }, 60_000);
 
 afterAll(async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { timeSpanToMs } from '../../dev/host/hostSettings.js';
+import { parseNcrontab } from '../../dev/host/timerTriggers.js';
 import { loadSettings } from '../../src/config.js';
 import { checkMarkerRetention } from '../../src/idempotency/index.js';
 import { expandDeployment, isRuntime, testSubscriptionId } from './armTemplate.js';
@@ -151,6 +152,11 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
         APPLICATIONINSIGHTS_AUTHENTICATION_STRING: expect.stringMatching(/;Authorization=AAD$/),
       });
       expect(appSettings()).not.toHaveProperty('COSMOS_KEY');
+    });
+
+    it('gives the sweeper\'s timer a six-field NCRONTAB schedule (the host will not start the function without it)', () => {
+      const schedule = String(appSettings().PARKED_SWEEP_SCHEDULE);
+      expect(parseNcrontab(schedule, 'sweepParkedItems').nextRun(new Date('2026-12-01T10:01:00Z'))?.toISOString()).toBe('2026-12-01T10:05:00.000Z');
     });
 
     it('passes the app\'s own start-up validation, retention check included, with the deployed settings', () => {

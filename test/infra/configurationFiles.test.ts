@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { timeSpanToMs } from '../../dev/host/hostSettings.js';
+import { parseNcrontab } from '../../dev/host/timerTriggers.js';
 import { localSettingsFromAzd, writeLocalSettings } from '../../infra/hooks/writeLocalSettings.cjs';
 import { loadSettings, settingDefaults } from '../../src/config.js';
 import { azureYamlSchema, hostJsonSchema, localSettingsSchema } from '../support/configurationSchemas.js';
@@ -86,6 +87,8 @@ describe('the postprovision hook (infra/hooks/writeLocalSettings.cjs)', () => {
     expect(settings.Values).toMatchObject({ ServiceBusConnection__fullyQualifiedNamespace: 'sb-x.servicebus.windows.net', INBOX_MARKER_TTL_SECONDS: '2592000', LOCK_RENEWAL_MAX_SECONDS: '300' });
     expect(Object.keys(settings.Values).filter((k) => /KEY|SECRET/.test(k))).toEqual([]);
     expect(() => loadSettings(settings.Values)).not.toThrow();
+    // The timer binding resolves %PARKED_SWEEP_SCHEDULE%: without it Core Tools would not start.
+    expect(parseNcrontab(String(settings.Values.PARKED_SWEEP_SCHEDULE), 'sweepParkedItems').nextRun(new Date('2026-12-01T10:01:00Z'))?.toISOString()).toBe('2026-12-01T10:05:00.000Z');
   });
 
   it('names what is missing when the environment was never provisioned', () => {

@@ -102,4 +102,31 @@ describe.each([
   it('reads a missing document as undefined', async () => {
     expect(await storeOf().read(randomUUID(), 'nothing')).toBeUndefined();
   });
+
+  describe('find', () => {
+    it('finds by docType and plain fields in one partition, with etags a replace accepts', async () => {
+      const store = storeOf();
+      const [a, b] = [randomUUID(), randomUUID()];
+      await store.commit(a, [create(doc(a, 'p1', { docType: 'parked', state: 'parked', at: '2026-01-01' })), create(doc(a, 'p2', { docType: 'parked', state: 'applied', at: '2026-01-02' })), create(doc(a, 'x', { docType: 'order', state: 'parked' }))]);
+      await store.commit(b, [create(doc(b, 'p1', { docType: 'parked', state: 'parked', at: '2026-01-01' }))]);
+      const found = await store.find<{ id: string; orderId: string }>({ docType: 'parked', partitionKey: a, equals: { state: 'parked' } });
+      expect(found.map((f) => [f.document.orderId, f.document.id])).toEqual([[a, 'p1']]);
+      expect(await store.commit(a, [replace(doc(a, 'p1', { docType: 'parked', state: 'applied' }), found[0]?.etag ?? '')])).toEqual({ kind: 'committed' });
+    });
+
+    it('fans out across partitions without a partition key, and filters on a field that sorts before a value', async () => {
+      const store = storeOf();
+      const tag = randomUUID();
+      const [a, b] = [randomUUID(), randomUUID()];
+      await store.commit(a, [create(doc(a, 'old', { docType: 'sweepable', tag, at: '2026-01-01T00:00:00Z' })), create(doc(a, 'new', { docType: 'sweepable', tag, at: '2026-03-01T00:00:00Z' }))]);
+      await store.commit(b, [create(doc(b, 'old', { docType: 'sweepable', tag, at: '2026-01-05T00:00:00Z' }))]);
+      const found = await store.find<{ id: string; orderId: string }>({ docType: 'sweepable', equals: { tag }, before: { field: 'at', value: '2026-02-01T00:00:00Z' } });
+      expect(found.map((f) => `${f.document.orderId === a ? 'a' : 'b'}/${f.document.id}`).sort()).toEqual(['a/old', 'b/old']);
+    });
+
+    it('refuses a field name that is not a plain identifier, before it builds a query', async () => {
+      await expect(storeOf().find({ docType: 'x', equals: { 'state = 1 OR 1': 'y' } })).rejects.toThrow('query field "state = 1 OR 1" is not a plain identifier');
+      await expect(storeOf().find({ docType: 'x', before: { field: 'a.b', value: 'y' } })).rejects.toThrow(RangeError);
+    });
+  });
 });
