@@ -9,7 +9,7 @@ import type { LocalStack } from './localStack.js';
 import { localSettingsJson } from './coreToolsSettings.js';
 import { deliveryLine } from './deliveryLine.js';
 import { runDemo } from './runDemo.js';
-import { runbookDemoRetrySettings, seedRunbookScenario } from './runbookDemo.js';
+import { runbookDemoSettings, seedRunbookScenario } from './runbookDemo.js';
 
 const appRoot = join(__dirname, '..', '..');
 const demoLockDurationMs = 5_000;
@@ -18,7 +18,7 @@ const program = new Command('npm run local --')
   .description('The Docker-free local stack: Service Bus emulator, Cosmos DB stand-in and a local Functions host running this app.')
   .option('--serve', 'keep the stack up on the usual ports (5672, 8081) and print its settings, until Ctrl-C')
   .option('--no-functions', 'with --serve: run only the emulators, for `func start` or your own consumer')
-  .option('--runbook-demo', 'with --serve: leave a conflict and a transient failure in the dead-letter queue, for the runbook (docs/operations.md)')
+  .option('--runbook-demo', 'with --serve: leave a conflict in the dead-letter queue and a payment rejected as OrderNeverArrived, for the runbook (docs/operations.md)')
   .option('--verbose', "with --serve: print each delivery's JSON log lines instead of one short line")
   .option('--orders <count>', 'orders in the sample workload', positiveInteger, 100)
   .showHelpAfterError();
@@ -52,10 +52,10 @@ async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: bool
   console.log(localSettingsJson(stack.settings));
   let close = () => stack.close();
   if (withFunctions) {
-    Object.assign(process.env, stack.settings, runbookDemo ? runbookDemoRetrySettings : {});
-    if (runbookDemo) console.log(`\nFor the runbook demo the retry layers are shortened: ${Object.entries(runbookDemoRetrySettings).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    Object.assign(process.env, stack.settings, runbookDemo ? runbookDemoSettings : {});
+    if (runbookDemo) console.log(`\nFor the runbook demo the parking horizon and the sweeper's schedule are shortened: ${Object.entries(runbookDemoSettings).map(([k, v]) => `${k}=${v}`).join(' ')}`);
     const host = startLocalFunctionsHost(loadFunctionApp(appRoot), {
-      settings: stack.settings,
+      settings: { ...stack.settings, ...(runbookDemo ? runbookDemoSettings : {}) },
       host: readHostJson(appRoot),
       onInvocation: (fn, delivery, result) => {
         if (!verbose) return console.log(deliveryLine(fn.metadata.name, delivery, result));

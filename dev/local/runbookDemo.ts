@@ -10,20 +10,20 @@ const placed = (orderId: string, customerId = 'customer-1') => ({
 });
 
 /**
- * The retry layers, shortened so that the early payment outlasts its retry budget in about a
- * minute instead of a day: in Azure it would be retried for 24 h and applied when its order came.
+ * The parking horizon shortened so that the early payment is rejected as OrderNeverArrived in
+ * seconds instead of 14 days (in Azure it would wait that long for its order), and the sweeper run
+ * every 2 s instead of every 5 min.
  */
-export const runbookDemoRetrySettings: Readonly<Record<string, string>> = {
-  TRANSIENT_RETRY_IN_INVOCATION_MS: '1000',
-  DELAYED_RETRY_FIRST_DELAY_SECONDS: '2',
-  DELAYED_RETRY_MAX_DELAY_SECONDS: '4',
-  TRANSIENT_RETRY_BUDGET_SECONDS: '10',
+export const runbookDemoSettings: Readonly<Record<string, string>> = {
+  PARKED_ITEM_HORIZON_SECONDS: '5',
+  PARKED_SWEEP_SCHEDULE: '*/2 * * * * *',
+  PARKED_SWEEP_MIN_AGE_SECONDS: '0',
 };
 
 /**
- * Leaves the dead-letter queue as an operator finds it on a bad day: a conflicting payload, and a
- * payment that came before its order and was dead-lettered (its order has arrived since), so that
- * the README's runbook can be followed against the local stack.
+ * Leaves things as an operator finds them on a bad day: a conflicting payload in the dead-letter
+ * queue, and a payment whose order did not come in time, rejected as OrderNeverArrived (its order
+ * has arrived since), so that the runbook can be followed against the local stack.
  */
 export async function seedRunbookScenario(stack: LocalStack, log: (line: string) => void): Promise<void> {
   const producer = new ServiceBusClient(stack.settings.ServiceBusConnection ?? '');
@@ -40,10 +40,12 @@ export async function seedRunbookScenario(stack: LocalStack, log: (line: string)
       messageId: 'runbook-payment',
       body: { orderId: 'runbook-order-2', paymentId: 'runbook-payment', amount: 39, currency: 'EUR', receivedAt: new Date().toISOString() },
     });
-    log('\nRunbook demo: a conflicting OrderPlaced (runbook-conflict) and a payment for an order not yet placed (runbook-payment) are on');
-    log('their way to the dead-letter queue. The payment is retried until its retry budget (shortened to 10 s for the demo) is spent:');
-    log('about a minute.');
-    await waitUntil('both messages to be dead-lettered', () => deadLetters().some((id) => id.startsWith('runbook-payment')) && deadLetters().includes('runbook-conflict'), 180_000, 200);
+    log('\nRunbook demo: a conflicting OrderPlaced (runbook-conflict) is on its way to the dead-letter queue, and a payment for an');
+    log('order not yet placed (runbook-payment) is parked beside it; the sweeper rejects it as OrderNeverArrived after the horizon');
+    log('(shortened to 5 s for the demo). About half a minute.');
+    const rejected = async () =>
+      (await container.items.query({ query: "SELECT c.id FROM c WHERE c.docType = 'parked' AND c.state = 'rejected'" }, { partitionKey: 'runbook-order-2' }).fetchAll()).resources.length > 0;
+    await waitUntil('the conflict dead-lettered and the payment rejected', async () => deadLetters().includes('runbook-conflict') && (await rejected()), 180_000, 200);
     await sender.sendMessages({ ...placed('runbook-order-2'), messageId: 'runbook-order-2' });
     log(runbookHint(stack));
   } finally {
@@ -59,7 +61,8 @@ export function runbookHint(stack: LocalStack): string {
   return [
     '',
     rule,
-    ' RUNBOOK DEMO READY: runbook-conflict and runbook-payment are dead-lettered, and runbook-order-2 has arrived since.',
+    ' RUNBOOK DEMO READY: runbook-conflict is dead-lettered, runbook-payment is a parked item rejected as OrderNeverArrived,',
+    ' and runbook-order-2 has arrived since.',
     ' In another terminal, follow docs/operations.md ("Runbook, step by step"):',
     '',
     `   export SERVICEBUS_CONNECTION_STRING='${stack.settings.ServiceBusConnection ?? ''}'`,

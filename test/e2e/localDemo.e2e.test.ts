@@ -11,7 +11,7 @@ let functions: RegisteredFunction[];
 
 beforeAll(async () => {
   stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs: 2_000 });
-  Object.assign(process.env, stack.settings, { ORDER_ARRIVAL_WAIT_MS: '1000' });
+  Object.assign(process.env, stack.settings);
   await import('../../functions/processOrder.js');
   functions = registeredFunctions().filter((f) => f.metadata.name === 'processOrder').slice(-1);
 });

@@ -27,7 +27,6 @@ const hosts: LocalFunctionsHost[] = [];
 beforeAll(async () => {
   cosmos = testCosmosClient();
   container = await createOrdersContainer(cosmos);
-  process.env.ORDER_ARRIVAL_WAIT_MS = '1000';
   processOrder = await loadProcessOrder(container);
   emulator = await startServiceBusEmulator({
     port: 0,

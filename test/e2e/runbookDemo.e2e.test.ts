@@ -4,7 +4,7 @@ import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import type { LocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import { startLocalStack } from '../../dev/local/localStack.js';
 import type { LocalStack } from '../../dev/local/localStack.js';
-import { runbookDemoRetrySettings, seedRunbookScenario } from '../../dev/local/runbookDemo.js';
+import { runbookDemoSettings, seedRunbookScenario } from '../../dev/local/runbookDemo.js';
 import { runDlqCli } from '../../src/cli/dlqProgram.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 import { eventually } from '../support/waiting.js';
@@ -15,10 +15,11 @@ let host: LocalFunctionsHost;
 
 beforeAll(async () => {
   stack = await startLocalStack({ wellKnownPorts: false });
-  Object.assign(process.env, stack.settings, runbookDemoRetrySettings, { DELAYED_RETRY_ENABLED: 'true' });
+  Object.assign(process.env, stack.settings, runbookDemoSettings);
   await import('../../functions/processOrder.js');
-  const functions = registeredFunctions().filter((f) => f.metadata.name === 'processOrder').slice(-1);
-  host = startLocalFunctionsHost(functions, { settings: stack.settings, host: { maxConcurrentCalls: 8, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true } });
+  await import('../../functions/sweepParkedItems.js');
+  const functions = ['processOrder', 'sweepParkedItems'].map((name) => [...registeredFunctions()].reverse().find((f) => f.metadata.name === name)!);
+  host = startLocalFunctionsHost(functions, { settings: { ...stack.settings, ...runbookDemoSettings }, host: { maxConcurrentCalls: 8, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true } });
 }, 60_000);
 afterAll(async () => {
   await host.close();
@@ -34,7 +35,7 @@ async function dlq(...args: string[]) {
 }
 
 describe('the dead-letter runbook on the local stack', () => {
-  it('lists a conflict and a payment that outlasted its retry budget, resubmits the payment once, leaves the conflict', async () => {
+  it('lists a conflict and a payment whose order never came, resubmits the payment once, leaves the conflict', async () => {
     const lines: string[] = [];
     await seedRunbookScenario(stack, (line) => lines.push(line));
     expect(lines.join('\n')).toContain('RUNBOOK DEMO READY');
@@ -42,23 +43,20 @@ describe('the dead-letter runbook on the local stack', () => {
     const listing = await dlq('list', '--json');
     expect(listing.stderr).toBe('');
     const listed = JSON.parse(listing.stdout) as { messageId: string; store: { kind: string; detail: string } }[];
-    const byId = (prefix: string) => listed.find((r) => r.messageId.startsWith(prefix));
-    expect(listed).toHaveLength(2);
-    expect(byId('runbook-conflict')?.store.kind).toBe('conflict');
-    expect(byId('runbook-payment')?.store).toEqual({ kind: 'not-processed', detail: 'payment not applied' });
+    expect(listed.map((r) => [r.messageId, r.store.kind])).toEqual([['runbook-conflict', 'conflict']]);
+    const shown = await dlq('show', 'runbook-conflict');
+    expect(shown.stdout).toContain('customerId');
 
-    const shown = JSON.parse((await dlq('show', 'runbook-payment')).stdout) as { applicationProperties: Record<string, unknown>; stored: { rejection: { reason: string } } };
-    expect(shown.stored.rejection.reason).toBe('RetryBudgetExhausted');
-    expect(shown.applicationProperties['retry-of']).toBe('runbook-payment');
+    const parked = JSON.parse((await dlq('parked', 'list', '--json')).stdout) as { messageId: string; reason: string; orderId: string }[];
+    expect(parked).toEqual([expect.objectContaining({ messageId: 'runbook-payment', reason: 'OrderNeverArrived', orderId: 'runbook-order-2' })]);
 
-    expect((await dlq('resubmit', 'runbook-payment')).code).toBe(0);
+    expect((await dlq('parked', 'resubmit', 'runbook-payment')).code).toBe(0);
     const cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
     const order = cosmos.database('orders').container('orders').item('runbook-order-2', 'runbook-order-2');
     await eventually('the payment applied', async () => ((await order.read()).resource as { amountPaid?: number } | undefined)?.amountPaid === 39, 30_000);
     cosmos.dispose();
+    expect(JSON.parse((await dlq('parked', 'list', '--json')).stdout)).toEqual([]);
 
-    const after = JSON.parse((await dlq('list', '--json')).stdout) as { messageId: string }[];
-    expect(after.map((r) => r.messageId)).toEqual(['runbook-conflict']);
     expect((await dlq('purge', 'runbook-conflict', '--yes')).code).toBe(0);
     expect(JSON.parse((await dlq('list', '--json')).stdout)).toEqual([]);
   }, 240_000);
