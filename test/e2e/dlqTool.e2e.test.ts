@@ -24,6 +24,7 @@ let emulator: ServiceBusEmulator;
 let producer: ServiceBusClient;
 const hosts: LocalFunctionsHost[] = [];
 const outcomes: { queue: string; messageId?: string; outcome: string }[] = [];
+const crashing = new Set<string>();
 
 beforeAll(async () => {
   cosmos = testCosmosClient();
@@ -40,6 +41,10 @@ beforeAll(async () => {
         settings: { ServiceBusConnection: emulator.connectionString, ORDERS_QUEUE_NAME: name },
         host: { maxConcurrentCalls: 4, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
         onInvocation: (_fn, delivery, result) => outcomes.push({ queue: name, messageId: delivery.messageId, outcome: String(outcomeLine(result).outcome) }),
+        // A consumer that dies on these messages before it writes anything: abandoned until dead-lettered.
+        beforeInvocation: async (delivery) => {
+          if (crashing.has(delivery.messageId ?? '')) throw new Error(`the consumer crashed on ${delivery.messageId}`);
+        },
       }),
     );
   }
@@ -90,10 +95,15 @@ async function placeAndWait(name: string, orderId: string) {
   await eventually(`order ${orderId}`, async () => (await amountPaid(orderId)) !== undefined);
 }
 
-/** A payment that came before its order and was dead-lettered: a transient failure. */
+/**
+ * A payment whose consumer crashed on every delivery, before its order was stored: dead-lettered
+ * with nothing written, the kind of failure an operator resubmits once the cause is fixed.
+ */
 async function earlyPayment(name: string, orderId: string, messageId: string) {
+  crashing.add(messageId);
   await send(name, paid(orderId, messageId));
   await eventually(`${messageId} in the dead-letter queue`, () => inDeadLetters(name, messageId));
+  crashing.delete(messageId);
 }
 
 describe('the dead-letter tool', () => {
@@ -148,7 +158,7 @@ describe('the dead-letter tool', () => {
     expect(shown.stored).toMatchObject({ rejection: { reason: 'InvalidJson' }, note: expect.stringContaining('cannot be parsed') });
   });
 
-  it('resubmits a transient failure, which is then processed exactly once', async () => {
+  it('resubmits a failed message once the cause is gone, which is then processed exactly once', async () => {
     await placeAndWait('orders', 'o-b');
     const result = await dlq(['resubmit', 'pay-b']);
     expect(result.code).toBe(0);
