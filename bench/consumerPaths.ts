@@ -54,7 +54,25 @@ async function main(): Promise<void> {
   // The bare loops write documents of the same size and shape, through the same client.
   const orderDoc = (orderId: string) => ({ id: orderId, docType: 'order', ...order(orderId), status: 'Accepted', statusVersion: 0, amountPaid: 0, paymentCount: 0, total: 10, fingerprint: 'f'.repeat(64), dedupKey: `m-${orderId}` });
   const outboxDoc = (orderId: string) => ({ id: `outbox|OrderAccepted|${orderId}`, orderId, docType: 'outbox', payload: order(orderId), publishedAt: null });
-  const bareNewOrder = (orderId: string) => bareBatch(container, orderId, creates(orderDoc(orderId), outboxDoc(orderId)));
+  const gateDoc = (orderId: string, state: string) => ({ id: `parking-lot|${orderId}`, orderId, docType: 'parking-lot', state, changedAt: '2026-11-30T08:00:00Z' });
+  const parkedDoc = (orderId: string) => ({ id: `parked|payment|bare-${orderId}`, orderId, docType: 'parked', state: 'parked', payload: payment(orderId), fingerprint: 'f'.repeat(64), parkedAt: '2026-11-30T08:00:00Z' });
+  const bareNewOrder = (orderId: string) => bareBatch(container, orderId, creates(orderDoc(orderId), outboxDoc(orderId), gateDoc(orderId, 'closed')));
+  const barePark = async (orderId: string) => {
+    await container.item(orderId, orderId).read();
+    return bareBatch(container, orderId, creates(parkedDoc(orderId), gateDoc(orderId, 'open')));
+  };
+  // The order's batch fails on the open gate; the gate and the parked items are read; one batch applies them.
+  const bareOrderOverParked = async (orderId: string) => {
+    await bareBatch(container, orderId, creates(orderDoc(orderId), outboxDoc(orderId), gateDoc(orderId, 'closed')));
+    const gate = await container.item(`parking-lot|${orderId}`, orderId).read();
+    const { resources } = await container.items.query<{ id: string; _etag: string }>({ query: "SELECT * FROM c WHERE c.docType = 'parked' AND c.state = 'parked'" }, { partitionKey: orderId }).fetchAll();
+    return bareBatch(container, orderId, [
+      ...creates({ ...orderDoc(orderId), amountPaid: 1, paymentCount: 1 }, outboxDoc(orderId)),
+      { operationType: 'Replace', id: `parking-lot|${orderId}`, resourceBody: gateDoc(orderId, 'closed'), ifMatch: gate.etag },
+      ...creates({ id: `inbox|bare-${orderId}`, orderId, docType: 'inbox', fingerprint: 'f'.repeat(64), ttl: 3600 }),
+      ...resources.map((r): OperationInput => ({ operationType: 'Replace', id: r.id, resourceBody: { ...parkedDoc(orderId), state: 'applied', ttl: 3600 }, ifMatch: r._etag })),
+    ]);
+  };
   const bareDuplicate = async (orderId: string) => {
     await bareBatch(container, orderId, creates(orderDoc(orderId), outboxDoc(orderId)));
     return container.item(orderId, orderId).read();
@@ -97,6 +115,16 @@ async function main(): Promise<void> {
       name: 'PaymentReceived, duplicate',
       prepare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!))); return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!), 2); },
       bare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => barePayment(o[i]!, `inbox|bare-${o[i]}`)); return async (i) => { await barePayment(o[i]!, `inbox|bare-${o[i]}`); return container.item(`inbox|bare-${o[i]}`, o[i]!).read(); }; },
+    },
+    {
+      name: 'PaymentReceived, early (parked)',
+      prepare: async (n) => { const o = ids(n); return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!)); },
+      bare: async (n) => { const o = ids(n); return (i) => barePark(o[i]!); },
+    },
+    {
+      name: 'OrderPlaced, one payment parked',
+      prepare: async (n) => { const o = ids(n); await runAll(n, (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!))); return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!)); },
+      bare: async (n) => { const o = ids(n); await runAll(n, (i) => barePark(o[i]!)); return (i) => bareOrderOverParked(o[i]!); },
     },
     {
       name: 'conflict, first delivery',

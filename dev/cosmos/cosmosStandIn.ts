@@ -112,11 +112,15 @@ async function respond(account: Account, req: IncomingMessage, res: ServerRespon
         req = request;
       }
       const atomicBatch = isTrueHeader(req, 'x-ms-cosmos-is-batch-request') && isTrueHeader(req, 'x-ms-cosmos-batch-atomic');
-      const scopedQuery = handler === (queryDocuments as unknown) && req.headers['x-ms-documentdb-partitionkey'] !== undefined;
+      const query = handler === (queryDocuments as unknown);
+      // The SDK asks for a query plan beside every query and uses it only when the gateway refuses
+      // the query itself; the library would run the query over the whole container to answer it.
+      const planRequest = query && isTrueHeader(req, 'x-ms-cosmos-is-query-plan-request');
+      const scopedQuery = query && (planRequest || req.headers['x-ms-documentdb-partitionkey'] !== undefined);
       body = await (atomicBatch
         ? handleAtomicBatch(account, req, res, params as never)
         : scopedQuery
-          ? handlePartitionScopedQuery(account, req, res, params as never)
+          ? handlePartitionScopedQuery(account, req, res, params as never, planRequest ? 'nothing' : 'partition')
           : handler(account, req, res, params));
     }
   } catch (error) {

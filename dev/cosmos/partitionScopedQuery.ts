@@ -7,6 +7,7 @@ import { parsePartitionKey } from '@vercel/cosmosdb-server/lib/utils/get-partiti
 interface QueryInternals {
   _data: Map<string, { read(): Record<string, unknown> }>;
   _getPartition(data: Record<string, unknown>): unknown;
+  _getPartitionKeyPath(): string[];
   _getQuery(sql: string): { exec(data: unknown[], options: Record<string, unknown>): unknown };
   _userDefinedFunctions(): unknown;
 }
@@ -21,6 +22,8 @@ export async function handlePartitionScopedQuery(
   req: IncomingMessage,
   res: ServerResponse,
   params: { dbId: string; collId: string },
+  /** `nothing` answers a query-plan request without reading a single document. */
+  scope: 'partition' | 'nothing' = 'partition',
 ): Promise<unknown> {
   const header = req.headers['x-ms-documentdb-partitionkey'];
   const partition = parsePartitionKey(Array.isArray(header) ? (header[0] ?? '') : (header ?? ''), undefined);
@@ -33,7 +36,17 @@ export async function handlePartitionScopedQuery(
     const collection = account.database(params.dbId).collection(params.collId);
     if (!collection.read()) return null;
     const documents = collection.documents as unknown as QueryInternals;
-    const data = [...documents._data.values()].map((item) => item.read()).filter((doc) => documents._getPartition(doc) === partition);
+    // The key path once per query, not once per document: a scan of a large container stays cheap
+    // (Cosmos DB serves a partition-scoped query from its index; a per-document path split made
+    // the stand-in's cost grow with the whole container).
+    const path = documents._getPartitionKeyPath();
+    const [only] = path;
+    const partitionOf = path.length === 1 && only !== undefined ? (doc: Record<string, unknown>) => doc[only] : (doc: Record<string, unknown>) => documents._getPartition(doc);
+    const data: Record<string, unknown>[] = [];
+    for (const item of scope === 'nothing' ? [] : documents._data.values()) {
+      const doc = item.read();
+      if (partitionOf(doc) === partition) data.push(doc);
+    }
     const compositeIndexes = (collection.read() as { indexingPolicy?: { compositeIndexes?: unknown } }).indexingPolicy?.compositeIndexes ?? [];
     return documents._getQuery(body.query).exec(data, {
       parameters: body.parameters,
