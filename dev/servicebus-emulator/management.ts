@@ -46,6 +46,27 @@ export function handleManagementRequest(request: AmqpMessage, entity: MessageEnt
   }
 }
 
+/** What scheduling needs of an entity: a queue schedules in itself, a topic into its subscriptions. */
+interface Schedulable {
+  schedule(message: AmqpMessage, atMs: number): number | undefined;
+  cancelScheduled(sequenceNumber: number): void;
+}
+
+/** A topic's `$management`: a sender schedules and cancels there; nothing can be received from a topic. */
+export function handleTopicManagementRequest(request: AmqpMessage, topic: Schedulable): ManagementReply {
+  const operation = request.application_properties?.operation;
+  const body = (request.body ?? {}) as Record<string, unknown>;
+  switch (operation) {
+    case 'com.microsoft:schedule-message':
+      return schedule(topic, body);
+    case 'com.microsoft:cancel-scheduled-message':
+      for (const seq of listOf(body['sequence-numbers'])) topic.cancelScheduled(sequenceNumberOf(seq));
+      return { status: 200, body: {} };
+    default:
+      return { status: 400, condition: 'amqp:not-allowed', description: `${String(operation)} is not allowed on a topic: use one of its subscriptions.` };
+  }
+}
+
 function peek(entity: MessageEntity, body: Record<string, unknown>): ManagementReply {
   const messages = entity.peek(sequenceNumberOf(body['from-sequence-number']), Number(body['message-count'] ?? 1));
   if (messages.length === 0) return { status: 204, description: 'No messages' };
@@ -97,7 +118,7 @@ function receiveBySequenceNumber(entity: MessageEntity, body: Record<string, unk
   return { status: 200, body: { messages } };
 }
 
-function schedule(entity: MessageEntity, body: Record<string, unknown>): ManagementReply {
+function schedule(entity: Schedulable, body: Record<string, unknown>): ManagementReply {
   const sequenceNumbers: unknown[] = [];
   for (const entry of listOf(body.messages) as { message: Buffer }[]) {
     const message = decodeMessage(entry.message);

@@ -4,14 +4,15 @@ import type { Connection, Container, Delivery, EventContext, Receiver, Sender } 
 import { answerPutToken, defaultSharedAccessKeys } from './cbsTokens.js';
 import type { SharedAccessKeys } from './cbsTokens.js';
 import { deliveryTagFor, newLockToken } from './lockTokens.js';
-import { handleManagementRequest } from './management.js';
+import { handleManagementRequest, handleTopicManagementRequest } from './management.js';
 import type { ManagementReply } from './management.js';
 import { MessageEntity } from './messageEntity.js';
 import { entityPath, hasUnusedCredit, lockLostDescription, notFound, settlementFor } from './amqpLinks.js';
 import type { DispositionState, LinkInternals } from './amqpLinks.js';
 import type { AmqpMessage, StoredMessage } from './messageEntity.js';
-import { azureDefaultQueueSettings, loadQueueFile, standardMaxMessageSizeBytes, toQueueSettings } from './queueDefinitions.js';
-import type { QueueSettings } from './queueDefinitions.js';
+import { azureDefaultQueueSettings, loadQueueFile, standardMaxMessageSizeBytes, toQueueSettings, toTopicConfig } from './queueDefinitions.js';
+import type { QueueSettings, TopicConfig } from './queueDefinitions.js';
+import { TopicEntity } from './topicEntity.js';
 import { batchMessageFormat, encodeMessage, toWireMessage, unpackBatch } from './wireMessages.js';
 
 const deadLetterSuffix = '/$deadletterqueue';
@@ -26,6 +27,8 @@ export interface ServiceBusEmulatorOptions {
   readonly host?: string;
   /** Queues by name; by default those of infra/servicebus-queues.json. */
   readonly queues?: Readonly<Record<string, QueueSettings>>;
+  /** Topics by name, with their subscriptions; by default those of infra/servicebus-queues.json. */
+  readonly topics?: Readonly<Record<string, TopicConfig>>;
   /** Shared access keys by name that signed tokens must use; `{ local: 'local' }` by default. */
   readonly sharedAccessKeys?: SharedAccessKeys;
 }
@@ -34,8 +37,10 @@ export interface ServiceBusEmulator {
   readonly port: number;
   /** What `@azure/service-bus` and Azure.Messaging.ServiceBus accept for this emulator. */
   readonly connectionString: string;
-  /** A queue (or `name/$DeadLetterQueue`) for inspection; undefined if there is none. */
+  /** A queue or subscription (or its `/$DeadLetterQueue`) for inspection; undefined if there is none. */
   entity(address: string): MessageEntity | undefined;
+  /** A topic for inspection. */
+  topic(name: string): TopicEntity | undefined;
   close(): Promise<void>;
 }
 
@@ -52,28 +57,36 @@ interface DeliveryRef {
  * Development tool only: in memory, one process, queues only.
  */
 export async function startServiceBusEmulator(options: ServiceBusEmulatorOptions = {}): Promise<ServiceBusEmulator> {
-  const broker = new Broker(options.queues ?? queuesFromFile(), options.sharedAccessKeys ?? defaultSharedAccessKeys);
+  const file = options.queues === undefined || options.topics === undefined ? entitiesFromFile() : undefined;
+  const broker = new Broker(options.queues ?? file?.queues ?? {}, options.topics ?? (options.queues === undefined ? (file?.topics ?? {}) : {}), options.sharedAccessKeys ?? defaultSharedAccessKeys);
   const port = await broker.listen(options.port ?? 5672, options.host ?? '127.0.0.1');
   const host = options.host ?? '127.0.0.1';
   return {
     port,
     connectionString: `Endpoint=sb://${host}:${port};SharedAccessKeyName=local;SharedAccessKey=local;UseDevelopmentEmulator=true`,
     entity: (address) => broker.entity(address),
+    topic: (name) => broker.topic(name),
     close: () => broker.close(),
   };
 }
 
-function maxMessageSizeOf(entity: MessageEntity): number {
+function maxMessageSizeOf(entity: { readonly settings: { readonly maxMessageSizeBytes?: number } }): number {
   return entity.settings.maxMessageSizeBytes ?? standardMaxMessageSizeBytes;
 }
 
-function queuesFromFile(): Record<string, QueueSettings> {
+function entitiesFromFile(): { queues: Record<string, QueueSettings>; topics: Record<string, TopicConfig> } {
   const file = loadQueueFile();
-  return Object.fromEntries(Object.entries(file.queues).map(([name, definition]) => [name, toQueueSettings(definition)]));
+  return {
+    queues: Object.fromEntries(Object.entries(file.queues).map(([name, definition]) => [name, toQueueSettings(definition)])),
+    topics: Object.fromEntries(Object.entries(file.topics).map(([name, definition]) => [name, toTopicConfig(definition)])),
+  };
 }
 
 class Broker {
   private readonly entities = new Map<string, MessageEntity>();
+  private readonly topics = new Map<string, TopicEntity>();
+  /** Subscriptions take no sends: messages reach them through their topic. */
+  private readonly subscriptionEntities = new Set<MessageEntity>();
   private readonly consumers = new Map<MessageEntity, Sender[]>();
   private readonly deliveries = new WeakMap<Delivery, DeliveryRef>();
   private readonly pumpsScheduled = new Set<MessageEntity>();
@@ -84,9 +97,11 @@ class Broker {
 
   constructor(
     queues: Readonly<Record<string, QueueSettings>>,
+    topics: Readonly<Record<string, TopicConfig>>,
     private readonly sharedAccessKeys: SharedAccessKeys,
   ) {
     for (const [name, settings] of Object.entries(queues)) this.addQueue(name, settings);
+    for (const [name, config] of Object.entries(topics)) this.addTopic(name, config);
     const c = this.container;
     // The JS SDK authenticates with SASL ANONYMOUS; the .NET client (the Functions host's) asks for
     // MSSBCBS, Service Bus's "I will put a token on $cbs" mechanism. Both are accepted as they come.
@@ -114,6 +129,10 @@ class Broker {
     return this.entities.get(entityPath(address));
   }
 
+  topic(address: string): TopicEntity | undefined {
+    return this.topics.get(entityPath(address));
+  }
+
   listen(port: number, host: string): Promise<number> {
     return new Promise((resolve, reject) => {
       // Nagle off: the SDKs never set TCP_NODELAY and small frames would wait 40 ms each.
@@ -138,13 +157,25 @@ class Broker {
     await closed;
   }
 
-  private addQueue(name: string, settings: QueueSettings): void {
+  private addQueue(name: string, settings: QueueSettings): MessageEntity {
     const key = name.toLowerCase();
     const queue = new MessageEntity(key, settings, (e) => this.schedulePump(e));
     const dlqSettings = { ...azureDefaultQueueSettings, lockDurationMs: settings.lockDurationMs, duplicateDetectionWindowMs: 0 };
     queue.deadLetterQueue = new MessageEntity(key + deadLetterSuffix, dlqSettings, (e) => this.schedulePump(e), false);
     this.entities.set(key, queue);
     this.entities.set(key + deadLetterSuffix, queue.deadLetterQueue);
+    return queue;
+  }
+
+  /** A topic, and each subscription as a queue at `topic/Subscriptions/name` with its own dead-letter queue. */
+  private addTopic(name: string, config: TopicConfig): void {
+    const topic = new TopicEntity(name.toLowerCase(), config.settings);
+    for (const [subName, sub] of Object.entries(config.subscriptions)) {
+      const entity = this.addQueue(`${name}/subscriptions/${subName}`, sub.settings);
+      this.subscriptionEntities.add(entity);
+      topic.addSubscription({ name: subName, entity, rules: sub.rules });
+    }
+    this.topics.set(topic.name, topic);
   }
 
   /** A client sender attached: our receiver for an entity, for `$cbs`, or for a `$management` node. */
@@ -156,11 +187,18 @@ class Broker {
     receiver.set_target({ address });
     link.local.attach.max_message_size = 1024 * 1024;
     if (address === '$cbs' || address.toLowerCase().endsWith(managementSuffix)) return;
+    const topic = this.topic(address);
+    if (topic) {
+      link.local.attach.max_message_size = maxMessageSizeOf(topic);
+      return;
+    }
     const entity = this.entity(address);
     if (!entity) return notFound(receiver, address);
     // The SDKs size their batches by the link's limit; a larger single send is refused in onMessage.
     link.local.attach.max_message_size = maxMessageSizeOf(entity);
-    if (entity.name.endsWith(deadLetterSuffix)) {
+    if (this.subscriptionEntities.has(entity)) {
+      receiver.close({ condition: 'amqp:not-allowed', description: `Cannot send to the subscription ${address}: send to its topic.` });
+    } else if (entity.name.endsWith(deadLetterSuffix)) {
       receiver.close({ condition: 'amqp:not-allowed', description: `Cannot send to the dead-letter queue ${address}.` });
     }
   }
@@ -177,6 +215,10 @@ class Broker {
     link.local.attach.snd_settle_mode = remote.snd_settle_mode; // 1: receive-and-delete (pre-settled)
     link.local.attach.rcv_settle_mode = remote.rcv_settle_mode; // 1: peek-lock, settled second
     if (address === '$cbs' || address.toLowerCase().endsWith(managementSuffix)) return;
+    if (this.topic(address)) {
+      sender.close({ condition: 'amqp:not-allowed', description: `Cannot receive from the topic ${address}: receive from one of its subscriptions.` });
+      return;
+    }
     const entity = this.entity(address);
     if (!entity) return notFound(sender, address);
     this.consumers.set(entity, [...(this.consumers.get(entity) ?? []), sender]);
@@ -206,18 +248,22 @@ class Broker {
     if (address === '$cbs') {
       const properties = (message.application_properties ?? {}) as Record<string, unknown>;
       const request = { audience: String(properties.name ?? ''), tokenType: String(properties.type ?? ''), token: message.body };
-      this.reply(ctx, message, answerPutToken(request, (path) => this.entity(path) !== undefined, this.sharedAccessKeys), true);
+      this.reply(ctx, message, answerPutToken(request, (path) => this.entity(path) !== undefined || this.topic(path) !== undefined, this.sharedAccessKeys), true);
       return;
     }
     if (address.toLowerCase().endsWith(managementSuffix)) {
-      const entity = this.entity(entityPath(address).slice(0, -managementSuffix.length));
+      const path = entityPath(address).slice(0, -managementSuffix.length);
+      const entity = this.entity(path);
+      const topic = this.topic(path);
       const reply = entity
         ? handleManagementRequest(message, entity, (token) => this.entityHoldingLock(token))
-        : { status: 404, condition: 'com.microsoft:entity-not-found', description: `No entity at ${address}` };
+        : topic
+          ? handleTopicManagementRequest(message, topic)
+          : { status: 404, condition: 'com.microsoft:entity-not-found', description: `No entity at ${address}` };
       this.reply(ctx, message, reply, false);
       return;
     }
-    const entity = this.entity(address);
+    const entity = this.topic(address) ?? this.entity(address);
     if (!entity) {
       ctx.delivery?.reject({ condition: 'amqp:not-found', description: `The messaging entity '${address}' could not be found.` });
       return;
