@@ -100,7 +100,7 @@ module monitoring 'modules/monitoring.bicep' = {
 module serviceBus 'modules/serviceBus.bicep' = {
   scope: resourceGroup
   name: 'serviceBus'
-  params: { name: names.serviceBus, location: location, tags: tags, queues: queueFile.queues }
+  params: { name: names.serviceBus, location: location, tags: tags, queues: queueFile.queues, topics: queueFile.?topics ?? {} }
 }
 
 module cosmos 'modules/cosmos.bicep' = {

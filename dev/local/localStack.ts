@@ -1,7 +1,7 @@
 import { settingDefaults } from '../../src/config.js';
 import { startCosmosStandIn } from '../cosmos/cosmosStandIn.js';
 import type { CosmosStandIn } from '../cosmos/cosmosStandIn.js';
-import { loadQueueFile, startServiceBusEmulator, toQueueSettings } from '../servicebus-emulator/index.js';
+import { loadQueueFile, startServiceBusEmulator, toQueueSettings, toTopicConfig } from '../servicebus-emulator/index.js';
 import type { ServiceBusEmulator } from '../servicebus-emulator/index.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 
@@ -42,7 +42,7 @@ async function onPort<T>(component: string, port: number, usualSuspect: string, 
 export const localDatabase = 'orders';
 export const localContainer = 'orders';
 
-/** Both stand-ins, with the queues of infra/servicebus-queues.json and the container the Bicep creates. */
+/** Both stand-ins, with the queues and topics of infra/servicebus-queues.json and the container the Bicep creates. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const ports = { cosmos: options.ports?.cosmos ?? (options.wellKnownPorts ? 8081 : 0), serviceBus: options.ports?.serviceBus ?? (options.wellKnownPorts ? 5672 : 0) };
   const cosmos = await onPort('the Cosmos DB stand-in', ports.cosmos, 'the Cosmos DB emulator', () => startCosmosStandIn({ port: ports.cosmos }));
@@ -58,7 +58,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       return [name, options.lockDurationMs === undefined ? settings : { ...settings, lockDurationMs: options.lockDurationMs }];
     }),
   );
-  const serviceBus = await onPort('the Service Bus emulator', ports.serviceBus, "Microsoft's Service Bus emulator or another AMQP broker", () => startServiceBusEmulator({ port: ports.serviceBus, queues })).catch(async (error: unknown) => {
+  const topics = Object.fromEntries(Object.entries(file.topics).map(([name, definition]) => [name, toTopicConfig(definition)]));
+  const serviceBus = await onPort('the Service Bus emulator', ports.serviceBus, "Microsoft's Service Bus emulator or another AMQP broker", () => startServiceBusEmulator({ port: ports.serviceBus, queues, topics })).catch(async (error: unknown) => {
     await cosmos.close();
     throw error;
   });

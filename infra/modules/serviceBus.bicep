@@ -1,6 +1,8 @@
 // The namespace and its queues, with the properties of infra/servicebus-queues.json: the same file
 // the local emulator loads. Standard tier, because duplicate detection does not exist on Basic and
 // can only be switched on when a queue is created.
+import { isoDuration } from 'durations.bicep'
+
 @description('Name of the Service Bus namespace.')
 param name string
 
@@ -13,9 +15,8 @@ param tags object
 @description('Queues by name, as in infra/servicebus-queues.json (durations in seconds).')
 param queues object
 
-@description('ISO 8601 duration for a number of seconds, e.g. 600 -> PT10M, 1209600 -> P14D.')
-func isoDuration(seconds int) string =>
-  'P${seconds / 86400 > 0 ? '${seconds / 86400}D' : ''}${seconds % 86400 > 0 ? 'T' : ''}${(seconds % 86400) / 3600 > 0 ? '${(seconds % 86400) / 3600}H' : ''}${(seconds % 3600) / 60 > 0 ? '${(seconds % 3600) / 60}M' : ''}${seconds % 60 > 0 ? '${seconds % 60}S' : ''}'
+@description('Topics by name, each with its subscriptions and their rules, as in infra/servicebus-queues.json.')
+param topics object = {}
 
 resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
   name: name
@@ -40,6 +41,14 @@ resource queue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [
       duplicateDetectionHistoryTimeWindow: isoDuration(q.value.duplicateDetectionHistoryTimeWindowSeconds)
       deadLetteringOnMessageExpiration: q.value.deadLetteringOnMessageExpiration
     }
+  }
+]
+
+// A module per topic, and one per subscription in it: Bicep loops do not nest.
+module topic 'serviceBusTopic.bicep' = [
+  for t in items(topics): {
+    name: 'topic-${t.key}'
+    params: { namespaceName: namespace.name, name: t.key, definition: t.value }
   }
 ]
 

@@ -211,6 +211,13 @@ function call(name: string, argNodes: Node[], scope: Scope): unknown {
       return null;
     case 'createobject':
       return Object.fromEntries(Array.from({ length: args.length / 2 }, (_, i) => [String(args[2 * i]), args[2 * i + 1]]));
+    case 'trygetproperty':
+    case 'tryget':
+      return a !== null && typeof a === 'object' && !(a instanceof RuntimeValue) ? ((a as Record<string, unknown>)[String(b)] ?? null) : null;
+    case 'coalesce':
+      return args.find((x) => x !== null && x !== undefined) ?? null;
+    case 'contains':
+      return Array.isArray(a) ? a.some((x) => JSON.stringify(x) === JSON.stringify(b)) : typeof a === 'string' ? a.includes(String(b)) : Object.prototype.hasOwnProperty.call(a, String(b));
     case 'union':
       return Object.assign({}, ...(args as object[]));
     case 'items':

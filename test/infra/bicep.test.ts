@@ -64,9 +64,10 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
   });
 
   it('uses only local modules, so it compiles offline', () => {
-    const bicepSources = execFileSync('grep', ['-rhoE', "module [a-zA-Z]+ '[^']+'", 'infra'], { encoding: 'utf8' }).trim().split('\n');
-    expect(bicepSources.length).toBeGreaterThan(0);
-    for (const line of bicepSources) expect(line).toMatch(/'modules\/[a-zA-Z]+\.bicep'$/);
+    // Modules and imports: a local file (from main.bicep under modules/, from a module beside it), never a registry.
+    const bicepSources = execFileSync('grep', ['-rhoE', "(module [a-zA-Z]+|import \\{[^}]+\\} from) '[^']+'", 'infra'], { encoding: 'utf8' }).trim().split('\n');
+    expect(bicepSources.length).toBeGreaterThan(3);
+    for (const line of bicepSources) expect(line).toMatch(/'(modules\/)?[a-zA-Z]+\.bicep'$/);
   });
 
   describe('the orders queue', () => {
@@ -86,6 +87,20 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(isoSeconds(queue.lockDuration)).toBe(orders.lockDurationSeconds);
       expect(isoSeconds(queue.defaultMessageTimeToLive)).toBe(orders.defaultMessageTimeToLiveSeconds);
       expect([queue.lockDuration, queue.defaultMessageTimeToLive]).toEqual(['PT1M', 'P14D']);
+    });
+
+    it('deploys the topics of the queue file: subscriptions with their lock, limit and rules, and no catch-all $Default beside a filter', () => {
+      const topic = one('Microsoft.ServiceBus/namespaces/topics');
+      expect(topic.name).toMatch(/\/order-events$/);
+      expect(props(topic)).toMatchObject({ requiresDuplicateDetection: true, duplicateDetectionHistoryTimeWindow: 'PT10M', defaultMessageTimeToLive: 'P14D' });
+      const subscription = one('Microsoft.ServiceBus/namespaces/topics/subscriptions');
+      expect(subscription.name).toMatch(/\/order-events\/fulfilment$/);
+      expect(props(subscription)).toMatchObject({ lockDuration: 'PT1M', maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
+      const rules = of('Microsoft.ServiceBus/namespaces/topics/subscriptions/rules');
+      expect(Object.fromEntries(rules.map((r) => [r.name.split('/').pop(), props(r)]))).toEqual({
+        $Default: { filterType: 'SqlFilter', sqlFilter: { sqlExpression: '1=0' } },
+        'order-accepted': { filterType: 'CorrelationFilter', correlationFilter: expect.objectContaining({ label: 'OrderAccepted' }) },
+      });
     });
 
     it('lives in a Standard namespace (Basic has no duplicate detection)', () => {
