@@ -1,0 +1,80 @@
+import { ServiceBusClient } from '@azure/service-bus';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultRule, startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { runDlqCli } from '../../src/cli/dlqProgram.js';
+import { testQueue } from '../support/waiting.js';
+
+// The dead-letter tool's topic-subscription mode, against the emulator's topics.
+let emulator: ServiceBusEmulator;
+let client: ServiceBusClient;
+
+beforeAll(async () => {
+  const subscription = { settings: testQueue({ maxDeliveryCount: 1, duplicateDetectionWindowMs: 0 }), rules: [defaultRule] };
+  emulator = await startServiceBusEmulator({
+    port: 0,
+    queues: {},
+    topics: { events: { settings: { defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0 }, subscriptions: { fulfilment: subscription, audit: subscription } } },
+  });
+  client = new ServiceBusClient(emulator.connectionString);
+  const sender = client.createSender('events');
+  await sender.sendMessages([
+    { messageId: 'evt-1', subject: 'OrderAccepted', body: { orderId: 'o-1' } },
+    { messageId: 'evt-2', subject: 'OrderAccepted', body: { orderId: 'o-2' } },
+  ]);
+  await sender.close();
+  // The fulfilment consumer gives up on both: dead-lettered there with a reason, not in audit.
+  const receiver = client.createReceiver('events', 'fulfilment');
+  for (const m of await receiver.receiveMessages(2, { maxWaitTimeInMs: 3000 })) {
+    await receiver.deadLetterMessage(m, { deadLetterReason: 'CarrierRejected', deadLetterErrorDescription: `no carrier for ${String(m.messageId)}` });
+  }
+  await receiver.close();
+});
+afterAll(async () => {
+  await client.close();
+  await emulator.close();
+});
+
+async function dlq(...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runDlqCli(['--connection-string', emulator.connectionString, '--topic', 'events', '--subscription', 'fulfilment', ...args], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {} });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+describe('the dead-letter tool on a topic subscription', () => {
+  it('lists that subscription\'s dead letters with their reasons, and only them', async () => {
+    const listed = await dlq('list', '--json');
+    expect(listed).toMatchObject({ code: 0, stderr: '' });
+    expect((JSON.parse(listed.stdout) as { messageId: string; deadLetterReason: string }[]).map((r) => [r.messageId, r.deadLetterReason])).toEqual([
+      ['evt-1', 'CarrierRejected'],
+      ['evt-2', 'CarrierRejected'],
+    ]);
+    expect(emulator.entity('events/subscriptions/audit/$deadletterqueue')?.messages.size).toBe(0);
+  });
+
+  it('resubmits through the topic: the copy reaches the subscription again (and every other one whose rules match)', async () => {
+    expect(await dlq('resubmit', 'evt-1')).toMatchObject({ code: 0, stdout: expect.stringMatching(/evt-1 -> evt-1~resubmit-1 {2}resubmitted/) });
+    const fulfilment = client.createReceiver('events', 'fulfilment');
+    const [copy] = await fulfilment.receiveMessages(1, { maxWaitTimeInMs: 3000 });
+    expect({ id: copy?.messageId, key: copy?.applicationProperties?.['idempotency-key'] }).toEqual({ id: 'evt-1~resubmit-1', key: 'evt-1' });
+    await fulfilment.completeMessage(copy!);
+    await fulfilment.close();
+    // The audit subscription sees the copy too, with the original key to deduplicate it by.
+    const audit = client.createReceiver('events', 'audit', { receiveMode: 'receiveAndDelete' });
+    const all = await audit.receiveMessages(10, { maxWaitTimeInMs: 1000 });
+    expect(all.map((m) => String(m.messageId)).sort()).toEqual(['evt-1', 'evt-1~resubmit-1', 'evt-2']);
+    await audit.close();
+  });
+
+  it('purges from that subscription\'s dead-letter queue only', async () => {
+    expect(await dlq('purge', 'evt-2', '--yes')).toMatchObject({ code: 0, stdout: expect.stringContaining('purged 1') });
+    expect(JSON.parse((await dlq('list', '--json')).stdout)).toEqual([]);
+  });
+
+  it('names a subscription that does not exist', async () => {
+    const err: string[] = [];
+    const missing = await runDlqCli(['--connection-string', emulator.connectionString, '--topic', 'events', '--subscription', 'nope', 'list'], { stdout: () => {}, stderr: (t) => err.push(t), env: {} });
+    expect({ missing, err: err.join('\n') }).toEqual({ missing: 2, err: expect.stringContaining('events/Subscriptions/nope') });
+  });
+});
