@@ -1,16 +1,18 @@
-// Usage: ServiceBusEmulatorCheck <connection string> <queue>
-// Runs the settlement paths the Functions host relies on and prints one line per step:
+// Usage: ServiceBusEmulatorCheck <connection string> <queue> [<topic> <subscription>]
+// Runs the settlement paths the Functions host relies on (on a queue, and on a topic subscription
+// when one is named) and prints one line per step:
 // "PASS <step>: <detail>" or "FAIL <step>: <error>". Exit code 0 only if every step passed.
 using Azure.Messaging.ServiceBus;
 
-if (args.Length != 2)
+if (args.Length != 2 && args.Length != 4)
 {
-    Console.Error.WriteLine("usage: ServiceBusEmulatorCheck <connection string> <queue>");
+    Console.Error.WriteLine("usage: ServiceBusEmulatorCheck <connection string> <queue> [<topic> <subscription>]");
     return 2;
 }
 
 var (connectionString, queue) = (args[0], args[1]);
 var failures = 0;
+var steps = 0;
 var wait = TimeSpan.FromSeconds(5);
 await using var client = new ServiceBusClient(connectionString);
 await using var sender = client.CreateSender(queue);
@@ -19,6 +21,7 @@ await using var deadLetters = client.CreateReceiver(queue, new ServiceBusReceive
 
 async Task Step(string name, Func<Task<string>> body)
 {
+    steps++;
     try
     {
         Console.WriteLine($"PASS {name}: {await body()}");
@@ -115,5 +118,41 @@ await Step("processor", async () =>
     return $"processed {id}, auto-completed";
 });
 
-Console.WriteLine(failures == 0 ? "all 7 steps passed" : $"{failures} of 7 steps failed");
+if (args.Length == 4)
+{
+    var (topic, subscription) = (args[2], args[3]);
+    await using var topicSender = client.CreateSender(topic);
+    await using var subscriptionReceiver = client.CreateReceiver(topic, subscription);
+    await using var subscriptionDeadLetters = client.CreateReceiver(topic, subscription, new ServiceBusReceiverOptions { SubQueue = SubQueue.DeadLetter });
+
+    await Step("subscription-receive", async () =>
+    {
+        await topicSender.SendMessageAsync(new ServiceBusMessage("{}") { MessageId = "dotnet-topic-1", Subject = "OrderAccepted" });
+        var m = await subscriptionReceiver.ReceiveMessageAsync(wait) ?? throw new InvalidOperationException("nothing reached the subscription");
+        Expect(m.MessageId == "dotnet-topic-1" && m.DeliveryCount == 1, $"dotnet-topic-1 on its first delivery, got {m.MessageId} {m.DeliveryCount}");
+        await subscriptionReceiver.DeadLetterMessageAsync(m, "CarrierRejected", "no carrier");
+        var dead = await subscriptionDeadLetters.ReceiveMessageAsync(wait) ?? throw new InvalidOperationException("no dead letter in the subscription");
+        Expect(dead.DeadLetterReason == "CarrierRejected", "the subscription's DeadLetterReason");
+        await subscriptionDeadLetters.CompleteMessageAsync(dead);
+        return "received from the subscription, dead-lettered there with a reason, completed from its dead-letter queue";
+    });
+
+    await Step("subscription-processor", async () =>
+    {
+        await topicSender.SendMessageAsync(new ServiceBusMessage("{}") { MessageId = "dotnet-topic-2", Subject = "OrderAccepted" });
+        var seen = new TaskCompletionSource<string>();
+        await using var processor = client.CreateProcessor(topic, subscription, new ServiceBusProcessorOptions { AutoCompleteMessages = true });
+        processor.ProcessMessageAsync += a => { seen.TrySetResult(a.Message.MessageId); return Task.CompletedTask; };
+        processor.ProcessErrorAsync += a => { seen.TrySetException(a.Exception); return Task.CompletedTask; };
+        await processor.StartProcessingAsync();
+        var id = await seen.Task.WaitAsync(wait);
+        await Task.Delay(300);
+        await processor.StopProcessingAsync();
+        var left = await subscriptionReceiver.PeekMessagesAsync(10, fromSequenceNumber: 1);
+        Expect(left.Count == 0, "the processor to auto-complete the subscription's message");
+        return $"processed {id} from the subscription, auto-completed";
+    });
+}
+
+Console.WriteLine(failures == 0 ? $"all {steps} steps passed" : $"{failures} of {steps} steps failed");
 return failures == 0 ? 0 : 1;

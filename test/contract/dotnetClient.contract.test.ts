@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { defaultRule, startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
 import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
 import { commandAvailable } from '../support/commands.js';
 
@@ -28,17 +28,26 @@ describe.runIf(suites.length > 0)(`the emulator with the .NET client (${suites[0
       queues: {
         dotnet: { lockDurationMs: 30_000, maxDeliveryCount: 5, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0, deadLetteringOnMessageExpiration: false },
       },
+      topics: {
+        'dotnet-events': {
+          settings: { defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 60_000 },
+          subscriptions: {
+            fulfilment: { settings: { lockDurationMs: 30_000, maxDeliveryCount: 5, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0, deadLetteringOnMessageExpiration: false }, rules: [defaultRule] },
+          },
+        },
+      },
     });
   }, 300_000);
   afterAll(() => emulator?.close());
 
-  it('sends, receives, abandons, dead-letters with a reason, peeks, renews, completes and auto-completes', async () => {
-    const { stdout } = await run('dotnet', [checkDll, emulator.connectionString, 'dotnet'], { timeout: 120_000 }).catch(
+  it('sends, receives, abandons, dead-letters with a reason, peeks, renews, completes and auto-completes, on a queue and a topic subscription', async () => {
+    const { stdout } = await run('dotnet', [checkDll, emulator.connectionString, 'dotnet', 'dotnet-events', 'fulfilment'], { timeout: 120_000 }).catch(
       (error: { stdout?: string }) => ({ stdout: error.stdout ?? String(error) }),
     );
     console.log(stdout.trim());
     expect(stdout).not.toContain('FAIL');
     expect(stdout).toContain('PASS receive: DeliveryCount=1'); // .NET counts the first delivery as 1, as the host reports it
-    expect(stdout).toContain('all 7 steps passed');
+    expect(stdout).toContain('PASS subscription-processor: processed dotnet-topic-2 from the subscription, auto-completed');
+    expect(stdout).toContain('all 9 steps passed');
   }, 180_000);
 });
