@@ -172,7 +172,7 @@ function applyTimeToLive(account: Account, params: Record<string, string>): void
   if (!params.dbId || !params.collId) return;
   const collection = account.database(params.dbId).collection(params.collId);
   if (!collection.read()) return;
-  trackTimeToLive(collection);
+  trackTimeToLive(collection, () => account.database(params.dbId ?? '').collection(params.collId ?? '') === collection);
   purgeExpired(collection);
 }
 
