@@ -1,7 +1,7 @@
 import { settingDefaults } from '../../src/config.js';
 import { startCosmosStandIn } from '../cosmos/cosmosStandIn.js';
 import type { CosmosStandIn } from '../cosmos/cosmosStandIn.js';
-import { loadQueueFile, startServiceBusEmulator, toQueueSettings, toTopicConfig } from '../servicebus-emulator/index.js';
+import { loadOfficialEmulatorConfig, loadQueueFile, startServiceBusEmulator, toQueueSettings, toTopicConfig } from '../servicebus-emulator/index.js';
 import type { ServiceBusEmulator } from '../servicebus-emulator/index.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 
@@ -20,6 +20,8 @@ export interface LocalStackOptions {
   readonly ports?: { readonly serviceBus?: number; readonly cosmos?: number };
   /** Overrides the queue file's lock duration (the demo plays crashed consumers, whose locks must run out quickly). */
   readonly lockDurationMs?: number;
+  /** Microsoft's emulator's Config.json instead of infra/servicebus-queues.json (for its samples; the app needs the orders queue). */
+  readonly serviceBusConfigPath?: string;
 }
 
 /** A component could not listen on its port: says which, which port, and what to do. */
@@ -59,7 +61,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     }),
   );
   const topics = Object.fromEntries(Object.entries(file.topics).map(([name, definition]) => [name, toTopicConfig(definition)]));
-  const serviceBus = await onPort('the Service Bus emulator', ports.serviceBus, "Microsoft's Service Bus emulator or another AMQP broker", () => startServiceBusEmulator({ port: ports.serviceBus, queues, topics })).catch(async (error: unknown) => {
+  const entities = options.serviceBusConfigPath ? loadOfficialEmulatorConfig(options.serviceBusConfigPath) : { queues, topics };
+  // GET /health on 5300 like Microsoft's emulator, for scripts that wait for it (any free port otherwise).
+  const healthPort = options.wellKnownPorts ? 5300 : 0;
+  const serviceBus = await onPort('the Service Bus emulator', ports.serviceBus, "Microsoft's Service Bus emulator or another AMQP broker", () => startServiceBusEmulator({ port: ports.serviceBus, healthPort, ...entities })).catch(async (error: unknown) => {
     await cosmos.close();
     throw error;
   });

@@ -20,6 +20,7 @@ const program = new Command('npm run local --')
   .option('--no-functions', 'with --serve: run only the emulators, for `func start` or your own consumer')
   .option('--runbook-demo', 'with --serve: leave a conflict in the dead-letter queue and a payment rejected as OrderNeverArrived, for the runbook (docs/operations.md)')
   .option('--verbose', "with --serve: print each delivery's JSON log lines instead of one short line")
+  .option('--servicebus-config <Config.json>', "with --serve --no-functions: the entities of a Config.json of Microsoft's Service Bus emulator, so its samples run unchanged")
   .option('--orders <count>', 'orders in the sample workload', positiveInteger, 100)
   .showHelpAfterError();
 
@@ -30,10 +31,11 @@ function positiveInteger(value: string): number {
 }
 
 async function main(): Promise<void> {
-  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number; runbookDemo?: boolean; verbose?: boolean }>();
+  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number; runbookDemo?: boolean; verbose?: boolean; servicebusConfig?: string }>();
   if (options.runbookDemo && (!options.serve || !options.functions)) program.error('--runbook-demo needs --serve with the functions running');
+  if (options.servicebusConfig && (!options.serve || options.functions)) program.error('--servicebus-config needs --serve --no-functions (the app needs the entities of infra/servicebus-queues.json)');
   if (options.serve) {
-    await serve(options.functions, options.runbookDemo === true, options.verbose === true);
+    await serve(options.functions, options.runbookDemo === true, options.verbose === true, options.servicebusConfig);
     return;
   }
   console.log(`Starting the local stack (queue lock shortened to ${demoLockDurationMs / 1000} s so that crashed consumers' locks run out quickly)...`);
@@ -45,9 +47,10 @@ async function main(): Promise<void> {
   process.exitCode = ok ? 0 : 1;
 }
 
-async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: boolean): Promise<void> {
-  const stack: LocalStack = await startLocalStack({ wellKnownPorts: true });
-  console.log('The local stack is up: Service Bus emulator on 5672, Cosmos DB stand-in on 8081.');
+async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: boolean, serviceBusConfigPath?: string): Promise<void> {
+  const stack: LocalStack = await startLocalStack({ wellKnownPorts: true, serviceBusConfigPath });
+  console.log('The local stack is up: Service Bus emulator on 5672 (GET http://127.0.0.1:5300/health), Cosmos DB stand-in on 8081.');
+  if (serviceBusConfigPath) console.log(`Service Bus entities from ${serviceBusConfigPath}.`);
   console.log('Every setting the app (or Core Tools, as local.settings.json) needs against it:\n');
   console.log(localSettingsJson(stack.settings));
   let close = () => stack.close();

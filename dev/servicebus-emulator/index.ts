@@ -6,3 +6,4 @@ export { defaultRule, parseSqlFilter, sqlFilter, SqlFilterSyntaxError } from './
 export type { CorrelationFields, RuleFilter, SubscriptionRule } from './subscriptionRules.js';
 export type { TopicEntity, TopicSettings } from './topicEntity.js';
 export type { MessageEntity, StoredMessage } from './messageEntity.js';
+export { isoDurationMs, loadOfficialEmulatorConfig } from './officialEmulatorConfig.js';

@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import rhea from 'rhea';
 import type { Connection, Container, Delivery, EventContext, Receiver, Sender } from 'rhea';
@@ -31,10 +32,17 @@ export interface ServiceBusEmulatorOptions {
   readonly topics?: Readonly<Record<string, TopicConfig>>;
   /** Shared access keys by name that signed tokens must use; `{ local: 'local' }` by default. */
   readonly sharedAccessKeys?: SharedAccessKeys;
+  /**
+   * Serve `GET /health` over HTTP on this port (0: any free one), as Microsoft's emulator does on
+   * 5300, so that scripts and samples that wait for it run unchanged. Off when unset.
+   */
+  readonly healthPort?: number;
 }
 
 export interface ServiceBusEmulator {
   readonly port: number;
+  /** The port of `GET /health`, when it was asked for. */
+  readonly healthPort?: number;
   /** What `@azure/service-bus` and Azure.Messaging.ServiceBus accept for this emulator. */
   readonly connectionString: string;
   /** A queue or subscription (or its `/$DeadLetterQueue`) for inspection; undefined if there is none. */
@@ -61,12 +69,39 @@ export async function startServiceBusEmulator(options: ServiceBusEmulatorOptions
   const broker = new Broker(options.queues ?? file?.queues ?? {}, options.topics ?? (options.queues === undefined ? (file?.topics ?? {}) : {}), options.sharedAccessKeys ?? defaultSharedAccessKeys);
   const port = await broker.listen(options.port ?? 5672, options.host ?? '127.0.0.1');
   const host = options.host ?? '127.0.0.1';
+  const health = options.healthPort === undefined ? undefined : await serveHealth(options.healthPort, host).catch(async (error: unknown) => {
+    await broker.close();
+    throw error;
+  });
   return {
     port,
+    healthPort: health?.port,
     connectionString: `Endpoint=sb://${host}:${port};SharedAccessKeyName=local;SharedAccessKey=local;UseDevelopmentEmulator=true`,
     entity: (address) => broker.entity(address),
     topic: (name) => broker.topic(name),
-    close: () => broker.close(),
+    close: async () => {
+      await health?.close();
+      await broker.close();
+    },
+  };
+}
+
+/** Ready once the AMQP listener is: the broker keeps everything in memory, so there is nothing else to wait for. */
+async function serveHealth(port: number, host: string): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const healthy = req.method === 'GET' && (req.url ?? '').split('?')[0] === '/health';
+    res.writeHead(healthy ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(healthy ? { status: 'healthy' } : { error: `no route for ${req.method ?? ''} ${req.url ?? ''}` }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new Error(`the Service Bus emulator's health endpoint cannot listen on port ${port}: it is in use (Microsoft's Service Bus emulator?)`) : error),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
 
