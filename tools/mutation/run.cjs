@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+// npm run test:mutation: Stryker 10 needs Node 22 or later. On an older Node (this project supports
+// 20), Node 22 is taken from the npm registry, pinned here, for this run only.
+'use strict';
+const { spawnSync } = require('node:child_process');
+const { join } = require('node:path');
+
+const node22 = '22.23.3';
+const stryker = join(__dirname, '..', '..', 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js');
+const args = [stryker, 'run', ...process.argv.slice(2)];
+const major = Number(process.versions.node.split('.')[0]);
+const run =
+  major >= 22
+    ? spawnSync(process.execPath, args, { stdio: 'inherit' })
+    : spawnSync('npm', ['exec', '--yes', `--package=node@${node22}`, '--', 'node', ...args], { stdio: 'inherit' });
+if (run.error) {
+  console.error(`could not start Stryker: ${run.error.message}`);
+  process.exit(2);
+}
+process.exit(run.status ?? 1);
