@@ -259,17 +259,24 @@ function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: Parke
     io.stdout(JSON.stringify({ reports, failed, missing }, null, 2));
   } else {
     for (const r of reports) io.stdout(`${r.orderId}/${r.id}  ${r.messageId ?? ''}${r.copyMessageId ? ` -> ${r.copyMessageId}` : ''}  ${r.outcome}  ${r.detail}`);
-    const counts = Object.entries(reports.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.outcome]: (acc[r.outcome] ?? 0) + 1 }), {}));
-    io.stdout(`${counts.map(([k, v]) => `${k} ${v}`).join(', ') || 'no parked item matched'}${missing > 0 ? `; ${missing} named item(s) not found` : ''}`);
+    io.stdout(summaryLine(reports, 'no parked item matched', missing, 'item(s)'));
   }
   return failed > 0 || missing > 0 ? 1 : 0;
 }
 
+/** A table cell: cut to its width with an ellipsis, padded to it. */
+function cut(text: string | undefined, width: number): string {
+  const t = text ?? '';
+  return (t.length > width ? `${t.slice(0, width - 1)}…` : t).padEnd(width);
+}
+
+/** The closing line of a report: each outcome with its count, and the named targets not found. */
+function summaryLine(reports: readonly { readonly outcome: string }[], nothing: string, missing: number, missingNoun: string): string {
+  const counts = Object.entries(reports.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.outcome]: (acc[r.outcome] ?? 0) + 1 }), {}));
+  return `${counts.map(([k, v]) => `${k} ${v}`).join(', ') || nothing}${missing > 0 ? `; ${missing} named ${missingNoun} not found` : ''}`;
+}
+
 function parkedTable(rows: ListedParkedItem[]): string {
-  const cut = (text: string | undefined, width: number) => {
-    const t = text ?? '';
-    return (t.length > width ? `${t.slice(0, width - 1)}…` : t).padEnd(width);
-  };
   const header = `${cut('ORDER', 24)}  ${cut('TYPE', 18)}  ${cut('MESSAGE ID', 24)}  ${cut('STATE', 11)}  ${cut('REASON', 18)}  ${cut('PARKED', 20)}  DESCRIPTION`;
   const lines = rows.map(
     (r) => `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${cut(r.messageId, 24)}  ${cut(r.state, 11)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
@@ -378,17 +385,12 @@ function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: 
       const copy = r.copyMessageId ? ` -> ${r.copyMessageId}` : '';
       io.stdout(`${String(r.sequenceNumber).padStart(6)}  ${r.messageId ?? '(no MessageId)'}${copy}  ${r.outcome}  ${r.detail}`);
     }
-    const counts = Object.entries(reports.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.outcome]: (acc[r.outcome] ?? 0) + 1 }), {}));
-    io.stdout(`${counts.map(([k, v]) => `${k} ${v}`).join(', ') || 'no message matched'}${missing > 0 ? `; ${missing} named message(s) not found` : ''}`);
+    io.stdout(summaryLine(reports, 'no message matched', missing, 'message(s)'));
   }
   return failed > 0 || missing > 0 ? 1 : 0;
 }
 
 function table(rows: ListedMessage[]): string {
-  const cut = (text: string | undefined, width: number) => {
-    const t = text ?? '';
-    return (t.length > width ? `${t.slice(0, width - 1)}…` : t).padEnd(width);
-  };
   const header = `${'SEQ'.padStart(6)}  ${cut('MESSAGE ID', 24)}  ${cut('DEDUP KEY', 24)}  ${cut('REASON', 26)}  ${cut('DESCRIPTION', 30)}  DLV  ${cut('ENQUEUED', 20)}  STORE`;
   const lines = rows.map(
     (r) =>

@@ -1,5 +1,5 @@
 import type { Container, CosmosClient } from '@azure/cosmos';
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CountingDocumentStore } from '../../dev/store/countingDocumentStore.js';
 import { CosmosDocumentStore } from '../../src/cosmos/index.js';
@@ -9,23 +9,19 @@ import { OutcomeMetrics, OutcomeTelemetry } from '../../src/telemetry/index.js';
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { newOrderId, orderPlaced } from '../support/orderMessages.js';
 import { RecordingLog } from '../support/recordingLog.js';
-
-class TestReader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
+import { TestMetricReader } from '../support/testMetricReader.js';
 
 let client: CosmosClient;
 let container: Container;
 let store: CountingDocumentStore;
-let reader: TestReader;
+let reader: TestMetricReader;
 let consumer: OrderConsumer;
 
 beforeAll(async () => {
   client = testCosmosClient();
   container = await createOrdersContainer(client);
   store = new CountingDocumentStore(new CosmosDocumentStore(container));
-  reader = new TestReader();
+  reader = new TestMetricReader();
   const meter = new MeterProvider({ readers: [reader] }).getMeter('test');
   consumer = new OrderConsumer({
     store,

@@ -1,5 +1,5 @@
 import type { Container, CosmosClient } from '@azure/cosmos';
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CountingDocumentStore } from '../../dev/store/countingDocumentStore.js';
 import { loadSettings } from '../../src/config.js';
@@ -10,16 +10,12 @@ import { OutcomeMetrics, OutcomeTelemetry, ParkedItemMetrics } from '../../src/t
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { newOrderId, orderPlaced, orderStatusChanged, paymentReceived } from '../support/orderMessages.js';
 import { RecordingLog } from '../support/recordingLog.js';
-
-class TestReader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
+import { TestMetricReader } from '../support/testMetricReader.js';
 
 let client: CosmosClient;
 let container: Container;
 let store: CountingDocumentStore;
-let reader: TestReader;
+let reader: TestMetricReader;
 let meter: ReturnType<MeterProvider['getMeter']>;
 let consumer: OrderConsumer;
 let nowMs = Date.parse('2026-11-30T12:00:00Z');
@@ -29,7 +25,7 @@ beforeAll(async () => {
   client = testCosmosClient();
   container = await createOrdersContainer(client);
   store = new CountingDocumentStore(new CosmosDocumentStore(container));
-  reader = new TestReader();
+  reader = new TestMetricReader();
   meter = new MeterProvider({ readers: [reader] }).getMeter('test');
   consumer = new OrderConsumer({
     store,
