@@ -15,20 +15,6 @@ export type PermanentFailureCode =
   | 'RetryBudgetExhausted'
   | 'PayloadConflict';
 
-export const permanentFailureCodes: readonly PermanentFailureCode[] = [
-  'InvalidJson',
-  'SchemaViolation',
-  'NoDedupKey',
-  'InvalidIdempotencyKey',
-  'InvalidCloudEvent',
-  'BodyTooDeep',
-  'UnknownMessageType',
-  'MessageTooLarge',
-  'CurrencyMismatch',
-  'RetryBudgetExhausted',
-  'PayloadConflict',
-];
-
 /** A message that must end in the dead-letter queue with a reason; redelivering it cannot help. */
 export class PermanentMessageError extends Error {
   override readonly name = 'PermanentMessageError';

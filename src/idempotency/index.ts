@@ -8,7 +8,6 @@ export type { CommitResult, DocumentQuery, DocumentStore, StoredDocument, Versio
 export { decideDelayedRetry, delayedRetryDelayMs, inInvocationPauseMs } from './retrySchedule.js';
 export type { DelayedRetryDecision, RetryPolicy } from './retrySchedule.js';
 export { InMemoryDocumentStore } from './inMemoryDocumentStore.js';
-export { mustNotComplete, outcomeKinds } from './outcome.js';
 export type { OutcomeKind, ParkedItemRejected, ProcessingOutcome } from './outcome.js';
-export { ConfigurationError, PermanentMessageError, TransientStoreError, permanentFailureCodes } from './errors.js';
+export { ConfigurationError, PermanentMessageError, TransientStoreError } from './errors.js';
 export type { PermanentFailureCode, SettingProblem } from './errors.js';

@@ -38,10 +38,3 @@ export interface ParkedItemRejected {
 }
 
 export type OutcomeKind = ProcessingOutcome['kind'];
-
-export const outcomeKinds: readonly OutcomeKind[] = ['created', 'parked', 'duplicate', 'conflict', 'stale', 'invalid', 'retry', 'rescheduled'];
-
-/** Outcomes after which the message must not be completed. */
-export function mustNotComplete(outcome: ProcessingOutcome): boolean {
-  return outcome.kind === 'conflict' || outcome.kind === 'invalid' || outcome.kind === 'retry';
-}
