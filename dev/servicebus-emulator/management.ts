@@ -36,13 +36,8 @@ export function handleManagementRequest(request: AmqpMessage, entity: MessageEnt
       return updateDisposition(body, lockHolder);
     case 'com.microsoft:receive-by-sequence-number':
       return receiveBySequenceNumber(entity, body);
-    case 'com.microsoft:schedule-message':
-      return schedule(entity, body);
-    case 'com.microsoft:cancel-scheduled-message':
-      for (const seq of listOf(body['sequence-numbers'])) entity.cancelScheduled(sequenceNumberOf(seq));
-      return { status: 200, body: {} };
     default:
-      return { status: 501, condition: 'amqp:not-implemented', description: `The emulator does not implement ${String(operation)}.` };
+      return scheduling(operation, body, entity) ?? { status: 501, condition: 'amqp:not-implemented', description: `The emulator does not implement ${String(operation)}.` };
   }
 }
 
@@ -56,15 +51,15 @@ interface Schedulable {
 export function handleTopicManagementRequest(request: AmqpMessage, topic: Schedulable): ManagementReply {
   const operation = request.application_properties?.operation;
   const body = (request.body ?? {}) as Record<string, unknown>;
-  switch (operation) {
-    case 'com.microsoft:schedule-message':
-      return schedule(topic, body);
-    case 'com.microsoft:cancel-scheduled-message':
-      for (const seq of listOf(body['sequence-numbers'])) topic.cancelScheduled(sequenceNumberOf(seq));
-      return { status: 200, body: {} };
-    default:
-      return { status: 400, condition: 'amqp:not-allowed', description: `${String(operation)} is not allowed on a topic: use one of its subscriptions.` };
-  }
+  return scheduling(operation, body, topic) ?? { status: 400, condition: 'amqp:not-allowed', description: `${String(operation)} is not allowed on a topic: use one of its subscriptions.` };
+}
+
+/** Schedule and cancel, the same on a queue and a topic; undefined for any other operation. */
+function scheduling(operation: unknown, body: Record<string, unknown>, target: Schedulable): ManagementReply | undefined {
+  if (operation === 'com.microsoft:schedule-message') return schedule(target, body);
+  if (operation !== 'com.microsoft:cancel-scheduled-message') return undefined;
+  for (const seq of listOf(body['sequence-numbers'])) target.cancelScheduled(sequenceNumberOf(seq));
+  return { status: 200, body: {} };
 }
 
 function peek(entity: MessageEntity, body: Record<string, unknown>): ManagementReply {
