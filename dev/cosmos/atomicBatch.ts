@@ -4,6 +4,7 @@ import type Collection from '@vercel/cosmosdb-server/lib/account/collection';
 import * as documentOperations from '@vercel/cosmosdb-server/lib/handler/_document-operations';
 import type { OperationResult } from '@vercel/cosmosdb-server/lib/handler/_document-operations';
 import readJson from '@vercel/cosmosdb-server/lib/json';
+import { asOneChange } from './changeFeed.js';
 
 /** The private storage of the library's collection, which a rollback has to put back. */
 interface DocumentStorage {
@@ -43,17 +44,20 @@ export async function handleAtomicBatch(
   const results: OperationResult[] = [];
   // Azure takes the batch's partition key from the request header; operations need not repeat it.
   const batchKey = headerValue(req.headers['x-ms-documentdb-partitionkey']);
-  try {
-    for (const operation of body as BatchOperation[]) {
-      const result = runOperation(collection, operation.partitionKey === undefined && batchKey !== undefined ? { ...operation, partitionKey: batchKey } : operation);
-      results.push(result);
-      if (result.statusCode >= 400) break;
+  asOneChange(collection, () => {
+    try {
+      for (const operation of body as BatchOperation[]) {
+        const result = runOperation(collection, operation.partitionKey === undefined && batchKey !== undefined ? { ...operation, partitionKey: batchKey } : operation);
+        results.push(result);
+        if (result.statusCode >= 400) break;
+      }
+    } finally {
+      const failedAt = results.findIndex((r) => r.statusCode >= 400);
+      for (const j of journals) j.close(failedAt >= 0);
+      if (failedAt >= 0) storage._ridCount = ridCount;
     }
-  } finally {
-    const failedAt = results.findIndex((r) => r.statusCode >= 400);
-    for (const j of journals) j.close(failedAt >= 0);
-    if (failedAt >= 0) storage._ridCount = ridCount;
-  }
+    return { result: undefined, committed: results.every((r) => r.statusCode < 400) };
+  });
   const failed = results.findIndex((r) => r.statusCode >= 400);
   if (failed < 0) return results.map(toOperationResponse);
   res.statusCode = 207;

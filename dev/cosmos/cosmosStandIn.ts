@@ -6,10 +6,14 @@ import type { Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import Account from '@vercel/cosmosdb-server/lib/account';
+import type Collection from '@vercel/cosmosdb-server/lib/account/collection';
 import routeRequest from '@vercel/cosmosdb-server/lib/routes';
 import isTrueHeader from '@vercel/cosmosdb-server/lib/true-header';
 import queryDocuments from '@vercel/cosmosdb-server/lib/handler/query-documents';
+import readDocuments from '@vercel/cosmosdb-server/lib/handler/read-documents';
+import readPartitionKeyRanges from '@vercel/cosmosdb-server/lib/handler/read-partition-key-ranges';
 import { handleAtomicBatch } from './atomicBatch.js';
+import { handleChangeFeed, handlePartitionKeyRangeFeed, isChangeFeedRequest, trackChanges } from './changeFeed.js';
 import { handlePartitionScopedQuery } from './partitionScopedQuery.js';
 import { needsValidation, validateWrite } from './requestValidation.js';
 import { purgeAllExpired, purgeExpired, trackTimeToLive } from './timeToLive.js';
@@ -101,7 +105,12 @@ async function respond(account: Account, req: IncomingMessage, res: ServerRespon
       body = { code: 'BadRequest', message: `no route for ${req.method} ${req.url}` };
     } else {
       const [params, handler] = route;
-      applyTimeToLive(account, params);
+      const collection = observeCollection(account, params);
+      if (collection && isChangeFeedRequest(req) && (handler === (readDocuments as unknown) || handler === (readPartitionKeyRanges as unknown))) {
+        body = handler === (readDocuments as unknown) ? handleChangeFeed(collection, req, res) : handlePartitionKeyRangeFeed(collection, req, res);
+        writeResponse(req, res, body);
+        return;
+      }
       if (needsValidation(handler)) {
         const { request, failure } = await validateWrite(handler, req);
         if (failure) {
@@ -167,13 +176,18 @@ function answerWithFault(faults: ActiveFault[], req: IncomingMessage, res: Serve
   return true;
 }
 
-/** Every request to a collection first removes what has expired, so no request can see it. */
-function applyTimeToLive(account: Account, params: Record<string, string>): void {
-  if (!params.dbId || !params.collId) return;
+/**
+ * Every request to a collection first removes what has expired, so no request can see it, and
+ * makes sure the collection's writes are observed (time to live, change feed) before any is made.
+ */
+function observeCollection(account: Account, params: Record<string, string>): Collection | undefined {
+  if (!params.dbId || !params.collId) return undefined;
   const collection = account.database(params.dbId).collection(params.collId);
-  if (!collection.read()) return;
+  if (!collection.read()) return undefined;
   trackTimeToLive(collection, () => account.database(params.dbId ?? '').collection(params.collId ?? '') === collection);
+  trackChanges(collection);
   purgeExpired(collection);
+  return collection;
 }
 
 function writeResponse(req: IncomingMessage, res: ServerResponse, body: unknown): void {
@@ -183,6 +197,10 @@ function writeResponse(req: IncomingMessage, res: ServerResponse, body: unknown)
   res.setHeader('content-location', `https://${req.headers.host}${req.url}`);
   res.setHeader('x-ms-activity-id', randomUUID());
   res.setHeader('x-ms-request-charge', '1');
+  if (res.statusCode === 304) {
+    res.end();
+    return;
+  }
   const withMessage = res.statusCode > 399 && typeof body === 'object' && body !== null && !('message' in body) ? { ...body, message: '' } : body;
   res.end(JSON.stringify(withMessage ?? {}));
 }
