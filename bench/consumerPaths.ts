@@ -40,6 +40,7 @@ async function main(): Promise<void> {
     store,
     now: () => new Date(),
     markerTtlSeconds: 3600,
+    orderEventsDestination: 'order-events',
     maxMessageBytes: 262_144,
     maxConcurrencyAttempts: 10,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('bench'))),

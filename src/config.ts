@@ -26,6 +26,12 @@ export const settingDefaults = {
   PARKED_ITEM_HORIZON_SECONDS: undefined,
   PARKED_SWEEP_SCHEDULE: '0 */5 * * * *',
   PARKED_SWEEP_MIN_AGE_SECONDS: 60,
+  ORDER_EVENTS_TOPIC_NAME: 'order-events',
+  COSMOS_LEASES_CONTAINER: 'leases',
+  OUTBOX_PUBLISHED_TTL_SECONDS: days(7),
+  OUTBOX_SWEEP_SCHEDULE: '30 */1 * * * *',
+  OUTBOX_SWEEP_MIN_AGE_SECONDS: 60,
+  OUTBOX_LAG_ALERT_SECONDS: 300,
 } as const;
 
 const optionalText = z.string().trim().min(1).optional();
@@ -58,6 +64,12 @@ const settingsSchema = z.object({
   PARKED_ITEM_HORIZON_SECONDS: z.coerce.number().int().min(1).optional(),
   PARKED_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.PARKED_SWEEP_SCHEDULE),
   PARKED_SWEEP_MIN_AGE_SECONDS: wholeNumber(0, settingDefaults.PARKED_SWEEP_MIN_AGE_SECONDS),
+  ORDER_EVENTS_TOPIC_NAME: z.string().trim().min(1).default(settingDefaults.ORDER_EVENTS_TOPIC_NAME),
+  COSMOS_LEASES_CONTAINER: z.string().trim().min(1).default(settingDefaults.COSMOS_LEASES_CONTAINER),
+  OUTBOX_PUBLISHED_TTL_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_PUBLISHED_TTL_SECONDS),
+  OUTBOX_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.OUTBOX_SWEEP_SCHEDULE),
+  OUTBOX_SWEEP_MIN_AGE_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_SWEEP_MIN_AGE_SECONDS),
+  OUTBOX_LAG_ALERT_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_LAG_ALERT_SECONDS),
 });
 
 export interface Settings {
@@ -80,6 +92,15 @@ export interface Settings {
     readonly sweepMinAgeSeconds: number;
   };
   readonly retry: RetryPolicy & { readonly delayedRetryEnabled: boolean };
+  readonly outbox: {
+    /** The topic OrderAccepted events go to. */
+    readonly orderEventsTopicName: string;
+    readonly publishedTtlSeconds: number;
+    /** The sweeper republishes entries pending longer than this: the change feed had its chance. */
+    readonly sweepMinAgeSeconds: number;
+    /** Above this age of the oldest pending entry, each sweep logs an error line. */
+    readonly lagAlertSeconds: number;
+  };
   /** The trigger's own connection, for sending delayed retries: a connection string, or a namespace with identity. */
   readonly serviceBus: { readonly connectionString?: string; readonly fullyQualifiedNamespace?: string; readonly clientId?: string };
   readonly queue: {
@@ -149,6 +170,12 @@ function toSettings(s: z.infer<typeof settingsSchema>): Settings {
       maxDelayMs: s.DELAYED_RETRY_MAX_DELAY_SECONDS * 1000,
       budgetMs: s.TRANSIENT_RETRY_BUDGET_SECONDS * 1000,
       delayedRetryEnabled: s.DELAYED_RETRY_ENABLED === 'true',
+    },
+    outbox: {
+      orderEventsTopicName: s.ORDER_EVENTS_TOPIC_NAME,
+      publishedTtlSeconds: s.OUTBOX_PUBLISHED_TTL_SECONDS,
+      sweepMinAgeSeconds: s.OUTBOX_SWEEP_MIN_AGE_SECONDS,
+      lagAlertSeconds: s.OUTBOX_LAG_ALERT_SECONDS,
     },
     serviceBus: {
       connectionString: s.ServiceBusConnection,

@@ -2,6 +2,9 @@ import { join } from 'node:path';
 import { DefaultAzureCredential } from '@azure/identity';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
+import { randomUUID } from 'node:crypto';
+import { startCosmosTriggerListener } from './cosmosTriggers.js';
+import type { CosmosTriggerListener, CosmosTriggerOptions } from './cosmosTriggers.js';
 import type { RegisteredFunction } from './functionsCore.js';
 import { invokeServiceBusFunction } from './hostInvocation.js';
 import type { InvocationResult, ServiceBusDelivery } from './hostInvocation.js';
@@ -33,12 +36,17 @@ export interface LocalHostOptions {
   readonly timerLeaseDirectory?: string;
   /** Called after each timer invocation. */
   readonly onTimerInvocation?: (fn: RegisteredFunction, result: InvocationResult) => void;
+  /** Cosmos DB triggers: this instance's name in the leases, shorter intervals, observers. */
+  readonly cosmos?: Partial<Omit<CosmosTriggerOptions, 'settings'>>;
 }
 
 export interface LocalFunctionsHost {
   readonly listeners: readonly { functionName: string; queueName: string }[];
   readonly timers: readonly TimerListener[];
-  close(): Promise<void>;
+  /** Resolves once every Cosmos DB trigger listens (has checked its containers and tried its leases); rejects with why one cannot. */
+  readonly cosmosTriggers: Promise<readonly CosmosTriggerListener[]>;
+  /** `releaseLeases: false` plays a host that died: its Cosmos DB leases stay until they expire. */
+  close(options?: { releaseLeases?: boolean }): Promise<void>;
 }
 
 /**
@@ -58,6 +66,15 @@ export function startLocalFunctionsHost(functions: readonly RegisteredFunction[]
     const lease = options.timerLeaseDirectory ? fileLease(join(options.timerLeaseDirectory, `${fn.metadata.name}.listener.lease`)) : processLocalLease;
     return [startTimerListener(fn, trigger, { settings: options.settings, lease, onInvocation: options.onTimerInvocation })];
   });
+  const instanceId = options.cosmos?.instanceId ?? `local-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const cosmosTriggers = Promise.all(
+    functions.flatMap((fn) => {
+      const trigger = Object.values(fn.metadata.bindings).find((b) => b.type === 'cosmosDBTrigger');
+      return trigger ? [startCosmosTriggerListener(fn, trigger, { ...options.cosmos, settings: options.settings, instanceId })] : [];
+    }),
+  );
+  // Observed here so that a host nobody asks about its Cosmos triggers does not crash the process.
+  cosmosTriggers.catch(() => undefined);
   for (const fn of functions) {
     const trigger = Object.values(fn.metadata.bindings).find((b) => b.type === 'serviceBusTrigger');
     if (!trigger) continue;
@@ -77,7 +94,10 @@ export function startLocalFunctionsHost(functions: readonly RegisteredFunction[]
   return {
     listeners,
     timers,
-    async close() {
+    cosmosTriggers,
+    async close(closeOptions = {}) {
+      const cosmos = await cosmosTriggers.catch(() => []);
+      await Promise.all(cosmos.map((c) => c.close(closeOptions)));
       await Promise.all(timers.map((t) => t.close()));
       await Promise.all(receivers.map((r) => r.close()));
       await Promise.all([...clients.values()].map((c) => c.close()));

@@ -43,6 +43,7 @@ async function onPort<T>(component: string, port: number, usualSuspect: string, 
 
 export const localDatabase = 'orders';
 export const localContainer = 'orders';
+export const localLeasesContainer = 'leases';
 
 /** Both stand-ins, with the queues and topics of infra/servicebus-queues.json and the container the Bicep creates. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
@@ -51,6 +52,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const client = createCosmosClient({ endpoint: cosmos.endpoint, key: cosmos.key });
   const { database } = await client.databases.createIfNotExists({ id: localDatabase });
   await database.containers.createIfNotExists({ id: localContainer, partitionKey: { paths: ['/orderId'] }, defaultTtl: -1 });
+  // The Cosmos DB trigger's leases, partitioned by /id as the trigger requires (the Bicep creates the same).
+  await database.containers.createIfNotExists({ id: localLeasesContainer, partitionKey: { paths: ['/id'] } });
   client.dispose();
 
   const file = loadQueueFile();
@@ -76,6 +79,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     COSMOS_KEY: cosmos.key,
     COSMOS_DATABASE: localDatabase,
     COSMOS_ORDERS_CONTAINER: localContainer,
+    COSMOS_LEASES_CONTAINER: localLeasesContainer,
+    // The Cosmos DB trigger's own connection, as a connection string (an identity connection in Azure).
+    CosmosDbConnection: `AccountEndpoint=${cosmos.endpoint};AccountKey=${cosmos.key};`,
+    ORDER_EVENTS_TOPIC_NAME: 'order-events',
     ...(orders
       ? {
           QUEUE_MAX_DELIVERY_COUNT: String(orders.maxDeliveryCount),
@@ -88,6 +95,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     DLQ_RESUBMIT_HORIZON_SECONDS: String(file.operations.deadLetterResubmitHorizonSeconds),
     INBOX_MARKER_TTL_SECONDS: String(file.operations.inboxMarkerTtlSeconds),
     PARKED_SWEEP_SCHEDULE: settingDefaults.PARKED_SWEEP_SCHEDULE,
+    OUTBOX_SWEEP_SCHEDULE: settingDefaults.OUTBOX_SWEEP_SCHEDULE,
   };
   return {
     cosmos,

@@ -18,6 +18,7 @@ export function createOrderConsumer(settings: Settings, overrides: ConsumerOverr
     now: overrides.now ?? (() => new Date()),
     consumerName: settings.consumerName,
     markerTtlSeconds: settings.markerTtlSeconds,
+    orderEventsDestination: settings.outbox.orderEventsTopicName,
     maxMessageBytes: settings.maxMessageBytes,
     maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
     retry: settings.retry,

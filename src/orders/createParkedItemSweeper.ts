@@ -24,6 +24,7 @@ export function createParkedItemSweeper(settings: Settings, overrides: SweeperOv
     store: overrides.store ?? ordersStore(settings),
     now: overrides.now ?? (() => new Date()),
     markerTtlSeconds: settings.markerTtlSeconds,
+    orderEventsDestination: settings.outbox.orderEventsTopicName,
     maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
   };
   const parkedMetrics = new ParkedItemMetrics(overrides.meter ?? metrics.getMeter(meterName));

@@ -1,4 +1,6 @@
 import { documentId } from '../cosmos/documentIds.js';
+import { newOutboxDocument } from '../outbox/outboxDocument.js';
+import type { OutboxDocument } from '../outbox/outboxDocument.js';
 import { addMoney, multiplyMoney } from './money.js';
 import type { OrderMessageType, OrderPlaced, OrderStatus, PaymentReceived } from './schemas.js';
 
@@ -37,18 +39,6 @@ export interface OrderDocument extends Processed {
   readonly statusMessageId?: string;
   readonly amountPaid: number;
   readonly paymentCount: number;
-}
-
-export interface OutboxDocument {
-  readonly id: string;
-  readonly orderId: string;
-  readonly docType: 'outbox';
-  readonly eventType: 'OrderAccepted';
-  readonly payload: { orderId: string; customerId: string; currency: string; total: number; placedAt: string };
-  readonly causationMessageId?: string;
-  readonly createdAt: string;
-  /** Set by the outbox publisher once the event is sent. */
-  readonly publishedAt: string | null;
 }
 
 /** Proof that a non-idempotent message was applied; expires after the retention period. */
@@ -119,17 +109,17 @@ export function newOrderDocument(order: OrderPlaced, processed: Processed): Orde
   };
 }
 
-export function newOrderAcceptedOutbox(order: OrderDocument): OutboxDocument {
-  return {
+/** The event other services act on, written in the order's own batch: `publishOutbox` sends it. */
+export function newOrderAcceptedOutbox(order: OrderDocument, destination: string): OutboxDocument {
+  return newOutboxDocument({
     id: outboxDocumentId(order.orderId),
     orderId: order.orderId,
-    docType: 'outbox',
     eventType: 'OrderAccepted',
-    payload: { orderId: order.orderId, customerId: order.customerId, currency: order.currency, total: order.total, placedAt: order.placedAt },
+    destination,
+    body: { orderId: order.orderId, customerId: order.customerId, currency: order.currency, total: order.total, placedAt: order.placedAt },
     causationMessageId: order.messageId,
     createdAt: order.processedAt,
-    publishedAt: null,
-  };
+  });
 }
 
 export function withPayment(order: OrderDocument, payment: PaymentReceived): OrderDocument {

@@ -9,6 +9,8 @@ export interface FlowContext {
   readonly markerTtlSeconds: number;
   /** Rounds of read-modify-replace before a lost race is handed back to Service Bus as a retry. */
   readonly maxConcurrencyAttempts: number;
+  /** Where the OrderAccepted events that orders write to their outbox are published. */
+  readonly orderEventsDestination: string;
 }
 
 /** A short random pause after a lost race, so that writers contending for one order spread out. */

@@ -26,7 +26,6 @@ export type {
   DocType,
   InboxMarkerDocument,
   OrderDocument,
-  OutboxDocument,
   RejectionDocument,
 } from './documents.js';
 export { orderMessageTypes, orderStatuses } from './schemas.js';

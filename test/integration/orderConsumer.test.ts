@@ -27,6 +27,7 @@ beforeAll(async () => {
     store,
     now: () => new Date('2026-11-30T12:00:00Z'),
     markerTtlSeconds: 3600,
+    orderEventsDestination: 'order-events',
     maxMessageBytes: 262144,
     maxConcurrencyAttempts: 10,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(meter)),

@@ -31,6 +31,7 @@ beforeAll(async () => {
     store,
     now: () => new Date(nowMs),
     markerTtlSeconds: 3600,
+    orderEventsDestination: 'order-events',
     maxMessageBytes: 262144,
     maxConcurrencyAttempts: 10,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(meter), new ParkedItemMetrics(meter)),

@@ -66,6 +66,7 @@ beforeAll(async () => {
       clockMs += ms;
     },
     markerTtlSeconds: 3600,
+    orderEventsDestination: 'order-events',
     maxMessageBytes: 262_144,
     maxConcurrencyAttempts: 10,
     retry: policy,

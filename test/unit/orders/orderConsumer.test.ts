@@ -15,6 +15,7 @@ function consumerOn(store: InMemoryDocumentStore, consumerName?: string) {
     consumerName,
     now: () => new Date('2026-11-30T12:00:00Z'),
     markerTtlSeconds: 3600,
+    orderEventsDestination: 'order-events',
     maxMessageBytes: 262_144,
     maxConcurrencyAttempts: 5,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('unit'))),

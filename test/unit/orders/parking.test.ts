@@ -50,7 +50,7 @@ function setup() {
   let nowMs = startMs;
   const memory = new InMemoryDocumentStore(() => nowMs);
   const store = new InterleavingStore(memory);
-  const ctx = { store, now: () => new Date(nowMs), markerTtlSeconds: 3600, maxConcurrencyAttempts: 5 };
+  const ctx = { store, now: () => new Date(nowMs), markerTtlSeconds: 3600, maxConcurrencyAttempts: 5, orderEventsDestination: 'order-events' };
   const consumer = new OrderConsumer({ ...ctx, maxMessageBytes: 262_144, telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('unit'))) });
   const log = new RecordingLog();
   let sequence = 0;

@@ -1,0 +1,91 @@
+import { metrics } from '@opentelemetry/api';
+import type { Meter } from '@opentelemetry/api';
+import type { Settings } from '../config.js';
+import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
+import { ordersStore } from '../orders/ordersStore.js';
+import { OutboxMetrics, meterName, reportOutboxFailure, reportOutboxLag } from '../telemetry/index.js';
+import type { LogSink } from '../telemetry/index.js';
+import type { EventSender } from './eventSender.js';
+import { isPendingOutbox } from './outboxDocument.js';
+import type { OutboxDocument } from './outboxDocument.js';
+import { TransientPublishError, publishOutboxEntries } from './publishOutbox.js';
+import type { PublishContext, PublishResult } from './publishOutbox.js';
+import { ServiceBusEventSender } from './serviceBusEventSender.js';
+import { sweepOutbox } from './sweepOutbox.js';
+import type { OutboxSweepResult } from './sweepOutbox.js';
+
+export interface OutboxPublisherOverrides {
+  readonly meter?: Meter;
+  readonly now?: () => Date;
+  readonly store?: DocumentStore;
+  readonly sender?: EventSender;
+}
+
+export interface OutboxPublisher {
+  /** A batch from the change feed: every kind of document comes by; only pending outbox entries are sent. */
+  publishChanges(documents: readonly Record<string, unknown>[], log: LogSink): Promise<PublishResult>;
+  sweep(log: LogSink): Promise<OutboxSweepResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * The publisher's composition root: the orders store, a Service Bus sender on the trigger's
+ * connection, the metrics and the log lines. Both entry points throw `TransientPublishError` when a
+ * destination failed for now, after everything else went out: the trigger's retry policy (or the
+ * next sweep) tries again, and what was sent is sent again under the same MessageId.
+ */
+export function createOutboxPublisher(settings: Settings, overrides: OutboxPublisherOverrides = {}): OutboxPublisher {
+  const sender = overrides.sender ?? new ServiceBusEventSender(settings.serviceBus);
+  const ctx: PublishContext = {
+    store: overrides.store ?? ordersStore(settings),
+    sender,
+    now: overrides.now ?? (() => new Date()),
+    publishedTtlSeconds: settings.outbox.publishedTtlSeconds,
+  };
+  const outboxMetrics = new OutboxMetrics(overrides.meter ?? metrics.getMeter(meterName));
+
+  const report = (log: LogSink, source: string, result: PublishResult) => {
+    for (const entry of result.published) {
+      outboxMetrics.recordEvents('published', 1, entry.destination);
+      if (entry.publishedAt) outboxMetrics.recordPublishDelay((Date.parse(entry.publishedAt) - Date.parse(entry.createdAt)) / 1000);
+    }
+    outboxMetrics.recordEvents('already-handled', result.alreadyHandled);
+    for (const entry of result.failed) {
+      outboxMetrics.recordEvents('failed', 1, entry.destination);
+      reportOutboxFailure(log, source, {
+        id: entry.id,
+        orderId: entry.orderId,
+        destination: entry.destination,
+        messageId: entry.message.messageId,
+        reason: entry.failure?.reason ?? 'unknown',
+        detail: entry.failure?.detail ?? '',
+      });
+    }
+    const line = { event: 'outbox-publish', source, published: result.published.length, failed: result.failed.length, alreadyHandled: result.alreadyHandled, retryLater: result.transient.length };
+    if (result.transient.length > 0) log.warn(JSON.stringify({ ...line, transient: result.transient.map((t) => t.message) }));
+    else if (line.published + line.failed + line.alreadyHandled > 0) log.info(JSON.stringify(line));
+    if (result.transient.length > 0) throw new TransientPublishError(result.transient);
+  };
+
+  return {
+    async publishChanges(documents, log) {
+      const entries = documents.filter(isPendingOutbox).map(fromChangeFeed);
+      const result = await publishOutboxEntries(entries, ctx);
+      report(log, 'change-feed', result);
+      return result;
+    },
+    async sweep(log) {
+      const result = await sweepOutbox(ctx, { minAgeSeconds: settings.outbox.sweepMinAgeSeconds });
+      reportOutboxLag(log, outboxMetrics, result, settings.outbox.lagAlertSeconds);
+      report(log, 'sweep', result.published);
+      return result;
+    },
+    close: () => sender.close(),
+  };
+}
+
+/** A change feed document carries its etag (to mark it) and its `_lsn`, which is not ours to write back. */
+function fromChangeFeed(document: Record<string, unknown>): VersionedDocument<OutboxDocument> {
+  const { _lsn: _ignored, ...rest } = document;
+  return { document: rest as unknown as OutboxDocument, etag: String(document._etag) };
+}

@@ -1,0 +1,34 @@
+import type { VersionedDocument } from '../idempotency/index.js';
+import type { OutboxDocument } from './outboxDocument.js';
+import { publishOutboxEntries } from './publishOutbox.js';
+import type { PublishContext, PublishResult } from './publishOutbox.js';
+
+export interface OutboxSweepResult {
+  /** Entries still pending when the sweep began. */
+  readonly pending: number;
+  /** Age of the oldest of them: how far publishing is behind. Undefined when nothing is pending. */
+  readonly oldestPendingAgeSeconds?: number;
+  readonly oldestPendingId?: string;
+  readonly published: PublishResult;
+}
+
+/**
+ * The backstop for the change feed: the Cosmos DB trigger moves on from a batch once its retries are
+ * spent, and a lost lease or a poison batch can leave entries behind. Everything pending longer than
+ * `minAgeSeconds` (the feed's own latency, with room) is sent again through the same publisher.
+ */
+export async function sweepOutbox(ctx: PublishContext, options: { readonly minAgeSeconds: number }): Promise<OutboxSweepResult> {
+  const nowMs = ctx.now().getTime();
+  const cutoff = new Date(nowMs - options.minAgeSeconds * 1000).toISOString();
+  const pending = await ctx.store.find<OutboxDocument>({ docType: 'outbox', equals: { state: 'pending' } });
+  const oldest = pending.reduce<VersionedDocument<OutboxDocument> | undefined>((a, b) => (a === undefined || b.document.createdAt < a.document.createdAt ? b : a), undefined);
+  const due = pending.filter((entry) => entry.document.createdAt < cutoff);
+  const published = await publishOutboxEntries(due, ctx);
+  return {
+    pending: pending.length,
+    ...(oldest === undefined
+      ? {}
+      : { oldestPendingAgeSeconds: Math.max(0, Math.round((nowMs - Date.parse(oldest.document.createdAt)) / 1000)), oldestPendingId: oldest.document.id }),
+    published,
+  };
+}
