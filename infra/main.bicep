@@ -72,6 +72,9 @@ var names = {
 }
 var cosmosDatabaseName = 'orders'
 var cosmosContainerName = 'orders'
+var cosmosLeasesContainerName = 'leases'
+// The outbox publisher's destination for OrderAccepted; the topic and its subscriptions come from the queue file.
+var orderEventsTopicName = 'order-events'
 
 resource resourceGroup 'Microsoft.Resources/resourceGroups@2024-03-01' = {
   name: 'rg-${environmentName}'
@@ -106,7 +109,7 @@ module serviceBus 'modules/serviceBus.bicep' = {
 module cosmos 'modules/cosmos.bicep' = {
   scope: resourceGroup
   name: 'cosmos'
-  params: { name: names.cosmos, location: location, tags: tags, databaseName: cosmosDatabaseName, containerName: cosmosContainerName }
+  params: { name: names.cosmos, location: location, tags: tags, databaseName: cosmosDatabaseName, containerName: cosmosContainerName, leasesContainerName: cosmosLeasesContainerName }
 }
 
 module functionApp 'modules/functionApp.bicep' = {
@@ -128,6 +131,8 @@ module functionApp 'modules/functionApp.bicep' = {
     cosmosEndpoint: cosmos.outputs.endpoint
     cosmosDatabaseName: cosmos.outputs.databaseName
     cosmosContainerName: cosmos.outputs.containerName
+    cosmosLeasesContainerName: cosmos.outputs.leasesContainerName
+    orderEventsTopicName: orderEventsTopicName
     // The retention check at start-up reads these: they must be the queue's real properties.
     retentionSettings: {
       QUEUE_MAX_DELIVERY_COUNT: orders.maxDeliveryCount
@@ -155,6 +160,8 @@ module rbac 'modules/rbac.bicep' = {
     cosmosAccountName: names.cosmos
     cosmosDatabaseName: cosmosDatabaseName
     cosmosContainerName: cosmosContainerName
+    cosmosLeasesContainerName: cosmosLeasesContainerName
+    orderEventsTopicName: orderEventsTopicName
     storageAccountName: names.storage
     applicationInsightsName: names.applicationInsights
   }
@@ -169,6 +176,8 @@ output ORDERS_QUEUE_NAME string = ordersQueueName
 output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
 output COSMOS_DATABASE string = cosmos.outputs.databaseName
 output COSMOS_ORDERS_CONTAINER string = cosmos.outputs.containerName
+output COSMOS_LEASES_CONTAINER string = cosmos.outputs.leasesContainerName
+output ORDER_EVENTS_TOPIC_NAME string = orderEventsTopicName
 output QUEUE_MAX_DELIVERY_COUNT int = orders.maxDeliveryCount
 output QUEUE_LOCK_DURATION_SECONDS int = orders.lockDurationSeconds
 output QUEUE_MESSAGE_TTL_SECONDS int = orders.defaultMessageTimeToLiveSeconds

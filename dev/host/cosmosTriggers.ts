@@ -26,7 +26,7 @@ export interface CosmosTriggerOptions {
   /** Who this host instance is in the leases (the host uses its instance id). */
   readonly instanceId: string;
   /** Overrides for tests and the local stack, which cannot wait the defaults' seconds. */
-  readonly intervals?: Partial<Pick<typeof cosmosTriggerDefaults, 'feedPollDelayMs' | 'leaseAcquireIntervalMs' | 'leaseExpirationIntervalMs' | 'leaseRenewIntervalMs'>>;
+  readonly intervals?: Partial<Record<'feedPollDelayMs' | 'leaseAcquireIntervalMs' | 'leaseExpirationIntervalMs' | 'leaseRenewIntervalMs', number>>;
   readonly onInvocation?: (fn: RegisteredFunction, documents: readonly Record<string, unknown>[], result: InvocationResult, attempt: number) => void;
   readonly onError?: (fn: RegisteredFunction, error: unknown) => void;
 }
@@ -242,7 +242,7 @@ async function mustExist(container: Container, message: string): Promise<void> {
   }
 }
 
-function numbers(trigger: Record<string, unknown>): Partial<typeof cosmosTriggerDefaults> {
+function numbers(trigger: Record<string, unknown>): Partial<Record<string, number>> {
   const pick = (key: string) => (typeof trigger[key] === 'number' ? (trigger[key] as number) : undefined);
   const entries = {
     feedPollDelayMs: pick('feedPollDelay'),

@@ -1,6 +1,7 @@
 // Serverless Cosmos DB with the orders database and container. Keys are off (Entra ID only); the
 // container is partitioned by /orderId and has TTL on with no default expiry, so that only documents
-// with their own `ttl` (inbox markers, rejection records) ever expire.
+// with their own `ttl` (inbox markers, rejection records, published outbox entries) ever expire. The
+// leases container beside it serves the outbox publisher's change feed trigger.
 @description('Name of the Cosmos DB account.')
 param name string
 
@@ -15,6 +16,9 @@ param databaseName string
 
 @description('Orders container name.')
 param containerName string
+
+@description('Leases container of the outbox publisher\'s Cosmos DB trigger.')
+param leasesContainerName string
 
 resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
   name: name
@@ -67,7 +71,21 @@ resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/container
   }
 }
 
+// The Cosmos DB trigger keeps one lease per feed range of the orders container here. The trigger
+// requires /id as the partition key; with an identity it cannot create the container itself.
+resource leases 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: leasesContainerName
+  properties: {
+    resource: {
+      id: leasesContainerName
+      partitionKey: { paths: ['/id'], kind: 'Hash', version: 2 }
+    }
+  }
+}
+
 output name string = account.name
 output endpoint string = account.properties.documentEndpoint
 output databaseName string = database.name
 output containerName string = container.name
+output leasesContainerName string = leases.name

@@ -45,6 +45,12 @@ param cosmosDatabaseName string
 @description('Cosmos DB orders container name.')
 param cosmosContainerName string
 
+@description('Leases container of the outbox publisher\'s Cosmos DB trigger.')
+param cosmosLeasesContainerName string
+
+@description('The topic that outbox events are published to.')
+param orderEventsTopicName string
+
 @description('App settings that carry queue properties and retention, from infra/servicebus-queues.json.')
 param retentionSettings object
 
@@ -69,6 +75,14 @@ var appSettings = union(
     COSMOS_ENDPOINT: cosmosEndpoint
     COSMOS_DATABASE: cosmosDatabaseName
     COSMOS_ORDERS_CONTAINER: cosmosContainerName
+    COSMOS_LEASES_CONTAINER: cosmosLeasesContainerName
+    // The outbox publisher's Cosmos DB trigger connects by identity, like the app's own client.
+    CosmosDbConnection__accountEndpoint: cosmosEndpoint
+    CosmosDbConnection__credential: 'managedidentity'
+    CosmosDbConnection__clientId: identityClientId
+    ORDER_EVENTS_TOPIC_NAME: orderEventsTopicName
+    // The outbox sweeper's timer: every minute, at second 30 (apart from the parked-item sweeper).
+    OUTBOX_SWEEP_SCHEDULE: '30 */1 * * * *'
     // The parked-item sweeper's timer (NCRONTAB, UTC): every five minutes.
     PARKED_SWEEP_SCHEDULE: '0 */5 * * * *'
     // DefaultAzureCredential (the Cosmos client) picks the user-assigned identity by this.

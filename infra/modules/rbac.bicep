@@ -1,5 +1,6 @@
 // Every role assignment, least privilege: the app owns its queue's data (below), reads and writes the
-// orders container, owns its host storage, publishes telemetry. The deploying
+// orders container and the change feed trigger's leases, sends to the order-events topic, owns its
+// host storage, publishes telemetry. The deploying
 // user gets what `npm run dlq` and a local run against Azure need: receive and send on the queue,
 // read and write the container.
 @description('Name of the app\'s user-assigned managed identity.')
@@ -26,6 +27,12 @@ param cosmosDatabaseName string
 
 @description('Cosmos DB orders container name.')
 param cosmosContainerName string
+
+@description('Leases container of the outbox publisher\'s Cosmos DB trigger.')
+param cosmosLeasesContainerName string
+
+@description('The topic the outbox publisher sends events to.')
+param orderEventsTopicName string
 
 @description('Host storage account name.')
 param storageAccountName string
@@ -56,6 +63,11 @@ resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existin
   name: ordersQueueName
 }
 
+resource orderEventsTopic 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' existing = {
+  parent: namespace
+  name: orderEventsTopicName
+}
+
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
 }
@@ -71,6 +83,7 @@ resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' existing = {
 // Assignment names hash the identity's resource id, known before deployment; its principal id is not.
 var appPrincipalId = appIdentity.properties.principalId
 var containerScope = '${cosmos.id}/dbs/${cosmosDatabaseName}/colls/${cosmosContainerName}'
+var leasesScope = '${cosmos.id}/dbs/${cosmosDatabaseName}/colls/${cosmosLeasesContainerName}'
 var cosmosDataContributor = '${cosmos.id}/sqlRoleDefinitions/${roles.cosmosBuiltInDataContributor}'
 
 // Data Owner, not only Data Receiver: with identity connections the Functions scale controller reads
@@ -114,6 +127,29 @@ resource appWritesOrders 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignmen
     principalId: appPrincipalId
     roleDefinitionId: cosmosDataContributor
     scope: containerScope
+  }
+}
+
+// The change feed trigger reads the orders container (granted above, where the publisher also marks
+// entries published) and acquires, renews and checkpoints its leases here.
+resource appKeepsLeases 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
+  parent: cosmos
+  name: guid(leasesScope, appIdentity.id, roles.cosmosBuiltInDataContributor)
+  properties: {
+    principalId: appPrincipalId
+    roleDefinitionId: cosmosDataContributor
+    scope: leasesScope
+  }
+}
+
+// The outbox publisher sends; it never receives or manages the topic.
+resource appPublishesOrderEvents 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  scope: orderEventsTopic
+  name: guid(orderEventsTopic.id, appIdentity.id, roles.serviceBusDataSender)
+  properties: {
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataSender)
   }
 }
 

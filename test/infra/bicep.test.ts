@@ -93,10 +93,12 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       const topic = one('Microsoft.ServiceBus/namespaces/topics');
       expect(topic.name).toMatch(/\/order-events$/);
       expect(props(topic)).toMatchObject({ requiresDuplicateDetection: true, duplicateDetectionHistoryTimeWindow: 'PT10M', defaultMessageTimeToLive: 'P14D' });
-      const subscription = one('Microsoft.ServiceBus/namespaces/topics/subscriptions');
-      expect(subscription.name).toMatch(/\/order-events\/fulfilment$/);
-      expect(props(subscription)).toMatchObject({ lockDuration: 'PT1M', maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
+      const subscriptions = of('Microsoft.ServiceBus/namespaces/topics/subscriptions');
+      expect(subscriptions.map((s) => s.name.split('/').slice(-2).join('/')).sort()).toEqual(['order-events/audit', 'order-events/fulfilment']);
+      for (const subscription of subscriptions) expect(props(subscription)).toMatchObject({ lockDuration: 'PT1M', maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
+      // audit keeps its implicit $Default (every event); fulfilment takes only OrderAccepted.
       const rules = of('Microsoft.ServiceBus/namespaces/topics/subscriptions/rules');
+      expect(rules.every((r) => r.name.includes('/fulfilment/'))).toBe(true);
       expect(Object.fromEntries(rules.map((r) => [r.name.split('/').pop(), props(r)]))).toEqual({
         $Default: { filterType: 'SqlFilter', sqlFilter: { sqlExpression: '1=0' } },
         'order-accepted': { filterType: 'CorrelationFilter', correlationFilter: expect.objectContaining({ label: 'OrderAccepted' }) },
@@ -108,17 +110,28 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     });
   });
 
+  const containerNamed = (name: string) => {
+    const found = of('Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers').filter((c) => c.name.endsWith(`/${name}`));
+    expect(found, name).toHaveLength(1);
+    return found[0]!;
+  };
+
   describe('the orders container', () => {
     it('is partitioned by /orderId, with TTL on and no default expiry', () => {
-      const container = props(one('Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers')).resource as Record<string, unknown>;
+      const container = props(containerNamed('orders')).resource as Record<string, unknown>;
       expect(container.partitionKey).toEqual({ paths: ['/orderId'], kind: 'Hash', version: 2 });
       expect(container.defaultTtl).toBe(-1);
     });
 
     it('indexes the fields the operator tool filters on, and nothing else', () => {
-      const container = props(one('Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers')).resource as { indexingPolicy: Record<string, unknown> };
+      const container = props(containerNamed('orders')).resource as { indexingPolicy: Record<string, unknown> };
       expect(container.indexingPolicy.excludedPaths).toEqual([{ path: '/*' }]);
       expect(container.indexingPolicy.includedPaths).toEqual(expect.arrayContaining([{ path: '/docType/?' }, { path: '/messageId/?' }, { path: '/state/?' }, { path: '/parkedAt/?' }]));
+    });
+
+    it('has a leases container beside it for the change feed trigger, partitioned by /id as the trigger requires', () => {
+      expect(of('Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers')).toHaveLength(2);
+      expect(props(containerNamed('leases')).resource).toEqual({ id: 'leases', partitionKey: { paths: ['/id'], kind: 'Hash', version: 2 } });
     });
 
     it('is in a serverless account', () => {
@@ -167,6 +180,19 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
         APPLICATIONINSIGHTS_AUTHENTICATION_STRING: expect.stringMatching(/;Authorization=AAD$/),
       });
       expect(appSettings()).not.toHaveProperty('COSMOS_KEY');
+    });
+
+    it('gives the outbox publisher\'s Cosmos DB trigger an identity connection and the names its bindings resolve', () => {
+      expect(appSettings()).toMatchObject({
+        CosmosDbConnection__accountEndpoint: appSettings().COSMOS_ENDPOINT,
+        CosmosDbConnection__credential: 'managedidentity',
+        CosmosDbConnection__clientId: appSettings().AZURE_CLIENT_ID,
+        COSMOS_LEASES_CONTAINER: 'leases',
+        ORDER_EVENTS_TOPIC_NAME: 'order-events',
+      });
+      expect(appSettings()).not.toHaveProperty('CosmosDbConnection');
+      const schedule = String(appSettings().OUTBOX_SWEEP_SCHEDULE);
+      expect(parseNcrontab(schedule, 'sweepOutbox').nextRun(new Date('2026-12-01T10:01:00Z'))?.toISOString()).toBe('2026-12-01T10:01:30.000Z');
     });
 
     it('gives the sweeper\'s timer a six-field NCRONTAB schedule (the host will not start the function without it)', () => {
@@ -249,16 +275,20 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       const s = String(scope);
       if (s.includes('/queues/orders')) return 'orders queue';
       if (s.includes('/dbs/orders/colls/orders')) return 'orders container';
+      if (s.includes('/dbs/orders/colls/leases')) return 'leases container';
+      if (s.includes('/topics/order-events')) return 'order-events topic';
       if (s.includes('Microsoft.Storage/storageAccounts')) return 'host storage';
       if (s.includes('Microsoft.Insights/components')) return 'Application Insights';
       return s;
     };
 
     it('grants exactly these roles, each on the narrowest scope', () => {
-      expect(grants().sort((a, b) => `${a.to}${a.role}`.localeCompare(`${b.to}${b.role}`))).toEqual([
+      expect(grants().sort((a, b) => `${a.to}${a.role}${a.scope}`.localeCompare(`${b.to}${b.role}${b.scope}`))).toEqual([
+        { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'leases container' },
         { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
         { to: 'app', role: 'Monitoring Metrics Publisher', scope: 'Application Insights' },
         { to: 'app', role: 'Service Bus Data Owner', scope: 'orders queue' },
+        { to: 'app', role: 'Service Bus Data Sender', scope: 'order-events topic' },
         { to: 'app', role: 'Storage Blob Data Owner', scope: 'host storage' },
         { to: 'user', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
         { to: 'user', role: 'Service Bus Data Receiver', scope: 'orders queue' },
@@ -305,7 +335,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
 
   it('outputs what the azd environment and the postprovision hook need', () => {
     expect(Object.keys(deployment.outputs)).toEqual(
-      expect.arrayContaining(['AZURE_LOCATION', 'AZURE_RESOURCE_GROUP', 'SERVICEBUS_FULLY_QUALIFIED_NAMESPACE', 'ORDERS_QUEUE_NAME', 'COSMOS_ENDPOINT', 'INBOX_MARKER_TTL_SECONDS', 'LOCK_RENEWAL_MAX_SECONDS']),
+      expect.arrayContaining(['AZURE_LOCATION', 'AZURE_RESOURCE_GROUP', 'SERVICEBUS_FULLY_QUALIFIED_NAMESPACE', 'ORDERS_QUEUE_NAME', 'COSMOS_ENDPOINT', 'COSMOS_LEASES_CONTAINER', 'ORDER_EVENTS_TOPIC_NAME', 'INBOX_MARKER_TTL_SECONDS', 'LOCK_RENEWAL_MAX_SECONDS']),
     );
     expect(deployment.outputs.AZURE_RESOURCE_GROUP).toBe('rg-ci');
     expect(deployment.outputs.INBOX_MARKER_TTL_SECONDS).toBe(queueFile.operations.inboxMarkerTtlSeconds);
