@@ -12,6 +12,8 @@ const passedThrough = [
   'COSMOS_ENDPOINT',
   'COSMOS_DATABASE',
   'COSMOS_ORDERS_CONTAINER',
+  'COSMOS_LEASES_CONTAINER',
+  'ORDER_EVENTS_TOPIC_NAME',
   'QUEUE_MAX_DELIVERY_COUNT',
   'QUEUE_LOCK_DURATION_SECONDS',
   'QUEUE_MESSAGE_TTL_SECONDS',
@@ -35,6 +37,9 @@ function localSettingsFromAzd(env) {
     ServiceBusConnection__fullyQualifiedNamespace: String(env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE),
     // The sweeper's timer binding resolves %PARKED_SWEEP_SCHEDULE%: the host refuses to start without it.
     PARKED_SWEEP_SCHEDULE: '0 */5 * * * *',
+    OUTBOX_SWEEP_SCHEDULE: '30 */1 * * * *',
+    // The outbox publisher's trigger, signed in as the developer (az login), like the app's own client.
+    CosmosDbConnection__accountEndpoint: String(env.COSMOS_ENDPOINT),
   };
   for (const name of passedThrough) if (env[name] !== undefined) values[name] = String(env[name]);
   return { IsEncrypted: false, Values: values };

@@ -21,7 +21,13 @@ describe('processOrder: OrderPlaced', () => {
     const order = docs.find((d) => d.docType === 'order');
     expect(order).toMatchObject({ id: orderId, messageId: `m-${orderId}`, dedupKey: `m-${orderId}`, total: 20.08, amountPaid: 0, status: 'Accepted' });
     expect(order?.fingerprint).toMatch(/^[0-9a-f]{64}$/);
-    expect(docs.find((d) => d.docType === 'outbox')).toMatchObject({ eventType: 'OrderAccepted', publishedAt: null, payload: { orderId, total: 20.08 } });
+    expect(docs.find((d) => d.docType === 'outbox')).toMatchObject({
+      eventType: 'OrderAccepted',
+      state: 'pending',
+      publishedAt: null,
+      destination: 'order-events',
+      message: { subject: 'OrderAccepted', sessionId: orderId, body: { orderId, total: 20.08 } },
+    });
   });
 
   it('turns 50 concurrent deliveries of one message into one order and 49 duplicates', async () => {

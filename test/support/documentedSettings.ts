@@ -5,5 +5,5 @@ export function documentedSettings(path = 'docs/settings.md'): string[] {
   const text = readFileSync(path, 'utf8');
   return [...text.matchAll(/^\| `([A-Za-z_]+)` \|/gm)]
     .map((m) => m[1] ?? '')
-    .filter((n) => /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(n) || ['ServiceBusConnection', 'AzureWebJobsStorage'].includes(n));
+    .filter((n) => /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(n) || ['ServiceBusConnection', 'CosmosDbConnection', 'AzureWebJobsStorage'].includes(n));
 }
