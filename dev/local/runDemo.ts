@@ -1,3 +1,4 @@
+import type { Container } from '@azure/cosmos';
 import { ServiceBusClient } from '@azure/service-bus';
 import Long from 'long';
 import type { RegisteredFunction } from '../host/functionsCore.js';
@@ -16,9 +17,15 @@ interface Tally {
   outcomes: Record<string, number>;
   crashes: number;
   byHost: number[];
+  publishInvocations: number;
+  publisherKills: number;
 }
 
 const consumerCount = 2;
+/** Lease intervals of seconds, not the host's minute, so a killed publisher's lease is taken over while you watch. */
+const publisherIntervals = { feedPollDelayMs: 200, leaseAcquireIntervalMs: 1000, leaseRenewIntervalMs: 1500, leaseExpirationIntervalMs: 4000 };
+/** The first marks fail: the events are out, their entries still pending, as if the publisher died between send and mark. */
+const failedMarks = 10;
 
 /**
  * Sends the sample workload through the local stack, with consumers competing and crashing, and
@@ -27,7 +34,8 @@ const consumerCount = 2;
  */
 export async function runDemo(stack: LocalStack, functions: readonly RegisteredFunction[], orderCount: number): Promise<boolean> {
   const workload = sampleWorkload(orderCount, Date.now().toString(36));
-  const tally: Tally = { deliveries: 0, outcomes: {}, crashes: 0, byHost: Array(consumerCount).fill(0) };
+  const tally: Tally = { deliveries: 0, outcomes: {}, crashes: 0, byHost: Array(consumerCount).fill(0), publishInvocations: 0, publisherKills: 0 };
+  stack.cosmos.injectFault({ statusCode: 503, times: failedMarks, method: 'PUT', urlIncludes: 'outbox|' });
   const hosts = startConsumers(stack, functions, tally, workload.crashOnFirstDelivery);
   const producer = new ServiceBusClient(stack.settings.ServiceBusConnection ?? '');
   const cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
@@ -40,6 +48,9 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
     await sender.sendMessages(workload.conflict);
     const dlq = producer.createReceiver('orders', { subQueueType: 'deadLetter' });
     await waitUntil('the queue to drain and the conflict to be dead-lettered', async () => queueDepth(stack) === 0 && (stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.size ?? 0) > 0, 180_000, 100);
+    await waitUntil('every outbox entry to be published', async () => (await outboxStates(container)).pending === 0, 120_000, 200);
+    const events = await Promise.all(['fulfilment', 'audit'].map((subscription) => drainSubscription(producer, subscription, workload.expected.size)));
+    const outbox = await outboxStates(container);
     clearInterval(progress);
     printProgress(stack, tally);
     const deadLettered = await dlq.peekMessages(50, { fromSequenceNumber: Long.fromNumber(1) });
@@ -60,8 +71,10 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
       'the conflicting payload changed nothing': victimIntact,
       'queue empty; the dead-letter queue holds only the conflict': queueDepth(stack) === 0 && onlyConflictDeadLettered,
       'the reason is recorded for operators (rejection|<MessageId>)': rejection?.reason === 'PayloadConflict',
+      'events published = orders created, every outbox entry marked': outbox.published === orders.length && outbox.pending === 0 && outbox.failed === 0,
+      'each OrderAccepted once on each subscription (fulfilment, audit)': events.every((e) => e.distinct === orders.length && e.received === orders.length),
     };
-    printSummary(stack, workload, tally, orders.length, deadLettered.map((m) => `${String(m.messageId)} (${m.deadLetterReason})`), checks);
+    printSummary(stack, workload, tally, orders.length, deadLettered.map((m) => `${String(m.messageId)} (${m.deadLetterReason})`), checks, events);
     await dlq.close();
     return Object.values(checks).every(Boolean);
   } finally {
@@ -72,10 +85,27 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
   }
 }
 
+/**
+ * Two consumers, each also running the outbox publisher; they share its leases, so one publishes at
+ * a time. The first publisher to run is killed (its lease left to expire) and replaced, so the run
+ * shows a takeover from the last checkpoint with the same MessageIds sent again.
+ */
 function startConsumers(stack: LocalStack, functions: readonly RegisteredFunction[], tally: Tally, crashOnFirstDelivery: Set<string>): LocalFunctionsHost[] {
-  return Array.from({ length: consumerCount }, (_, host) =>
+  const hosts: LocalFunctionsHost[] = [];
+  const start = (host: number): LocalFunctionsHost =>
     startLocalFunctionsHost(functions, {
       settings: stack.settings,
+      cosmos: {
+        intervals: publisherIntervals,
+        onInvocation: () => {
+          tally.publishInvocations += 1;
+          if (tally.publisherKills > 0) return;
+          tally.publisherKills += 1;
+          const dying = hosts[host];
+          hosts[host] = start(host);
+          void dying?.close({ releaseLeases: false });
+        },
+      },
       // No lock renewal: a "crashed" consumer must let its lock run out, as a dead process does.
       host: { maxConcurrentCalls: 8, maxAutoLockRenewalDurationMs: 0, autoCompleteMessages: true },
       onInvocation: (_fn, _delivery, result) => {
@@ -91,8 +121,32 @@ function startConsumers(stack: LocalStack, functions: readonly RegisteredFunctio
         }
         return undefined;
       },
-    }),
-  );
+    });
+  for (let host = 0; host < consumerCount; host += 1) hosts.push(start(host));
+  return hosts;
+}
+
+async function outboxStates(container: Container): Promise<Record<'pending' | 'published' | 'failed', number>> {
+  const { resources } = await container.items.query<{ state: string }>("SELECT c.state FROM c WHERE c.docType = 'outbox'").fetchAll();
+  const count = (state: string) => resources.filter((r) => r.state === state).length;
+  return { pending: count('pending'), published: count('published'), failed: count('failed') };
+}
+
+/** What a subscriber would have received: every message on the subscription, and how many distinct MessageIds. */
+async function drainSubscription(client: ServiceBusClient, subscription: string, expected: number): Promise<{ subscription: string; received: number; distinct: number }> {
+  const receiver = client.createReceiver('order-events', subscription, { receiveMode: 'receiveAndDelete' });
+  const ids: string[] = [];
+  try {
+    await waitUntil(`${expected} events on ${subscription}`, async () => {
+      ids.push(...(await receiver.receiveMessages(500, { maxWaitTimeInMs: 200 })).map((m) => String(m.messageId)));
+      return ids.length >= expected;
+    }, 60_000, 0);
+    // A duplicate would arrive right behind.
+    ids.push(...(await receiver.receiveMessages(500, { maxWaitTimeInMs: 1000 })).map((m) => String(m.messageId)));
+  } finally {
+    await receiver.close();
+  }
+  return { subscription, received: ids.length, distinct: new Set(ids).size };
 }
 
 function queueDepth(stack: LocalStack): number {
@@ -105,7 +159,8 @@ function printProgress(stack: LocalStack, tally: Tally): void {
   const dlq = stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.size ?? 0;
   console.log(
     `  deliveries ${tally.deliveries} | created ${o.created ?? 0} duplicate ${o.duplicate ?? 0} stale ${o.stale ?? 0}` +
-      ` retry ${o.retry ?? 0} conflict ${o.conflict ?? 0} | crashes ${tally.crashes} | queue ${queueDepth(stack)} | dead-letter ${dlq}`,
+      ` retry ${o.retry ?? 0} conflict ${o.conflict ?? 0} | crashes ${tally.crashes} | queue ${queueDepth(stack)} | dead-letter ${dlq}` +
+      ` | publisher batches ${tally.publishInvocations}`,
   );
 }
 
@@ -116,6 +171,7 @@ function printSummary(
   orderDocuments: number,
   deadLettered: string[],
   checks: Record<string, boolean>,
+  events: readonly { subscription: string; received: number; distinct: number }[],
 ): void {
   const o = tally.outcomes;
   const rows: [string, string | number][] = [
@@ -132,6 +188,10 @@ function printSummary(
     ['conflict deliveries (thrown until dead-lettered)', o.conflict ?? 0],
     ['dead-lettered', deadLettered.join(', ') || 'none'],
     ['order documents', `${orderDocuments} for ${workload.expected.size} distinct orders`],
+    ['outbox batches published from the change feed', tally.publishInvocations],
+    ['publisher killed between send and mark (lease taken over)', `${tally.publisherKills}, after ${failedMarks} failed marks`],
+    ['re-sends dropped by the topic (duplicate detection)', stack.serviceBus.topic('order-events')?.duplicatesDropped ?? 0],
+    ...events.map((e): [string, string] => [`OrderAccepted on ${e.subscription}`, `${e.received} received, ${e.distinct} distinct MessageIds`]),
   ];
   console.log('\nSummary');
   for (const [label, value] of rows) console.log(`  ${label.padEnd(62)} ${value}`);

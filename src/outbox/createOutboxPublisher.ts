@@ -61,10 +61,11 @@ export function createOutboxPublisher(settings: Settings, overrides: OutboxPubli
         detail: entry.failure?.detail ?? '',
       });
     }
-    const line = { event: 'outbox-publish', source, published: result.published.length, failed: result.failed.length, alreadyHandled: result.alreadyHandled, retryLater: result.transient.length };
-    if (result.transient.length > 0) log.warn(JSON.stringify({ ...line, transient: result.transient.map((t) => t.message) }));
+    const retryLater = [...result.transient, ...result.unmarked];
+    const line = { event: 'outbox-publish', source, published: result.published.length, failed: result.failed.length, alreadyHandled: result.alreadyHandled, unmarked: result.unmarked.length };
+    if (retryLater.length > 0) log.warn(JSON.stringify({ ...line, retryLater: [...new Set(retryLater.map((t) => t.message))] }));
     else if (line.published + line.failed + line.alreadyHandled > 0) log.info(JSON.stringify(line));
-    if (result.transient.length > 0) throw new TransientPublishError(result.transient);
+    if (retryLater.length > 0) throw new TransientPublishError(retryLater);
   };
 
   return {

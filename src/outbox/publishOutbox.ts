@@ -1,4 +1,4 @@
-import { replace } from '../idempotency/index.js';
+import { TransientStoreError, replace } from '../idempotency/index.js';
 import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
 import { TransientSendError } from './eventSender.js';
 import type { EventSender, SendOutcome } from './eventSender.js';
@@ -20,10 +20,12 @@ export interface PublishResult {
   readonly alreadyHandled: number;
   /** Destinations that failed for now: their entries stay pending, for the retry policy or the sweeper. */
   readonly transient: readonly TransientSendError[];
+  /** Sent, but the mark failed for now: they stay pending and will be sent again under the same MessageId. */
+  readonly unmarked: readonly TransientStoreError[];
 }
 
 export class TransientPublishError extends Error {
-  constructor(readonly failures: readonly TransientSendError[]) {
+  constructor(readonly failures: readonly (TransientSendError | TransientStoreError)[]) {
     super(`outbox: ${failures.map((f) => f.message).join('; ')}`);
     this.name = 'TransientPublishError';
   }
@@ -39,6 +41,7 @@ export async function publishOutboxEntries(entries: readonly VersionedDocument<O
   const published: OutboxDocument[] = [];
   const failed: OutboxDocument[] = [];
   const transient: TransientSendError[] = [];
+  const unmarked: TransientStoreError[] = [];
   let alreadyHandled = 0;
   for (const [destination, group] of byDestination(entries)) {
     let outcomes: readonly SendOutcome[];
@@ -53,13 +56,20 @@ export async function publishOutboxEntries(entries: readonly VersionedDocument<O
       const outcome = outcomes[i];
       if (!outcome) throw new Error(`the sender answered ${outcomes.length} outcomes for ${group.length} messages`);
       const next = outcome.kind === 'sent' ? markPublished(entry.document, ctx) : markFailed(entry.document, outcome, ctx);
-      const result = await ctx.store.commit(entry.document.orderId, [replace(next, entry.etag)]);
+      let result;
+      try {
+        result = await ctx.store.commit(entry.document.orderId, [replace(next, entry.etag)]);
+      } catch (error) {
+        if (!(error instanceof TransientStoreError)) throw error;
+        unmarked.push(error);
+        continue;
+      }
       if (result.kind !== 'committed') alreadyHandled += 1;
       else if (next.state === 'published') published.push(next);
       else failed.push(next);
     }
   }
-  return { published, failed, alreadyHandled, transient };
+  return { published, failed, alreadyHandled, transient, unmarked };
 }
 
 function markPublished(document: OutboxDocument, ctx: PublishContext): OutboxDocument {
