@@ -9,6 +9,8 @@ import type { EntityAddress } from './deadLetterQueue.js';
 import { isEmptySelection, parseDuration } from './deadLetterSelection.js';
 import type { Selection } from './deadLetterSelection.js';
 import { listDeadLetters, purgeDeadLetters, resubmitDeadLetters, showDeadLetter } from './dlqCommands.js';
+import { listOutbox, requeueOutbox } from './outboxCommands.js';
+import type { ListedOutboxEntry } from './outboxCommands.js';
 import { discardParked, listParked, resubmitParked } from './parkedCommands.js';
 import type { ListedParkedItem, ParkedActionReport, ParkedContext, ParkedSelection } from './parkedCommands.js';
 import { checkCosmosContainer, checkServiceBusEntity } from './setupChecks.js';
@@ -149,6 +151,7 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
       });
     });
   addParkedCommands(program, io, setExitCode);
+  addOutboxCommands(program, io, setExitCode);
   return program;
 }
 
@@ -216,6 +219,54 @@ function addParkedCommands(program: Command, io: DlqIo, setExitCode: (code: numb
     });
 }
 
+const outboxStates = ['pending', 'published', 'failed'] as const;
+
+/** `dlq outbox ...`: events the publisher could not send (a missing topic, a message too large), kept in Cosmos DB. */
+function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (code: number) => void): void {
+  const outbox = program.command('outbox').description('outbox entries the publisher set aside (failed: MessagingEntityNotFound, MessageSizeExceeded) or has yet to send');
+  outbox
+    .command('list')
+    .description('failed entries (or those in --state), oldest first')
+    .option('--order <orderId>', "only this order's entries")
+    .addOption(new Option('--state <state...>', 'these states instead of failed').choices(outboxStates))
+    .option('--json', 'print JSON for scripts')
+    .action(async (options: { order?: string; state?: string[]; json?: boolean }) => {
+      await withParkedContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
+        const rows = await listOutbox(ctx, (options.state ?? ['failed']) as (typeof outboxStates)[number][], options.order);
+        io.stdout(options.json ? JSON.stringify(rows, null, 2) : outboxTable(rows));
+      });
+    });
+  outbox
+    .command('requeue [targets...]')
+    .description('put failed entries (by MessageId or <orderId>/<id>) back to pending once the cause is fixed: the publisher sends them again')
+    .option('--all', 'every failed entry')
+    .option('--dry-run', 'show the plan and change nothing')
+    .option('--json', 'print the report as JSON')
+    .action(async (targets: string[], options: { all?: boolean; dryRun?: boolean; json?: boolean }) => {
+      if (targets.length === 0 && !options.all) throw new Error('name outbox entries by MessageId or <orderId>/<id>, or use --all');
+      await withParkedContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
+        const reports = await requeueOutbox(ctx, targets, options.all === true, options.dryRun === true);
+        const missing = targets.filter((t) => !reports.some((r) => r.messageId === t || `${r.orderId}/${r.id}` === t)).length;
+        const failed = reports.filter((r) => r.outcome === 'failed').length;
+        if (options.json) io.stdout(JSON.stringify({ reports, failed, missing }, null, 2));
+        else {
+          for (const r of reports) io.stdout(`${r.orderId}/${r.id}  ${r.messageId}  ${r.outcome}  ${r.detail}`);
+          io.stdout(summaryLine(reports, 'no failed outbox entry matched', missing, 'entry(ies)'));
+        }
+        setExitCode(failed > 0 || missing > 0 ? 1 : 0);
+      });
+    });
+}
+
+function outboxTable(rows: ListedOutboxEntry[]): string {
+  const header = `${cut('ORDER', 24)}  ${cut('EVENT', 16)}  ${cut('DESTINATION', 16)}  ${cut('MESSAGE ID', 40)}  ${cut('STATE', 9)}  ${cut('CREATED', 20)}  REASON`;
+  const lines = rows.map(
+    (r) =>
+      `${cut(r.orderId, 24)}  ${cut(r.eventType, 16)}  ${cut(r.destination, 16)}  ${cut(r.messageId, 40)}  ${cut(r.state, 9)}  ${cut(r.createdAt.slice(0, 19), 20)}  ${r.reason ? `${r.reason}: ${r.detail ?? ''}` : ''}`,
+  );
+  return [header, ...lines, `${rows.length} outbox entry(ies)`].join('\n');
+}
+
 function parkedSelection(targets: string[], options: ParkedOptions): ParkedSelection {
   if (targets.length === 0 && !options.all && options.reason === undefined && options.order === undefined) {
     throw new Error('name parked items by MessageId, dedup key or <orderId>/<item id>, or use --all, --order or --reason');
@@ -224,7 +275,7 @@ function parkedSelection(targets: string[], options: ParkedOptions): ParkedSelec
 }
 
 async function withParkedContext(options: GlobalOptions, io: DlqIo, needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>): Promise<void> {
-  if (!options.cosmosEndpoint) throw new Error('parked items live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
+  if (!options.cosmosEndpoint) throw new Error('parked items and outbox entries live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
   const cosmos = createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey });
   const container = cosmos.database(options.cosmosDatabase).container(options.cosmosContainer);
   const client = needsQueue ? serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 }) : undefined;

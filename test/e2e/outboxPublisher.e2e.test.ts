@@ -9,6 +9,7 @@ import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import type { LocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import { startLocalStack } from '../../dev/local/localStack.js';
 import type { LocalStack } from '../../dev/local/localStack.js';
+import { runDlqCli } from '../../src/cli/dlqProgram.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 import { newOutboxDocument, orderEventsSource } from '../../src/outbox/index.js';
 import type { OutboxDocument } from '../../src/outbox/index.js';
@@ -84,6 +85,13 @@ async function drainSubscription(subscription: string, expected: number): Promis
 const outboxOf = async (orderId: string) =>
   (await container.items.query<OutboxDocument>({ query: "SELECT * FROM c WHERE c.docType = 'outbox'" }, { partitionKey: orderId }).fetchAll()).resources;
 
+async function dlq(...args: string[]) {
+  const out: string[] = [];
+  const env = { COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT, COSMOS_KEY: stack.settings.COSMOS_KEY, COSMOS_ORDERS_CONTAINER: stack.settings.COSMOS_ORDERS_CONTAINER, COSMOS_DATABASE: stack.settings.COSMOS_DATABASE };
+  const code = await runDlqCli(args, { stdout: (t) => out.push(t), stderr: () => undefined, env });
+  return { code, stdout: out.join('\n') };
+}
+
 const countBy = (ids: readonly string[]) => ids.reduce((m, id) => m.set(id, (m.get(id) ?? 0) + 1), new Map<string, number>());
 
 describe('the outbox publisher on the local stack', () => {
@@ -150,6 +158,23 @@ describe('the outbox publisher on the local stack', () => {
     expect(byId.get(`outbox|Test|fine-${orderId}`)).toMatchObject({ state: 'published' });
     const audit = await drainSubscription('audit', 1);
     expect(audit.map((m) => m.messageId)).toEqual([`outbox|Test|fine-${orderId}`]);
+
+    // The operator's view: both set aside, with the broker's reasons.
+    const listed = JSON.parse((await dlq('outbox', 'list', '--order', orderId, '--json')).stdout) as { messageId: string; reason: string }[];
+    expect(listed.map((e) => [e.messageId, e.reason]).sort()).toEqual([
+      [`outbox|Test|huge-${orderId}`, 'MessageSizeExceeded'],
+      [`outbox|Test|nowhere-${orderId}`, 'MessagingEntityNotFound'],
+    ]);
+    // Requeued with its cause still there, it goes through the publisher again and is set aside again, with a new time.
+    const before = byId.get(`outbox|Test|nowhere-${orderId}`)?.failure?.at;
+    const requeue = await dlq('outbox', 'requeue', `outbox|Test|nowhere-${orderId}`);
+    expect(requeue.code).toBe(0);
+    expect(requeue.stdout).toContain('requeued 1');
+    await eventually('set aside again', async () => {
+      const again = (await outboxOf(orderId)).find((d) => d.id === `outbox|Test|nowhere-${orderId}`);
+      return again?.state === 'failed' && again.failure?.at !== before;
+    });
+    expect((await dlq('outbox', 'requeue', 'no-such-message')).code).toBe(1);
     await host.close();
   }, 60_000);
 });
