@@ -1,0 +1,183 @@
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { describe, expect, it } from 'vitest';
+import { loadSettings } from '../../../src/config.js';
+import { InMemoryDocumentStore, TransientStoreError, create, replace } from '../../../src/idempotency/index.js';
+import type { CommitResult, DocumentStore, VersionedDocument, WriteOperation } from '../../../src/idempotency/index.js';
+import {
+  TransientPublishError,
+  TransientSendError,
+  createOutboxPublisher,
+  maxMessageIdLength,
+  messageIdFor,
+  newOutboxDocument,
+  publishOutboxEntries,
+  sweepOutbox,
+} from '../../../src/outbox/index.js';
+import type { EventSender, OutboxDocument, OutboxMessage, SendOutcome } from '../../../src/outbox/index.js';
+import { RecordingLog } from '../../support/recordingLog.js';
+import { TestMetricReader } from '../../support/testMetricReader.js';
+
+const nowMs = Date.parse('2026-12-01T12:00:00Z');
+const now = () => new Date(nowMs);
+
+/** The broker, as the publisher sees it: what each destination answers. A stand-in for our own interface, not for an SDK. */
+class ScriptedSender implements EventSender {
+  readonly sent: { destination: string; messageId: string }[] = [];
+  constructor(private readonly answer: (destination: string, message: OutboxMessage) => SendOutcome | 'transient' = () => ({ kind: 'sent' })) {}
+  async send(destination: string, messages: readonly OutboxMessage[]): Promise<readonly SendOutcome[]> {
+    const answers = messages.map((m) => this.answer(destination, m));
+    if (answers.includes('transient')) throw new TransientSendError(destination, new Error('ServiceBusy'));
+    const outcomes = answers as SendOutcome[];
+    for (const [i, m] of messages.entries()) if (outcomes[i]?.kind === 'sent') this.sent.push({ destination, messageId: m.messageId });
+    return outcomes;
+  }
+  async close(): Promise<void> {}
+}
+
+function entry(id: string, destination = 'order-events', createdAt = new Date(nowMs - 5000).toISOString()): OutboxDocument {
+  return newOutboxDocument({ id, orderId: `order-${id}`, eventType: 'OrderAccepted', destination, body: { id }, createdAt, causationMessageId: `m-${id}` });
+}
+
+async function stored(store: DocumentStore, ...documents: OutboxDocument[]): Promise<VersionedDocument<OutboxDocument>[]> {
+  for (const d of documents) await store.commit(d.orderId, [create(d)]);
+  return Promise.all(documents.map(async (d) => (await store.read<OutboxDocument>(d.orderId, d.id))!));
+}
+
+const ctxOf = (store: DocumentStore, sender: EventSender) => ({ store, sender, now, publishedTtlSeconds: 3600 });
+
+describe('an outbox entry', () => {
+  it('carries its message in CloudEvents binary mode: id, source, type as application properties, the order as session', () => {
+    const e = entry('a');
+    expect(e).toMatchObject({ state: 'pending', publishedAt: null, destination: 'order-events' });
+    expect(e.message).toMatchObject({ messageId: 'a', subject: 'OrderAccepted', sessionId: 'order-a', correlationId: 'm-a', body: { id: 'a' } });
+    expect(e.message.applicationProperties).toMatchObject({ 'cloudEvents:id': 'a', 'cloudEvents:type': 'OrderAccepted', 'cloudEvents:specversion': '1.0', 'cloudEvents:time': e.createdAt });
+  });
+
+  it('uses its id as MessageId up to the 128 characters Service Bus takes, and a stable digest beyond', () => {
+    expect(messageIdFor('x'.repeat(maxMessageIdLength))).toBe('x'.repeat(maxMessageIdLength));
+    const long = messageIdFor('y'.repeat(maxMessageIdLength + 1));
+    expect(long).toMatch(/^outbox\|\*[0-9a-f]{64}$/);
+    expect(long.length).toBeLessThanOrEqual(maxMessageIdLength);
+    expect(messageIdFor('y'.repeat(maxMessageIdLength + 1))).toBe(long);
+    expect(messageIdFor('z'.repeat(maxMessageIdLength + 1))).not.toBe(long);
+  });
+});
+
+describe('publishing outbox entries', () => {
+  it('sends each pending entry, then marks it published with the retention TTL', async () => {
+    const store = new InMemoryDocumentStore();
+    const sender = new ScriptedSender();
+    const result = await publishOutboxEntries(await stored(store, entry('a'), entry('b')), ctxOf(store, sender));
+    expect(sender.sent.map((s) => s.messageId)).toEqual(['a', 'b']);
+    expect(result.published.map((p) => p.id)).toEqual(['a', 'b']);
+    expect((await store.read<OutboxDocument>('order-a', 'a'))?.document).toMatchObject({ state: 'published', publishedAt: now().toISOString(), ttl: 3600 });
+  });
+
+  it('sets aside an entry the broker refuses, with its reason, and sends the rest', async () => {
+    const store = new InMemoryDocumentStore();
+    const sender = new ScriptedSender((_d, m) => (m.messageId === 'big' ? { kind: 'refused', reason: 'MessageSizeExceeded', detail: 'too big' } : { kind: 'sent' }));
+    const result = await publishOutboxEntries(await stored(store, entry('big'), entry('ok')), ctxOf(store, sender));
+    expect(result.failed.map((f) => f.id)).toEqual(['big']);
+    expect((await store.read<OutboxDocument>('order-big', 'big'))?.document).toMatchObject({ state: 'failed', failure: { reason: 'MessageSizeExceeded', detail: 'too big', at: now().toISOString() } });
+    expect((await store.read<OutboxDocument>('order-ok', 'ok'))?.document.state).toBe('published');
+  });
+
+  it('leaves the entries of a destination that fails for now pending, and publishes the other destinations', async () => {
+    const store = new InMemoryDocumentStore();
+    const sender = new ScriptedSender((destination) => (destination === 'busy' ? 'transient' : { kind: 'sent' }));
+    const result = await publishOutboxEntries(await stored(store, entry('a', 'busy'), entry('b', 'order-events')), ctxOf(store, sender));
+    expect(result.transient.map((t) => t.destination)).toEqual(['busy']);
+    expect((await store.read<OutboxDocument>('order-a', 'a'))?.document.state).toBe('pending');
+    expect((await store.read<OutboxDocument>('order-b', 'b'))?.document.state).toBe('published');
+  });
+
+  it('counts an entry another publisher marked meanwhile as already handled, and leaves its mark alone', async () => {
+    const store = new InMemoryDocumentStore();
+    const [seen] = await stored(store, entry('a'));
+    const other = { ...seen!.document, state: 'published' as const, publishedAt: 'earlier' };
+    await store.commit('order-a', [replace(other, seen!.etag)]);
+    const result = await publishOutboxEntries([seen!], ctxOf(store, new ScriptedSender()));
+    expect(result).toMatchObject({ published: [], alreadyHandled: 1 });
+    expect((await store.read<OutboxDocument>('order-a', 'a'))?.document.publishedAt).toBe('earlier');
+  });
+
+  it('goes on past a mark that fails for now, and reports it so the batch is tried again', async () => {
+    const inner = new InMemoryDocumentStore();
+    const flaky: DocumentStore = {
+      read: (p, id) => inner.read(p, id),
+      find: (q) => inner.find(q),
+      commit: async (p: string, ops: readonly WriteOperation[]): Promise<CommitResult> => {
+        if (p === 'order-a') throw new TransientStoreError('503 from Cosmos DB', 503);
+        return inner.commit(p, ops);
+      },
+    };
+    const entries = await stored(inner, entry('a'), entry('b'));
+    const result = await publishOutboxEntries(entries, ctxOf(flaky, new ScriptedSender()));
+    expect(result.unmarked).toHaveLength(1);
+    expect(result.published.map((p) => p.id)).toEqual(['b']);
+    expect((await inner.read<OutboxDocument>('order-a', 'a'))?.document.state).toBe('pending');
+  });
+});
+
+describe('the publisher (composition root)', () => {
+  const settings = loadSettings({ ServiceBusConnection: 'Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=k', ORDERS_QUEUE_NAME: 'orders', COSMOS_ENDPOINT: 'https://127.0.0.1:8081/', OUTBOX_LAG_ALERT_SECONDS: '300', OUTBOX_SWEEP_MIN_AGE_SECONDS: '60' });
+
+  function publisherWith(store: DocumentStore, sender: EventSender) {
+    const reader = new TestMetricReader();
+    const meter = new MeterProvider({ readers: [reader] }).getMeter('test');
+    return { publisher: createOutboxPublisher(settings, { store, sender, now, meter }), reader };
+  }
+
+  it('publishes only pending outbox entries from a change feed batch, and throws after the batch when some must be tried again', async () => {
+    const store = new InMemoryDocumentStore();
+    const [a, b] = await stored(store, entry('a'), entry('b', 'busy'));
+    const log = new RecordingLog();
+    const { publisher } = publisherWith(store, new ScriptedSender((d) => (d === 'busy' ? 'transient' : { kind: 'sent' })));
+    const feed = [{ id: 'order-1', docType: 'order' }, { ...a!.document, _etag: a!.etag, _lsn: 7 }, { ...b!.document, _etag: b!.etag }, { ...entry('c'), state: 'published' }];
+    await expect(publisher.publishChanges(feed, log)).rejects.toBeInstanceOf(TransientPublishError);
+    expect((await store.read<OutboxDocument & { _lsn?: number }>('order-a', 'a'))?.document).toMatchObject({ state: 'published' });
+    expect((await store.read<OutboxDocument & Record<string, unknown>>('order-a', 'a'))?.document).not.toHaveProperty('_lsn');
+    expect(log.lines.find((l) => l.record.event === 'outbox-publish')).toMatchObject({ level: 'warn', record: { published: 1 } });
+  });
+
+  it('writes an error line per entry set aside', async () => {
+    const store = new InMemoryDocumentStore();
+    const [a] = await stored(store, entry('a', 'nowhere'));
+    const log = new RecordingLog();
+    const { publisher } = publisherWith(store, new ScriptedSender(() => ({ kind: 'refused', reason: 'MessagingEntityNotFound', detail: 'no such topic' })));
+    await publisher.publishChanges([{ ...a!.document, _etag: a!.etag }], log);
+    expect(log.lines).toContainEqual({ level: 'error', record: expect.objectContaining({ event: 'outbox', outcome: 'failed', id: 'a', destination: 'nowhere', reason: 'MessagingEntityNotFound' }) });
+  });
+
+  it('sweeps: republishes what waited past the minimum age, leaves younger entries to the change feed, and logs the lag', async () => {
+    const store = new InMemoryDocumentStore();
+    await stored(store, entry('old', 'order-events', new Date(nowMs - 120_000).toISOString()), entry('young', 'order-events', new Date(nowMs - 10_000).toISOString()));
+    const log = new RecordingLog();
+    const sender = new ScriptedSender();
+    const { publisher, reader } = publisherWith(store, sender);
+    const result = await publisher.sweep(log);
+    expect(sender.sent.map((s) => s.messageId)).toEqual(['old']);
+    expect(result).toMatchObject({ pending: 2, oldestPendingAgeSeconds: 120, oldestPendingId: 'old' });
+    expect(log.lines).toContainEqual({ level: 'info', record: expect.objectContaining({ event: 'outbox-lag', oldestPendingAgeSeconds: 120, thresholdSeconds: 300 }) });
+    const { resourceMetrics } = await reader.collect();
+    const names = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics.map((m) => m.descriptor.name));
+    expect(names).toEqual(expect.arrayContaining(['outbox.events', 'outbox.lag', 'outbox.publish_delay']));
+  });
+
+  it('writes the lag as an error line once the oldest pending entry is older than the threshold', async () => {
+    const store = new InMemoryDocumentStore();
+    await stored(store, entry('stuck', 'busy', new Date(nowMs - 301_000).toISOString()));
+    const log = new RecordingLog();
+    const { publisher } = publisherWith(store, new ScriptedSender(() => 'transient'));
+    await expect(publisher.sweep(log)).rejects.toBeInstanceOf(TransientPublishError);
+    expect(log.lines).toContainEqual({ level: 'error', record: expect.objectContaining({ event: 'outbox-lag', oldestPendingAgeSeconds: 301, oldestPendingId: 'stuck' }) });
+  });
+
+  it('reports a lag of 0 when nothing is pending', async () => {
+    const log = new RecordingLog();
+    const { publisher } = publisherWith(new InMemoryDocumentStore(), new ScriptedSender());
+    expect(await sweepOutbox({ store: new InMemoryDocumentStore(), sender: new ScriptedSender(), now, publishedTtlSeconds: 1 }, { minAgeSeconds: 60 })).toMatchObject({ pending: 0 });
+    await publisher.sweep(log);
+    expect(log.lines).toContainEqual({ level: 'info', record: expect.objectContaining({ event: 'outbox-lag', pending: 0, oldestPendingAgeSeconds: 0 }) });
+  });
+});
