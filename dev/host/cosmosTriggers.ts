@@ -115,13 +115,15 @@ export async function startCosmosTriggerListener(fn: RegisteredFunction, trigger
     return next;
   };
 
-  const readRange = async (range: FeedRange, ownedRange: OwnedRange) => {
+  const readRange = async (range: FeedRange, ownedRange: OwnedRange, listening: () => void) => {
     const iterator: ChangeFeedPullModelIterator<Record<string, unknown>> = monitored.items.getChangeFeedIterator({ changeFeedStartFrom: startFrom(range, ownedRange.lease), maxItemCount: maxItems });
     while (!closed && !ownedRange.lost) {
       let page;
       try {
         page = await iterator.readNext();
+        listening();
       } catch (error) {
+        listening();
         options.onError?.(fn, error);
         await sleep(intervals.feedPollDelayMs);
         continue;
@@ -147,7 +149,11 @@ export async function startCosmosTriggerListener(fn: RegisteredFunction, trigger
         if (!lease || closed) continue;
         const ownedRange: OwnedRange = { lease, writes: Promise.resolve(), lost: false, processing: Promise.resolve() };
         owned.set(id, ownedRange);
-        ownedRange.processing = readRange(range, ownedRange);
+        // "From now" means from the first read: the listener counts as started once it has made it.
+        let listening = () => {};
+        const firstRead = new Promise<void>((resolve) => (listening = resolve));
+        ownedRange.processing = readRange(range, ownedRange, listening);
+        await Promise.race([firstRead, ownedRange.processing]);
       }
     } catch (error) {
       options.onError?.(fn, error);
