@@ -5,6 +5,8 @@ import { createInterface } from 'node:readline';
 
 /** The environment variable that gives each consumer process the fleet's shared timer-lease directory. */
 export const timerLeaseDirectoryVariable = 'CHAOS_TIMER_LEASE_DIRECTORY';
+/** JSON of the Cosmos DB trigger's intervals (poll delay, lease acquire, renew, expiration) for the fleet. */
+export const cosmosTriggerIntervalsVariable = 'CHAOS_COSMOS_TRIGGER_INTERVALS';
 
 export interface FleetTally {
   deliveries: number;

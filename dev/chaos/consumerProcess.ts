@@ -6,7 +6,7 @@ import '../host/functionsCore.js'; // before the app loads: the worker's hook th
 import { loadFunctionApp } from '../host/loadFunctionApp.js';
 import { startLocalFunctionsHost } from '../host/localFunctionsHost.js';
 import { findOutcomeLine } from '../local/outcomeLine.js';
-import { timerLeaseDirectoryVariable } from './consumerFleet.js';
+import { cosmosTriggerIntervalsVariable, timerLeaseDirectoryVariable } from './consumerFleet.js';
 
 const settings = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => typeof e[1] === 'string'));
 const functions = loadFunctionApp(join(__dirname, '..', '..'));
@@ -16,6 +16,8 @@ startLocalFunctionsHost(functions, {
   host: { maxConcurrentCalls: 8, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
   // The fleet's processes are instances of one app: each timer runs in one of them at a time.
   timerLeaseDirectory: settings[timerLeaseDirectoryVariable],
+  // The outbox publisher's leases expire in seconds, so a killed publisher is replaced within the run.
+  cosmos: { intervals: JSON.parse(settings[cosmosTriggerIntervalsVariable] ?? '{}') as Record<string, number> },
   onInvocation: (_fn, delivery, result) => {
     const line = findOutcomeLine(result);
     process.stdout.write(`${JSON.stringify({ chaos: 'delivery', messageId: delivery.messageId, deliveryCount: delivery.deliveryCount, outcome: line?.outcome ?? 'none' })}\n`);

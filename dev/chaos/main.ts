@@ -17,7 +17,9 @@ import { waitUntil } from '../local/waitUntil.js';
 import { auditChaosRun } from './chaosAudit.js';
 import type { AuditFindings } from './chaosAudit.js';
 import { chaosWorkload, seededRandom } from './chaosWorkload.js';
-import { ConsumerFleet, timerLeaseDirectoryVariable } from './consumerFleet.js';
+import { ConsumerFleet, cosmosTriggerIntervalsVariable, timerLeaseDirectoryVariable } from './consumerFleet.js';
+import { auditPublishedEvents } from './eventAudit.js';
+import type { EventFindings } from './eventAudit.js';
 
 interface ChaosOptions {
   messages: number;
@@ -57,7 +59,12 @@ const chaosRetrySettings = {
   TRANSIENT_RETRY_IN_INVOCATION_MS: '2000',
   DELAYED_RETRY_FIRST_DELAY_SECONDS: '2',
   DELAYED_RETRY_MAX_DELAY_SECONDS: '8',
+  // The outbox sweeper every 5 s for entries pending longer than 10 s (a batch given up during the outage).
+  OUTBOX_SWEEP_SCHEDULE: '*/5 * * * * *',
+  OUTBOX_SWEEP_MIN_AGE_SECONDS: '10',
 };
+/** A killed publisher's lease expires in 5 s instead of the host's 60 s. */
+const publisherIntervals = { feedPollDelayMs: 200, leaseAcquireIntervalMs: 1000, leaseRenewIntervalMs: 1500, leaseExpirationIntervalMs: 5000 };
 const lockDurationMs = 5_000;
 
 async function main(): Promise<void> {
@@ -85,7 +92,7 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
   const stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs });
   const random = seededRandom(options.seed + 1);
   const leases = mkdtempSync(join(tmpdir(), 'chaos-timer-leases-'));
-  const fleet = new ConsumerFleet(options.consumers, { ...process.env, ...stack.settings, ...chaosRetrySettings, [timerLeaseDirectoryVariable]: leases }, random);
+  const fleet = new ConsumerFleet(options.consumers, { ...process.env, ...stack.settings, ...chaosRetrySettings, [timerLeaseDirectoryVariable]: leases, [cosmosTriggerIntervalsVariable]: JSON.stringify(publisherIntervals) }, random);
   const producer = new ServiceBusClient(stack.settings.ServiceBusConnection ?? '');
   const cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
   const container = cosmos.database(localDatabase).container(localContainer);
@@ -107,12 +114,16 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
     await sendAll(sender, workload.conflicts);
     await drained(stack, options.timeout, workload.rejections.length);
     const drainMs = Date.now() - startedAt;
+    // The publisher keeps running (and being killed) until every outbox entry is out.
+    await waitUntil('every outbox entry to be published', async () => (await pendingOutbox(container)) === 0, options.timeout, 500);
+    const publishMs = Date.now() - startedAt;
     for (const t of timers) clearInterval(t);
     await fleet.stop();
     progress(stack, fleet, startedAt, outage);
     const deadLettered = await peekDeadLetters(producer);
     const findings = await auditChaosRun(workload, container, deadLettered);
-    return report(workload, stack, fleet, deadLettered.length, drainMs, findings);
+    const events = await auditPublishedEvents(workload, container, producer, ['fulfilment', 'audit']);
+    return report(workload, stack, fleet, deadLettered.length, drainMs, findings, { ...events, publishMs });
   } finally {
     for (const t of timers) clearInterval(t);
     await fleet.stop();
@@ -161,7 +172,20 @@ function progress(stack: LocalStack, fleet: ConsumerFleet, startedAt: number, ou
   );
 }
 
-function report(workload: ReturnType<typeof chaosWorkload>, stack: LocalStack, fleet: ConsumerFleet, deadLettered: number, drainMs: number, findings: AuditFindings): boolean {
+async function pendingOutbox(container: ReturnType<ReturnType<ReturnType<typeof createCosmosClient>['database']>['container']>): Promise<number> {
+  const { resources } = await container.items.query<string>("SELECT VALUE c.id FROM c WHERE c.docType = 'outbox' AND c.state = 'pending'").fetchAll();
+  return resources.length;
+}
+
+function report(
+  workload: ReturnType<typeof chaosWorkload>,
+  stack: LocalStack,
+  fleet: ConsumerFleet,
+  deadLettered: number,
+  drainMs: number,
+  findings: AuditFindings,
+  events: EventFindings & { publishMs: number },
+): boolean {
   const o = fleet.tally.outcomes;
   const sent = workload.sends.length + workload.conflicts.length;
   const rows: [string, string | number][] = [
@@ -179,6 +203,9 @@ function report(workload: ReturnType<typeof chaosWorkload>, stack: LocalStack, f
     ['conflict / invalid deliveries (thrown until dead-lettered)', `${o.conflict ?? 0} / ${o.invalid ?? 0}`],
     ['dead-lettered', `${deadLettered} (expected ${workload.rejections.length})`],
     ['drain time', `${(drainMs / 1000).toFixed(1)} s`],
+    ['OrderAccepted events: outbox entries published / failed', `${events.published} / ${events.failed} for ${workload.expected.size} orders, all out after ${(events.publishMs / 1000).toFixed(1)} s`],
+    ['events received per subscription (distinct MessageIds)', events.perSubscription.map((s) => `${s.subscription} ${s.received} (${s.distinct})`).join(', ')],
+    ['publisher re-sends dropped by the topic (duplicate detection)', stack.serviceBus.topic('order-events')?.duplicatesDropped ?? 0],
     ['throughput', `${((fleet.tally.deliveries / drainMs) * 1000).toFixed(0)} deliveries/s, ${((sent / drainMs) * 1000).toFixed(0)} sends/s`],
   ];
   console.log('\nFigures');
@@ -189,6 +216,7 @@ function report(workload: ReturnType<typeof chaosWorkload>, stack: LocalStack, f
     ['every conflict and hostile message dead-lettered', findings.rejectionsMissing],
     ['each with its reason recorded', findings.wrongReasons],
     ['nothing valid dead-lettered', findings.validDeadLettered],
+    ["every order's OrderAccepted published, once on each subscription", events.problems],
   ];
   console.log('\nInvariants');
   for (const [label, problems] of checks) {

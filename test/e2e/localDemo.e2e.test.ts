@@ -13,7 +13,8 @@ beforeAll(async () => {
   stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs: 2_000 });
   Object.assign(process.env, stack.settings);
   await import('../../functions/processOrder.js');
-  functions = registeredFunctions().filter((f) => f.metadata.name === 'processOrder').slice(-1);
+  await import('../../functions/publishOutbox.js');
+  functions = ['processOrder', 'publishOutbox'].map((name) => registeredFunctions().filter((f) => f.metadata.name === name).slice(-1)[0]!);
 });
 afterAll(() => stack.close());
 
