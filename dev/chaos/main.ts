@@ -205,7 +205,7 @@ function report(
     ['drain time', `${(drainMs / 1000).toFixed(1)} s`],
     ['OrderAccepted events: outbox entries published / failed', `${events.published} / ${events.failed} for ${workload.expected.size} orders, all out after ${(events.publishMs / 1000).toFixed(1)} s`],
     ['events received per subscription (distinct MessageIds)', events.perSubscription.map((s) => `${s.subscription} ${s.received} (${s.distinct})`).join(', ')],
-    ['publisher re-sends dropped by the topic (duplicate detection)', stack.serviceBus.topic('order-events')?.duplicatesDropped ?? 0],
+    ['publisher re-sends dropped by duplicate detection', stack.serviceBus.topic('order-events')?.duplicatesDropped ?? 0],
     ['throughput', `${((fleet.tally.deliveries / drainMs) * 1000).toFixed(0)} deliveries/s, ${((sent / drainMs) * 1000).toFixed(0)} sends/s`],
   ];
   console.log('\nFigures');
