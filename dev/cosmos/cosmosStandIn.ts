@@ -13,7 +13,7 @@ import queryDocuments from '@vercel/cosmosdb-server/lib/handler/query-documents'
 import readDocuments from '@vercel/cosmosdb-server/lib/handler/read-documents';
 import readPartitionKeyRanges from '@vercel/cosmosdb-server/lib/handler/read-partition-key-ranges';
 import { handleAtomicBatch } from './atomicBatch.js';
-import { handleChangeFeed, handlePartitionKeyRangeFeed, isChangeFeedRequest, trackChanges } from './changeFeed.js';
+import { handleChangeFeed, handlePartitionKeyRangeFeed, isChangeFeedRequest, onlyPartitionKeyRange, trackChanges } from './changeFeed.js';
 import { handlePartitionScopedQuery } from './partitionScopedQuery.js';
 import { needsValidation, validateWrite } from './requestValidation.js';
 import { purgeAllExpired, purgeExpired, trackTimeToLive } from './timeToLive.js';
@@ -106,6 +106,10 @@ async function respond(account: Account, req: IncomingMessage, res: ServerRespon
     } else {
       const [params, handler] = route;
       const collection = observeCollection(account, params);
+      if (collection && isQueryPlanOnly(req, handler)) {
+        writeResponse(req, res, singleRangeQueryPlan);
+        return;
+      }
       if (collection && isChangeFeedRequest(req) && (handler === (readDocuments as unknown) || handler === (readPartitionKeyRanges as unknown))) {
         body = handler === (readDocuments as unknown) ? handleChangeFeed(collection, req, res) : handlePartitionKeyRangeFeed(collection, req, res);
         writeResponse(req, res, body);
@@ -188,6 +192,38 @@ function observeCollection(account: Account, params: Record<string, string>): Co
   trackChanges(collection);
   purgeExpired(collection);
   return collection;
+}
+
+/**
+ * The .NET SDK on Linux has no native query engine: for a cross-partition query it asks the gateway
+ * for a query plan and needs a real one (the JS SDK asks only beside a partition-scoped query). With
+ * one partition key range and the query run whole by that range, a plan that asks for nothing
+ * client-side (no ORDER BY merge, no aggregates) is exact.
+ */
+const singleRangeQueryPlan = {
+  partitionedQueryExecutionInfoVersion: 2,
+  queryInfo: {
+    distinctType: 'None',
+    top: null,
+    offset: null,
+    limit: null,
+    orderBy: [],
+    orderByExpressions: [],
+    groupByExpressions: [],
+    groupByAliases: [],
+    aggregates: [],
+    groupByAliasToAggregateType: {},
+    rewrittenQuery: '',
+    hasSelectValue: false,
+    dCountInfo: null,
+    hasNonStreamingOrderBy: false,
+  },
+  queryRanges: [{ min: onlyPartitionKeyRange.minInclusive, max: onlyPartitionKeyRange.maxExclusive, isMinInclusive: true, isMaxInclusive: false }],
+};
+
+function isQueryPlanOnly(req: IncomingMessage, handler: unknown): boolean {
+  const crossPartition = req.headers['x-ms-documentdb-partitionkey'] === undefined;
+  return req.method === 'POST' && isTrueHeader(req, 'x-ms-cosmos-is-query-plan-request') && (crossPartition || handler !== (queryDocuments as unknown));
 }
 
 function writeResponse(req: IncomingMessage, res: ServerResponse, body: unknown): void {
