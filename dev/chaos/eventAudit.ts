@@ -2,6 +2,8 @@ import type { Container } from '@azure/cosmos';
 import type { ServiceBusClient } from '@azure/service-bus';
 import { outboxDocumentId } from '../../src/orders/index.js';
 import { messageIdFor } from '../../src/outbox/index.js';
+import { drainAll } from '../local/drainSubscription.js';
+import { loadQueueFile } from '../servicebus-emulator/index.js';
 import type { ChaosWorkload } from './chaosWorkload.js';
 
 export interface EventFindings {
@@ -34,17 +36,10 @@ export async function auditPublishedEvents(workload: ChaosWorkload, container: C
   return { published: entries.filter((e) => e.state === 'published').length, failed: entries.filter((e) => e.state === 'failed').length, perSubscription, problems };
 }
 
-/** Everything on the subscription, until it has been quiet for two seconds. */
+/** Everything on the subscription (each session of a session-enabled one), until it has been quiet for two seconds. */
 async function receiveAll(client: ServiceBusClient, subscription: string): Promise<Map<string, number>> {
-  const receiver = client.createReceiver('order-events', subscription, { receiveMode: 'receiveAndDelete' });
+  const sessions = loadQueueFile().topics['order-events']?.subscriptions[subscription]?.requiresSession === true;
   const counts = new Map<string, number>();
-  try {
-    for (;;) {
-      const batch = await receiver.receiveMessages(500, { maxWaitTimeInMs: 2000 });
-      if (batch.length === 0) return counts;
-      for (const m of batch) counts.set(String(m.messageId), (counts.get(String(m.messageId)) ?? 0) + 1);
-    }
-  } finally {
-    await receiver.close();
-  }
+  for (const m of await drainAll(client, 'order-events', subscription, sessions, 2000)) counts.set(String(m.messageId), (counts.get(String(m.messageId)) ?? 0) + 1);
+  return counts;
 }

@@ -4,9 +4,9 @@
 // "PASS <step>: <detail>" or "FAIL <step>: <error>". Exit code 0 only if every step passed.
 using Azure.Messaging.ServiceBus;
 
-if (args.Length != 2 && args.Length != 4)
+if (args.Length != 2 && args.Length != 4 && args.Length != 5)
 {
-    Console.Error.WriteLine("usage: ServiceBusEmulatorCheck <connection string> <queue> [<topic> <subscription>]");
+    Console.Error.WriteLine("usage: ServiceBusEmulatorCheck <connection string> <queue> [<topic> <subscription> [<session queue>]]");
     return 2;
 }
 
@@ -118,7 +118,7 @@ await Step("processor", async () =>
     return $"processed {id}, auto-completed";
 });
 
-if (args.Length == 4)
+if (args.Length >= 4)
 {
     var (topic, subscription) = (args[2], args[3]);
     await using var topicSender = client.CreateSender(topic);
@@ -151,6 +151,44 @@ if (args.Length == 4)
         var left = await subscriptionReceiver.PeekMessagesAsync(10, fromSequenceNumber: 1);
         Expect(left.Count == 0, "the processor to auto-complete the subscription's message");
         return $"processed {id} from the subscription, auto-completed";
+    });
+}
+
+if (args.Length >= 5)
+{
+    var sessionQueue = args[4];
+    await using var sessionSender = client.CreateSender(sessionQueue);
+
+    await Step("session", async () =>
+    {
+        foreach (var n in new[] { 1, 2, 3 }) await sessionSender.SendMessageAsync(new ServiceBusMessage($"{n}") { MessageId = $"dotnet-session-{n}", SessionId = "order-7" });
+        await using var session = await client.AcceptSessionAsync(sessionQueue, "order-7");
+        Expect(session.SessionId == "order-7" && session.SessionLockedUntil > DateTimeOffset.UtcNow, $"session order-7 locked into the future, got {session.SessionId} until {session.SessionLockedUntil:O}");
+        var got = new List<string>();
+        while (got.Count < 3)
+        {
+            var m = await session.ReceiveMessageAsync(wait) ?? throw new InvalidOperationException($"only {got.Count} of 3 session messages arrived");
+            got.Add(m.MessageId);
+            await session.CompleteMessageAsync(m);
+        }
+        Expect(string.Join(",", got) == "dotnet-session-1,dotnet-session-2,dotnet-session-3", $"the session's messages in order, got {string.Join(",", got)}");
+        await session.SetSessionStateAsync(BinaryData.FromString("done"));
+        Expect((await session.GetSessionStateAsync()).ToString() == "done", "the session state to round-trip");
+        await session.RenewSessionLockAsync();
+        return "accepted order-7, received its three messages in order, set and read its state, renewed its lock";
+    });
+
+    await Step("session-processor", async () =>
+    {
+        await sessionSender.SendMessageAsync(new ServiceBusMessage("{}") { MessageId = "dotnet-session-next", SessionId = "order-8" });
+        var seen = new TaskCompletionSource<string>();
+        await using var processor = client.CreateSessionProcessor(sessionQueue, new ServiceBusSessionProcessorOptions { AutoCompleteMessages = true, MaxConcurrentSessions = 1 });
+        processor.ProcessMessageAsync += a => { seen.TrySetResult($"{a.SessionId}/{a.Message.MessageId}"); return Task.CompletedTask; };
+        processor.ProcessErrorAsync += a => { seen.TrySetException(a.Exception); return Task.CompletedTask; };
+        await processor.StartProcessingAsync();
+        var id = await seen.Task.WaitAsync(wait);
+        await processor.StopProcessingAsync();
+        return $"a session processor accepted the next session and processed {id}";
     });
 }
 

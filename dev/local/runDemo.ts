@@ -11,6 +11,8 @@ import type { LocalStack } from './localStack.js';
 import { findOutcomeLine } from './outcomeLine.js';
 import { sampleWorkload } from './sampleWorkload.js';
 import { waitUntil } from './waitUntil.js';
+import { drainAll } from './drainSubscription.js';
+import { loadQueueFile } from '../servicebus-emulator/index.js';
 
 interface Tally {
   deliveries: number;
@@ -132,20 +134,16 @@ async function outboxStates(container: Container): Promise<Record<'pending' | 'p
   return { pending: count('pending'), published: count('published'), failed: count('failed') };
 }
 
-/** What a subscriber would have received: every message on the subscription, and how many distinct MessageIds. */
+/** What a subscriber would have received: every message on the subscription (each session of a session-enabled one), and how many distinct MessageIds. */
 async function drainSubscription(client: ServiceBusClient, subscription: string, expected: number): Promise<{ subscription: string; received: number; distinct: number }> {
-  const receiver = client.createReceiver('order-events', subscription, { receiveMode: 'receiveAndDelete' });
+  const sessions = loadQueueFile().topics['order-events']?.subscriptions[subscription]?.requiresSession === true;
   const ids: string[] = [];
-  try {
-    await waitUntil(`${expected} events on ${subscription}`, async () => {
-      ids.push(...(await receiver.receiveMessages(500, { maxWaitTimeInMs: 200 })).map((m) => String(m.messageId)));
-      return ids.length >= expected;
-    }, 60_000, 0);
-    // A duplicate would arrive right behind.
-    ids.push(...(await receiver.receiveMessages(500, { maxWaitTimeInMs: 1000 })).map((m) => String(m.messageId)));
-  } finally {
-    await receiver.close();
-  }
+  await waitUntil(`${expected} events on ${subscription}`, async () => {
+    ids.push(...(await drainAll(client, 'order-events', subscription, sessions, 200)).map((m) => String(m.messageId)));
+    return ids.length >= expected;
+  }, 60_000, 0);
+  // A duplicate would arrive right behind.
+  ids.push(...(await drainAll(client, 'order-events', subscription, sessions, 1000)).map((m) => String(m.messageId)));
   return { subscription, received: ids.length, distinct: new Set(ids).size };
 }
 

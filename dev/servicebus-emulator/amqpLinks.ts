@@ -5,8 +5,8 @@ import type { Settlement } from './messageEntity.js';
 
 /** rhea fields the broker sets that its typings do not declare. */
 export interface LinkInternals {
-  local: { attach: { max_message_size?: number; snd_settle_mode?: number; rcv_settle_mode?: number } };
-  remote: { attach: { snd_settle_mode?: number; rcv_settle_mode?: number; source?: { address?: string }; target?: { address?: string } } };
+  local: { attach: { max_message_size?: number; snd_settle_mode?: number; rcv_settle_mode?: number; properties?: Record<string, unknown> } };
+  remote: { attach: { snd_settle_mode?: number; rcv_settle_mode?: number; source?: { address?: string; filter?: Record<string, unknown> }; target?: { address?: string } } };
   _draining?: boolean;
   _drained?: boolean;
   delivery_count: number;

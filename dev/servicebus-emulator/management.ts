@@ -1,5 +1,6 @@
 import rhea from 'rhea';
 import { uuidBytes, uuidText } from './lockTokens.js';
+import { sessionIdOf } from './messageEntity.js';
 import type { AmqpMessage, MessageEntity, Settlement } from './messageEntity.js';
 import { decodeMessage, encodeMessage, sequenceNumberOf, toWireMessage } from './wireMessages.js';
 
@@ -13,6 +14,8 @@ export interface ManagementReply {
 }
 
 type LockHolder = (token: string) => MessageEntity | undefined;
+/** True when the requesting connection's receiver holds the session. */
+type SessionHeld = (sessionId: string) => boolean;
 
 const lockLost: ManagementReply = {
   status: 410,
@@ -24,9 +27,11 @@ const lockLost: ManagementReply = {
  * The `$management` operations the SDKs use on a queue: peek, lock renewal, settlement by lock token
  * (for messages received by sequence number), receive deferred messages, schedule and cancel.
  */
-export function handleManagementRequest(request: AmqpMessage, entity: MessageEntity, lockHolder: LockHolder): ManagementReply {
+export function handleManagementRequest(request: AmqpMessage, entity: MessageEntity, lockHolder: LockHolder, sessionHeld: SessionHeld = () => false): ManagementReply {
   const operation = request.application_properties?.operation;
   const body = (request.body ?? {}) as Record<string, unknown>;
+  const session = sessionOperation(operation, body, entity, sessionHeld);
+  if (session) return session;
   switch (operation) {
     case 'com.microsoft:peek-message':
       return peek(entity, body);
@@ -62,8 +67,39 @@ function scheduling(operation: unknown, body: Record<string, unknown>, target: S
   return { status: 200, body: {} };
 }
 
+/**
+ * Session lock renewal and session state, for the receiver that holds the session; anyone else is
+ * answered session-lock-lost, as Service Bus does. Undefined for operations that are not about sessions.
+ */
+function sessionOperation(operation: unknown, body: Record<string, unknown>, entity: MessageEntity, sessionHeld: SessionHeld): ManagementReply | undefined {
+  if (operation !== 'com.microsoft:renew-session-lock' && operation !== 'com.microsoft:get-session-state' && operation !== 'com.microsoft:set-session-state') return undefined;
+  const sessions = entity.sessions;
+  if (!sessions) return { status: 400, condition: 'amqp:not-allowed', description: `${entity.name} does not require sessions.` };
+  const sessionId = String(body['session-id'] ?? '');
+  if (!sessionHeld(sessionId)) return sessionLockLost(sessionId);
+  if (operation === 'com.microsoft:renew-session-lock') {
+    const until = sessions.renew(sessionId);
+    return until === undefined ? sessionLockLost(sessionId) : { status: 200, body: { expiration: new Date(until) } };
+  }
+  if (operation === 'com.microsoft:get-session-state') {
+    const state = sessions.getState(sessionId);
+    return { status: 200, body: { 'session-state': state === undefined ? null : types.wrap_binary(state) } };
+  }
+  const state = body['session-state'];
+  sessions.setState(sessionId, state === undefined || state === null ? undefined : Buffer.from(state as Buffer));
+  return { status: 200, body: {} };
+}
+
+function sessionLockLost(sessionId: string): ManagementReply {
+  return { status: 410, condition: 'com.microsoft:session-lock-lost', description: `The session lock has expired on the MessageSession '${sessionId}'. Accept a new MessageSession.` };
+}
+
 function peek(entity: MessageEntity, body: Record<string, unknown>): ManagementReply {
-  const messages = entity.peek(sequenceNumberOf(body['from-sequence-number']), Number(body['message-count'] ?? 1));
+  const sessionId = body['session-id'];
+  const from = sequenceNumberOf(body['from-sequence-number']);
+  const count = Number(body['message-count'] ?? 1);
+  // A session receiver peeks its own session's messages only.
+  const messages = typeof sessionId === 'string' ? entity.peek(from, Number.MAX_SAFE_INTEGER).filter((m) => sessionIdOf(m) === sessionId).slice(0, count) : entity.peek(from, count);
   if (messages.length === 0) return { status: 204, description: 'No messages' };
   return { status: 200, body: { messages: messages.map((m) => ({ message: encodeMessage(toWireMessage(m)) })) } };
 }

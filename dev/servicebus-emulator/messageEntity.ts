@@ -3,6 +3,7 @@ import { DueTimer } from './dueTimer.js';
 import { MinHeap } from './minHeap.js';
 import { newLockToken } from './lockTokens.js';
 import type { QueueSettings } from './queueDefinitions.js';
+import { Sessions } from './sessions.js';
 
 /** The AMQP message as a sender gave it (rhea's shape); the broker adds its own annotations on the wire. */
 export interface AmqpMessage {
@@ -67,6 +68,10 @@ export class MessageEntity {
   private readonly locks = new Map<string, StoredMessage>();
   private readonly seenMessageIds = new Map<string, number>();
   private lastSequenceNumber = 0;
+  /** Present on a session-enabled entity: its messages wait per session, not in `available`. */
+  readonly sessions?: Sessions;
+  /** Told when a session lock runs out, so that the broker detaches the receiver that held it. */
+  onSessionLockLost?: (sessionId: string, owner: string) => void;
 
   constructor(
     readonly name: string,
@@ -74,7 +79,21 @@ export class MessageEntity {
     private readonly onAvailable: (entity: MessageEntity) => void,
     /** False for a dead-letter queue: its messages keep their expiry time but never expire there. */
     private readonly expiresMessages = true,
-  ) {}
+  ) {
+    if (settings.requiresSession) {
+      this.sessions = new Sessions(settings.lockDurationMs, (sessionId, owner) => {
+        this.releaseSessionMessages(sessionId);
+        this.onSessionLockLost?.(sessionId, owner);
+      });
+    }
+  }
+
+  /** Releases a session its receiver let go of (link closed): its locked messages count as failed deliveries, as an abandon does. */
+  releaseSession(sessionId: string, owner: string): void {
+    if (this.sessions?.holder(sessionId) !== owner) return;
+    this.sessions.release(sessionId, owner);
+    this.releaseSessionMessages(sessionId);
+  }
 
   /** A message from a sender. Returns `duplicate` for a MessageId seen inside the detection window. */
   accept(sent: AmqpMessage): AcceptResult {
@@ -102,9 +121,20 @@ export class MessageEntity {
     return { kind: 'enqueued', sequenceNumber: stored.sequenceNumber };
   }
 
-  /** The next message to hand to a receiver, or undefined. Expired ones met on the way are expired. */
-  takeNextAvailable(): StoredMessage | undefined {
+  /**
+   * The next message to hand to a receiver, or undefined. Expired ones met on the way are expired.
+   * On a session-enabled entity only a session's receiver gets messages, and only that session's.
+   */
+  takeNextAvailable(sessionId?: string): StoredMessage | undefined {
     this.expireDue();
+    if (this.sessions) {
+      if (sessionId === undefined) return undefined;
+      for (let seq = this.sessions.pop(sessionId); seq !== undefined; seq = this.sessions.pop(sessionId)) {
+        const m = this.messages.get(seq);
+        if (m && m.state === 'active' && !m.lock) return m;
+      }
+      return undefined;
+    }
     for (let seq = this.available.pop(); seq !== undefined; seq = this.available.pop()) {
       const m = this.messages.get(seq);
       if (m && m.state === 'active' && !m.lock) return m;
@@ -206,6 +236,7 @@ export class MessageEntity {
     this.scheduled.close();
     for (const m of this.locks.values()) if (m.lock) clearTimeout(m.lock.timer);
     this.locks.clear();
+    this.sessions?.close();
   }
 
   /** Puts a message in, keeping the sequence number it already has (a dead-lettered message keeps its). */
@@ -239,12 +270,28 @@ export class MessageEntity {
   }
 
   private makeAvailable(m: StoredMessage): void {
-    this.available.push(m.sequenceNumber);
+    if (this.sessions) this.sessions.push(sessionIdOf(m) ?? '', m.sequenceNumber);
+    else this.available.push(m.sequenceNumber);
     this.onAvailable(this);
+  }
+
+  private releaseSessionMessages(sessionId: string): void {
+    for (const m of [...this.locks.values()]) {
+      if (sessionIdOf(m) !== sessionId) continue;
+      this.unlock(m);
+      this.countFailedDelivery(m);
+    }
   }
 
   private onLockExpired(m: StoredMessage, token: string): void {
     if (m.lock?.token !== token) return;
+    // In a session the message lock is the session's: while the session is held, it holds.
+    const sessionId = sessionIdOf(m);
+    if (this.sessions && sessionId !== undefined && this.sessions.holder(sessionId) !== undefined) {
+      m.lock.timer = setTimeout(() => this.onLockExpired(m, token), this.settings.lockDurationMs);
+      m.lock.timer.unref();
+      return;
+    }
     this.unlock(m);
     this.countFailedDelivery(m);
   }
@@ -317,4 +364,10 @@ export class MessageEntity {
     m.state = 'active';
     this.makeAvailable(m);
   }
+}
+
+/** A message's SessionId: the AMQP group-id. */
+export function sessionIdOf(m: StoredMessage): string | undefined {
+  const id = m.message.group_id;
+  return typeof id === 'string' ? id : undefined;
 }

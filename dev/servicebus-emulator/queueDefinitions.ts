@@ -19,6 +19,8 @@ const queueDefinitionSchema = z.object({
   deadLetteringOnMessageExpiration: z.boolean(),
   /** Premium only (1024 to 102400); Standard's limit is 256 KB. */
   maxMessageSizeInKilobytes: z.int().min(1024).max(102_400).optional(),
+  /** Sessions: every message needs a SessionId, and a receiver locks one session at a time. */
+  requiresSession: z.boolean().optional(),
 });
 
 const entityName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$/);
@@ -43,6 +45,7 @@ const subscriptionDefinitionSchema = z.object({
   maxDeliveryCount: z.int().min(1),
   defaultMessageTimeToLiveSeconds: z.int().min(1),
   deadLetteringOnMessageExpiration: z.boolean(),
+  requiresSession: z.boolean().optional(),
   /** Without rules, the subscription has `$Default` (every message). */
   rules: z.record(entityName, ruleSchema).optional(),
 });
@@ -88,6 +91,8 @@ export interface QueueSettings {
   readonly deadLetteringOnMessageExpiration: boolean;
   /** The largest message a send may carry; Standard's 256 KB when unset. */
   readonly maxMessageSizeBytes?: number;
+  /** Session-enabled: messages are kept and delivered per SessionId, one receiver per session. */
+  readonly requiresSession?: boolean;
 }
 
 /** Service Bus Standard's limit on one message (Premium's is set per entity). */
@@ -121,6 +126,7 @@ export function toQueueSettings(definition: QueueDefinition): QueueSettings {
     duplicateDetectionWindowMs: definition.requiresDuplicateDetection ? definition.duplicateDetectionHistoryTimeWindowSeconds * 1000 : 0,
     deadLetteringOnMessageExpiration: definition.deadLetteringOnMessageExpiration,
     ...(definition.maxMessageSizeInKilobytes === undefined ? {} : { maxMessageSizeBytes: definition.maxMessageSizeInKilobytes * 1024 }),
+    ...(definition.requiresSession ? { requiresSession: true } : {}),
   };
 }
 
@@ -149,6 +155,7 @@ export function toTopicConfig(definition: TopicDefinition): TopicConfig {
         // Duplicate detection is the topic's; a subscription has none of its own.
         duplicateDetectionWindowMs: 0,
         deadLetteringOnMessageExpiration: sub.deadLetteringOnMessageExpiration,
+        ...(sub.requiresSession ? { requiresSession: true } : {}),
       };
       return [name, { settings, rules }];
     }),

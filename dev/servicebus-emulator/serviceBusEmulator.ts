@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo, Server, Socket } from 'node:net';
+import Long from 'long';
 import rhea from 'rhea';
 import type { Connection, Container, Delivery, EventContext, Receiver, Sender } from 'rhea';
 import { answerPutToken, defaultSharedAccessKeys } from './cbsTokens.js';
@@ -17,6 +18,9 @@ import { TopicEntity } from './topicEntity.js';
 import { batchMessageFormat, encodeMessage, toWireMessage, unpackBatch } from './wireMessages.js';
 
 const deadLetterSuffix = '/$deadletterqueue';
+const sessionFilter = 'com.microsoft:session-filter';
+/** .NET ticks (100 ns since 0001-01-01) as the 8 bytes of an AMQP long, as Service Bus sends lock times in attach properties. */
+const ticksOf = (ms: number): Buffer => Buffer.from(Long.fromNumber(ms).multiply(10_000).add(Long.fromString('621355968000000000')).toBytesBE());
 const debug = (...args: unknown[]) => {
   if (process.env.SERVICEBUS_EMULATOR_DEBUG) console.error('[servicebus-emulator]', ...args);
 };
@@ -123,6 +127,8 @@ class Broker {
   /** Subscriptions take no sends: messages reach them through their topic. */
   private readonly subscriptionEntities = new Set<MessageEntity>();
   private readonly consumers = new Map<MessageEntity, Sender[]>();
+  /** The session each session receiver holds, by its link. */
+  private readonly sessionOf = new WeakMap<Sender, { readonly entity: MessageEntity; readonly sessionId: string; readonly owner: string }>();
   private readonly deliveries = new WeakMap<Delivery, DeliveryRef>();
   private readonly pumpsScheduled = new Set<MessageEntity>();
   // No auto-accept: a send is accepted only once the emulator has taken it (or refused, with a reason).
@@ -195,6 +201,7 @@ class Broker {
   private addQueue(name: string, settings: QueueSettings): MessageEntity {
     const key = name.toLowerCase();
     const queue = new MessageEntity(key, settings, (e) => this.schedulePump(e));
+    queue.onSessionLockLost = (sessionId, owner) => this.detachSessionReceiver(queue, sessionId, owner);
     const dlqSettings = { ...azureDefaultQueueSettings, lockDurationMs: settings.lockDurationMs, duplicateDetectionWindowMs: 0 };
     queue.deadLetterQueue = new MessageEntity(key + deadLetterSuffix, dlqSettings, (e) => this.schedulePump(e), false);
     this.entities.set(key, queue);
@@ -256,6 +263,7 @@ class Broker {
     }
     const entity = this.entity(address);
     if (!entity) return notFound(sender, address);
+    if (!this.attachSession(entity, sender, address, remote.source?.filter)) return;
     this.consumers.set(entity, [...(this.consumers.get(entity) ?? []), sender]);
     sender.on('sendable', () => this.schedulePump(entity));
     sender.on('sender_draining', () => {
@@ -275,6 +283,48 @@ class Broker {
     };
   }
 
+  /**
+   * A receiver on a session-enabled entity names a session (`com.microsoft:session-filter`) or asks
+   * for the next one (the filter with no value); the attach answers with the session it got and
+   * `com.microsoft:locked-until-utc` (.NET ticks), or is refused with session-cannot-be-locked.
+   * False when the link was closed.
+   */
+  private attachSession(entity: MessageEntity, sender: Sender, address: string, filter: Record<string, unknown> | undefined): boolean {
+    const wantsSession = filter !== undefined && sessionFilter in filter;
+    if (!entity.sessions) {
+      if (!wantsSession) return true;
+      sender.close({ condition: 'amqp:not-allowed', description: `It is not possible for an entity that does not require sessions to create a sessionful message receiver (${address}).` });
+      return false;
+    }
+    if (!wantsSession) {
+      sender.close({ condition: 'amqp:not-allowed', description: `It is not possible for an entity that requires sessions to create a non-sessionful message receiver (${address}).` });
+      return false;
+    }
+    const requested = filter[sessionFilter];
+    const owner = `${sender.connection.container_id}/${sender.name}/${newLockToken()}`;
+    const accepted = entity.sessions.accept(typeof requested === 'string' ? requested : undefined, owner);
+    if (!accepted) {
+      sender.close({
+        condition: 'com.microsoft:session-cannot-be-locked',
+        description: typeof requested === 'string' ? `The requested session '${requested}' cannot be accepted. It may be locked by another receiver.` : 'No unlocked session is available.',
+      });
+      return false;
+    }
+    sender.set_source({ address, filter: { [sessionFilter]: accepted.sessionId } } as never);
+    (sender as unknown as LinkInternals).local.attach.properties = { 'com.microsoft:locked-until-utc': rhea.types.wrap_long(ticksOf(accepted.lockedUntilMs)) };
+    this.sessionOf.set(sender, { entity, sessionId: accepted.sessionId, owner });
+    return true;
+  }
+
+  private detachSessionReceiver(entity: MessageEntity, sessionId: string, owner: string): void {
+    for (const sender of this.consumers.get(entity) ?? []) {
+      const held = this.sessionOf.get(sender);
+      if (held?.sessionId !== sessionId || held.owner !== owner) continue;
+      this.dropConsumer(sender);
+      sender.close({ condition: 'com.microsoft:session-lock-lost', description: `The session lock has expired on the MessageSession '${sessionId}'. Accept a new MessageSession.` });
+    }
+  }
+
   private onMessage(ctx: EventContext): void {
     const receiver = ctx.receiver as Receiver;
     const address = receiver.target?.address ?? '';
@@ -291,7 +341,7 @@ class Broker {
       const entity = this.entity(path);
       const topic = this.topic(path);
       const reply = entity
-        ? handleManagementRequest(message, entity, (token) => this.entityHoldingLock(token))
+        ? handleManagementRequest(message, entity, (token) => this.entityHoldingLock(token), (sessionId) => this.sessionHeldOnConnection(entity, sessionId, ctx.connection))
         : topic
           ? handleTopicManagementRequest(message, topic)
           : { status: 404, condition: 'com.microsoft:entity-not-found', description: `No entity at ${address}` };
@@ -311,8 +361,20 @@ class Broker {
       return;
     }
     const messages = format === batchMessageFormat ? unpackBatch(ctx.message as unknown as Buffer) : [message];
+    if (entity instanceof MessageEntity && entity.sessions && messages.some((m) => typeof m.group_id !== 'string' || m.group_id === '')) {
+      ctx.delivery?.reject({
+        condition: 'amqp:not-allowed',
+        description: 'The SessionId was not set on a message, and it cannot be sent to the entity. Entities that have session support enabled can only receive messages that have the SessionId set to a valid value.',
+      });
+      return;
+    }
     for (const m of messages) entity.accept(m);
     ctx.delivery?.accept();
+  }
+
+  /** Session operations are allowed to the connection whose receiver holds the session. */
+  private sessionHeldOnConnection(entity: MessageEntity, sessionId: string, connection: Connection): boolean {
+    return (this.consumers.get(entity) ?? []).some((s) => s.connection === connection && this.sessionOf.get(s)?.sessionId === sessionId);
   }
 
   private entityHoldingLock(token: string): MessageEntity | undefined {
@@ -354,15 +416,19 @@ class Broker {
     });
   }
 
-  /** Hands available messages to the entity's receivers in turn, as far as their credit goes. */
+  /** Hands available messages to the entity's receivers in turn, as far as their credit goes (a session receiver: its session's). */
   private pump(entity: MessageEntity): void {
     const consumers = this.consumers.get(entity) ?? [];
     for (let progressed = true; progressed; ) {
       progressed = false;
       for (const sender of consumers) {
         if (!hasUnusedCredit(sender)) continue;
-        const m = entity.takeNextAvailable();
-        if (!m) return;
+        const sessionId = this.sessionOf.get(sender)?.sessionId;
+        const m = entity.takeNextAvailable(sessionId);
+        if (!m) {
+          if (entity.sessions) continue;
+          return;
+        }
         this.deliver(entity, sender, m);
         progressed = true;
       }
@@ -406,9 +472,21 @@ class Broker {
 
   private dropConsumer(sender: Sender): void {
     for (const [entity, senders] of this.consumers) this.consumers.set(entity, senders.filter((s) => s !== sender));
+    this.releaseSessionOf(sender);
   }
 
   private dropConnection(connection: Connection): void {
-    for (const [entity, senders] of this.consumers) this.consumers.set(entity, senders.filter((s) => s.connection !== connection));
+    for (const [entity, senders] of this.consumers) {
+      for (const s of senders) if (s.connection === connection) this.releaseSessionOf(s);
+      this.consumers.set(entity, senders.filter((s) => s.connection !== connection));
+    }
+  }
+
+  /** A session receiver that goes lets its session go: another receiver may accept it at once. */
+  private releaseSessionOf(sender: Sender): void {
+    const held = this.sessionOf.get(sender);
+    if (!held) return;
+    this.sessionOf.delete(sender);
+    held.entity.releaseSession(held.sessionId, held.owner);
   }
 }

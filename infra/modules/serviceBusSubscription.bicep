@@ -32,6 +32,9 @@ resource subscription 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2024
     maxDeliveryCount: definition.maxDeliveryCount
     defaultMessageTimeToLive: isoDuration(definition.defaultMessageTimeToLiveSeconds)
     deadLetteringOnMessageExpiration: definition.deadLetteringOnMessageExpiration
+    // A session-enabled subscription hands one session (the outbox sets it to the order id) to one
+    // receiver at a time, in order: a subscriber that needs an order's events in order reads it so.
+    requiresSession: definition.?requiresSession ?? false
   }
 }
 

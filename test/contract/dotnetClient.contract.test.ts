@@ -27,6 +27,7 @@ describe.runIf(suites.length > 0)(`the emulator with the .NET client (${suites[0
       port: 0,
       queues: {
         dotnet: { lockDurationMs: 30_000, maxDeliveryCount: 5, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0, deadLetteringOnMessageExpiration: false },
+        'dotnet-sessions': { lockDurationMs: 30_000, maxDeliveryCount: 5, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0, deadLetteringOnMessageExpiration: false, requiresSession: true },
       },
       topics: {
         'dotnet-events': {
@@ -40,14 +41,16 @@ describe.runIf(suites.length > 0)(`the emulator with the .NET client (${suites[0
   }, 300_000);
   afterAll(() => emulator?.close());
 
-  it('sends, receives, abandons, dead-letters with a reason, peeks, renews, completes and auto-completes, on a queue and a topic subscription', async () => {
-    const { stdout } = await run('dotnet', [checkDll, emulator.connectionString, 'dotnet', 'dotnet-events', 'fulfilment'], { timeout: 120_000 }).catch(
+  it('sends, receives, abandons, dead-letters with a reason, peeks, renews, completes and auto-completes, on a queue, a topic subscription and a session', async () => {
+    const { stdout } = await run('dotnet', [checkDll, emulator.connectionString, 'dotnet', 'dotnet-events', 'fulfilment', 'dotnet-sessions'], { timeout: 120_000 }).catch(
       (error: { stdout?: string }) => ({ stdout: error.stdout ?? String(error) }),
     );
     console.log(stdout.trim());
     expect(stdout).not.toContain('FAIL');
     expect(stdout).toContain('PASS receive: DeliveryCount=1'); // .NET counts the first delivery as 1, as the host reports it
     expect(stdout).toContain('PASS subscription-processor: processed dotnet-topic-2 from the subscription, auto-completed');
-    expect(stdout).toContain('all 9 steps passed');
+    expect(stdout).toContain('PASS session: accepted order-7, received its three messages in order');
+    expect(stdout).toContain('PASS session-processor: a session processor accepted the next session and processed order-8/dotnet-session-next');
+    expect(stdout).toContain('all 11 steps passed');
   }, 180_000);
 });

@@ -7,6 +7,7 @@ import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
 import type { InvocationResult } from '../../dev/host/hostInvocation.js';
 import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import type { LocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
+import { drainAll } from '../../dev/local/drainSubscription.js';
 import { startLocalStack } from '../../dev/local/localStack.js';
 import type { LocalStack } from '../../dev/local/localStack.js';
 import { runDlqCli } from '../../src/cli/dlqProgram.js';
@@ -65,20 +66,15 @@ async function sendOrders(orderIds: readonly string[]): Promise<void> {
   await sender.close();
 }
 
-/** Everything on a subscription now, settled: what a consumer of it would have received. */
+/** Everything on a subscription now, settled: what a consumer of it would have received (audit is session-enabled: every session). */
 async function drainSubscription(subscription: string, expected: number): Promise<ServiceBusReceivedMessage[]> {
-  const receiver = producer.createReceiver('order-events', subscription, { receiveMode: 'receiveAndDelete' });
   const received: ServiceBusReceivedMessage[] = [];
-  try {
-    await eventually(`${expected} events on ${subscription}`, async () => {
-      received.push(...(await receiver.receiveMessages(100, { maxWaitTimeInMs: 200 })));
-      return received.length >= expected;
-    });
-    // Anything more that arrives shortly after would be a duplicate.
-    received.push(...(await receiver.receiveMessages(100, { maxWaitTimeInMs: 1000 })));
-  } finally {
-    await receiver.close();
-  }
+  await eventually(`${expected} events on ${subscription}`, async () => {
+    received.push(...(await drainAll(producer, 'order-events', subscription, subscription === 'audit', 200)));
+    return received.length >= expected;
+  });
+  // Anything more that arrives shortly after would be a duplicate.
+  received.push(...(await drainAll(producer, 'order-events', subscription, subscription === 'audit', 1000)));
   return received;
 }
 
@@ -175,6 +171,26 @@ describe('the outbox publisher on the local stack', () => {
       return again?.state === 'failed' && again.failure?.at !== before;
     });
     expect((await dlq('outbox', 'requeue', 'no-such-message')).code).toBe(1);
+    await host.close();
+  }, 60_000);
+
+  it("keeps one order's events in write order on the session-enabled audit subscription (the session id is the order id)", async () => {
+    const host = startHost('instance-order');
+    await host.cosmosTriggers;
+    const orderId = newOrderId();
+    const types = ['OrderAccepted', 'PaymentApplied', 'OrderShipped', 'OrderDelivered'];
+    // Four commits, one after another, as four changes of one order would write them.
+    for (const [i, eventType] of types.entries()) {
+      await container.items.create(newOutboxDocument({ id: `outbox|${eventType}|${orderId}`, orderId, eventType, destination: 'order-events', body: { orderId, step: i }, createdAt: new Date().toISOString() }));
+    }
+    await eventually('all four published', async () => (await outboxOf(orderId)).filter((d) => d.state === 'published').length === 4);
+    const session = await producer.acceptSession('order-events', 'audit', orderId);
+    const received = await session.receiveMessages(10, { maxWaitTimeInMs: 1000 });
+    for (const m of received) await session.completeMessage(m);
+    await session.close();
+    expect(received.map((m) => m.subject)).toEqual(types);
+    expect(received.every((m) => m.sessionId === orderId)).toBe(true);
+    await drainSubscription('fulfilment', 1); // its rule takes OrderAccepted only
     await host.close();
   }, 60_000);
 });

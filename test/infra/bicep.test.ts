@@ -96,6 +96,8 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       const subscriptions = of('Microsoft.ServiceBus/namespaces/topics/subscriptions');
       expect(subscriptions.map((s) => s.name.split('/').slice(-2).join('/')).sort()).toEqual(['order-events/audit', 'order-events/fulfilment']);
       for (const subscription of subscriptions) expect(props(subscription)).toMatchObject({ lockDuration: 'PT1M', maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
+      // audit keeps each order's events in order: a session per order.
+      expect(Object.fromEntries(subscriptions.map((s) => [s.name.split('/').pop(), props(s).requiresSession]))).toEqual({ audit: true, fulfilment: false });
       // audit keeps its implicit $Default (every event); fulfilment takes only OrderAccepted.
       const rules = of('Microsoft.ServiceBus/namespaces/topics/subscriptions/rules');
       expect(rules.every((r) => r.name.includes('/fulfilment/'))).toBe(true);
