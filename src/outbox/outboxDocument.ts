@@ -93,7 +93,7 @@ export function newOutboxDocument(event: NewOutboxEvent): OutboxDocument {
 /** The document id when Service Bus accepts it as a MessageId, else a digest of it (stable either way). */
 export function messageIdFor(documentId: string): string {
   if (documentId.length <= maxMessageIdLength) return documentId;
-  return `outbox|*${createHash('sha256').update(documentId, 'utf8').digest('hex')}`;
+  return `outbox|*${createHash('sha256').update(documentId).digest('hex')}`;
 }
 
 /** A document from the change feed is the publisher's business only when it is an outbox entry still to send. */

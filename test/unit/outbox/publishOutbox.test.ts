@@ -7,8 +7,10 @@ import {
   TransientPublishError,
   TransientSendError,
   createOutboxPublisher,
+  isPendingOutbox,
   maxMessageIdLength,
   messageIdFor,
+  orderEventsSource,
   newOutboxDocument,
   publishOutboxEntries,
   sweepOutbox,
@@ -51,6 +53,24 @@ describe('an outbox entry', () => {
     expect(e).toMatchObject({ state: 'pending', publishedAt: null, destination: 'order-events' });
     expect(e.message).toMatchObject({ messageId: 'a', subject: 'OrderAccepted', sessionId: 'order-a', correlationId: 'm-a', body: { id: 'a' } });
     expect(e.message.applicationProperties).toMatchObject({ 'cloudEvents:id': 'a', 'cloudEvents:type': 'OrderAccepted', 'cloudEvents:specversion': '1.0', 'cloudEvents:time': e.createdAt });
+  });
+
+  it('says it comes from a fixed source: with the id, the key consumers deduplicate by, so it may never change between releases', () => {
+    expect(orderEventsSource).toBe('/idempotent-order-consumer/orders');
+    expect(entry('a').message.applicationProperties['cloudEvents:source']).toBe('/idempotent-order-consumer/orders');
+  });
+
+  it('carries a correlation id only when a message caused it', () => {
+    const uncaused = newOutboxDocument({ id: 'u', orderId: 'o', eventType: 'OrderAccepted', destination: 'order-events', body: {}, createdAt: now().toISOString() });
+    expect(uncaused.message).not.toHaveProperty('correlationId');
+    expect(uncaused).not.toHaveProperty('causationMessageId');
+  });
+
+  it('is the publisher\'s business only while it is a pending outbox entry', () => {
+    expect(isPendingOutbox({ docType: 'outbox', state: 'pending' })).toBe(true);
+    expect(isPendingOutbox({ docType: 'outbox', state: 'published' })).toBe(false);
+    expect(isPendingOutbox({ docType: 'outbox', state: 'failed' })).toBe(false);
+    expect(isPendingOutbox({ docType: 'order', state: 'pending' })).toBe(false);
   });
 
   it('uses its id as MessageId up to the 128 characters Service Bus takes, and a stable digest beyond', () => {
@@ -119,6 +139,33 @@ describe('publishing outbox entries', () => {
   });
 });
 
+describe('publishing: what is not its to absorb', () => {
+  it('lets an error that is not a transient send failure through, so the invocation fails loudly', async () => {
+    const store = new InMemoryDocumentStore();
+    const broken: EventSender = { send: async () => Promise.reject(new TypeError('a bug in the sender')), close: async () => {} };
+    await expect(publishOutboxEntries(await stored(store, entry('a')), ctxOf(store, broken))).rejects.toThrow('a bug in the sender');
+  });
+
+  it('refuses a sender that answers for fewer messages than it was given', async () => {
+    const store = new InMemoryDocumentStore();
+    const short: EventSender = { send: async () => [], close: async () => {} };
+    await expect(publishOutboxEntries(await stored(store, entry('a')), ctxOf(store, short))).rejects.toThrow('the sender answered 0 outcomes for 1 messages');
+  });
+
+  it('lets a store error that is not transient through', async () => {
+    const inner = new InMemoryDocumentStore();
+    const entries = await stored(inner, entry('a'));
+    const failing: DocumentStore = { read: (p, id) => inner.read(p, id), find: (q) => inner.find(q), commit: async () => Promise.reject(new RangeError('bad document')) };
+    await expect(publishOutboxEntries(entries, ctxOf(failing, new ScriptedSender()))).rejects.toThrow('bad document');
+  });
+
+  it('names every destination that failed in its error', async () => {
+    const error = new TransientPublishError([new TransientSendError('busy', new Error('ServiceBusy')), new TransientStoreError('503 from Cosmos DB', 503)]);
+    expect(error.name).toBe('TransientPublishError');
+    expect(error.message).toBe('outbox: sending to busy failed for now: ServiceBusy; 503 from Cosmos DB');
+  });
+});
+
 describe('the publisher (composition root)', () => {
   const settings = loadSettings({ ServiceBusConnection: 'Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=k', ORDERS_QUEUE_NAME: 'orders', COSMOS_ENDPOINT: 'https://127.0.0.1:8081/', OUTBOX_LAG_ALERT_SECONDS: '300', OUTBOX_SWEEP_MIN_AGE_SECONDS: '60' });
 
@@ -162,6 +209,21 @@ describe('the publisher (composition root)', () => {
     const { resourceMetrics } = await reader.collect();
     const names = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics.map((m) => m.descriptor.name));
     expect(names).toEqual(expect.arrayContaining(['outbox.events', 'outbox.lag', 'outbox.publish_delay']));
+  });
+
+  it('finds the oldest pending entry wherever it is, republishes only what is older than the minimum age, and never touches failed or published entries', async () => {
+    const store = new InMemoryDocumentStore();
+    const at = (secondsAgo: number) => new Date(nowMs - secondsAgo * 1000).toISOString();
+    await stored(store, entry('newer', 'order-events', at(90)), entry('oldest', 'order-events', at(200)), entry('boundary', 'order-events', at(60)));
+    const failed = { ...entry('failed', 'order-events', at(500)), state: 'failed' as const };
+    const published = { ...entry('published', 'order-events', at(500)), state: 'published' as const };
+    await store.commit(failed.orderId, [create(failed)]);
+    await store.commit(published.orderId, [create(published)]);
+    const sender = new ScriptedSender();
+    const result = await sweepOutbox(ctxOf(store, sender), { minAgeSeconds: 60 });
+    expect(result).toMatchObject({ pending: 3, oldestPendingId: 'oldest', oldestPendingAgeSeconds: 200 });
+    // Exactly 60 s old is not "pending longer than" 60 s: the change feed still has it.
+    expect(sender.sent.map((s) => s.messageId).sort()).toEqual(['newer', 'oldest']);
   });
 
   it('writes the lag as an error line once the oldest pending entry is older than the threshold', async () => {
