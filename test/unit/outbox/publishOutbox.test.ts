@@ -50,7 +50,7 @@ const ctxOf = (store: DocumentStore, sender: EventSender) => ({ store, sender, n
 describe('an outbox entry', () => {
   it('carries its message in CloudEvents binary mode: id, source, type as application properties, the order as session', () => {
     const e = entry('a');
-    expect(e).toMatchObject({ state: 'pending', publishedAt: null, destination: 'order-events' });
+    expect(e).toMatchObject({ state: 'pending', publishedAt: null, destination: 'order-events', causationMessageId: 'm-a' });
     expect(e.message).toMatchObject({ messageId: 'a', subject: 'OrderAccepted', sessionId: 'order-a', correlationId: 'm-a', body: { id: 'a' } });
     expect(e.message.applicationProperties).toMatchObject({ 'cloudEvents:id': 'a', 'cloudEvents:type': 'OrderAccepted', 'cloudEvents:specversion': '1.0', 'cloudEvents:time': e.createdAt });
   });
