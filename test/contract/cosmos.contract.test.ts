@@ -1,22 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Container, CosmosClient } from '@azure/cosmos';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCosmosStandIn } from '../../dev/cosmos/cosmosStandIn.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
+import { cosmosTargets } from '../support/cosmosTargets.js';
 
-interface Target {
-  readonly name: string;
-  readonly endpoint: () => string;
-  readonly key: () => string;
-}
-
-const targets: Target[] = [{ name: 'the local stand-in', endpoint: () => inject('cosmosEndpoint'), key: () => inject('cosmosKey') }];
-const external = inject('externalCosmos');
-if (external) {
-  targets.push({ name: `the account at ${external.endpoint}`, endpoint: () => external.endpoint, key: () => external.key });
-} else {
-  console.log('Cosmos DB contract suite against a real account or the official emulator: skipped because COSMOS_ENDPOINT and COSMOS_KEY are not set');
-}
+const targets = cosmosTargets('Cosmos DB contract suite');
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const statusOf = (error: unknown) => (error as { code?: number }).code;
