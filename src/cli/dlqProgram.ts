@@ -180,7 +180,7 @@ function addParkedCommands(program: Command, io: DlqIo, setExitCode: (code: numb
     .addOption(new Option('--state <state...>', 'these states instead of rejected').choices(parkedStates))
     .option('--json', 'print JSON for scripts')
     .action(async (options: ParkedOptions) => {
-      await withParkedContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
+      await withStoreContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
         const states = (options.state ?? ['rejected']) as (typeof parkedStates)[number][];
         const rows = await listParked(ctx, states, { orderId: options.order, reason: options.reason });
         io.stdout(options.json ? JSON.stringify(rows, null, 2) : parkedTable(rows));
@@ -196,7 +196,7 @@ function addParkedCommands(program: Command, io: DlqIo, setExitCode: (code: numb
   selected(parked.command('resubmit [targets...]').description('send rejected items back to the orders queue (by MessageId, dedup key or <orderId>/<item id>)')).action(
     async (targets: string[], options: ParkedOptions) => {
       const selection = parkedSelection(targets, options);
-      await withParkedContext(program.opts<GlobalOptions>(), io, true, async (ctx) => {
+      await withStoreContext(program.opts<GlobalOptions>(), io, true, async (ctx) => {
         setExitCode(parkedReport(io, await resubmitParked(ctx, selection, options.dryRun === true), selection, options.json === true));
       });
     },
@@ -205,7 +205,7 @@ function addParkedCommands(program: Command, io: DlqIo, setExitCode: (code: numb
     .option('--yes', 'do not ask for confirmation')
     .action(async (targets: string[], options: ParkedOptions) => {
       const selection = parkedSelection(targets, options);
-      await withParkedContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
+      await withStoreContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
         if (!options.dryRun && !options.yes) {
           const planned = await discardParked(ctx, selection, true);
           if (!io.confirm) throw new Error(`refusing to discard ${planned.length} parked item(s) without --yes (no terminal to ask)`);
@@ -231,7 +231,7 @@ function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (code: numb
     .addOption(new Option('--state <state...>', 'these states instead of failed').choices(outboxStates))
     .option('--json', 'print JSON for scripts')
     .action(async (options: { order?: string; state?: string[]; json?: boolean }) => {
-      await withParkedContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
+      await withStoreContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
         const rows = await listOutbox(ctx, (options.state ?? ['failed']) as (typeof outboxStates)[number][], options.order);
         io.stdout(options.json ? JSON.stringify(rows, null, 2) : outboxTable(rows));
       });
@@ -244,7 +244,7 @@ function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (code: numb
     .option('--json', 'print the report as JSON')
     .action(async (targets: string[], options: { all?: boolean; dryRun?: boolean; json?: boolean }) => {
       if (targets.length === 0 && !options.all) throw new Error('name outbox entries by MessageId or <orderId>/<id>, or use --all');
-      await withParkedContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
+      await withStoreContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
         const reports = await requeueOutbox(ctx, targets, options.all === true, options.dryRun === true);
         const missing = targets.filter((t) => !reports.some((r) => r.messageId === t || `${r.orderId}/${r.id}` === t)).length;
         const failed = reports.filter((r) => r.outcome === 'failed').length;
@@ -274,7 +274,8 @@ function parkedSelection(targets: string[], options: ParkedOptions): ParkedSelec
   return { targets, all: options.all === true || (targets.length === 0), reason: options.reason, orderId: options.order };
 }
 
-async function withParkedContext(options: GlobalOptions, io: DlqIo, needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>): Promise<void> {
+/** The orders container (and, to resubmit, the queue) for the commands whose records live in Cosmos DB: parked items and outbox entries. */
+async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>): Promise<void> {
   if (!options.cosmosEndpoint) throw new Error('parked items and outbox entries live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
   const cosmos = createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey });
   const container = cosmos.database(options.cosmosDatabase).container(options.cosmosContainer);
