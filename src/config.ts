@@ -32,6 +32,12 @@ export const settingDefaults = {
   OUTBOX_SWEEP_SCHEDULE: '30 */1 * * * *',
   OUTBOX_SWEEP_MIN_AGE_SECONDS: 60,
   OUTBOX_LAG_ALERT_SECONDS: 300,
+  FULFILMENT_SUBSCRIPTION_NAME: 'fulfilment',
+  CARRIER_TIMEOUT_MS: 10_000,
+  SHIPMENT_LEASE_SECONDS: 60,
+  SHIPMENT_RECONCILE_SCHEDULE: '45 */2 * * * *',
+  SHIPMENT_RECONCILE_MAX_ATTEMPTS: 5,
+  SHIPMENT_RECONCILE_BATCH_SIZE: 50,
 } as const;
 
 const optionalText = z.string().trim().min(1).optional();
@@ -70,6 +76,17 @@ const settingsSchema = z.object({
   OUTBOX_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.OUTBOX_SWEEP_SCHEDULE),
   OUTBOX_SWEEP_MIN_AGE_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_SWEEP_MIN_AGE_SECONDS),
   OUTBOX_LAG_ALERT_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_LAG_ALERT_SECONDS),
+  FULFILMENT_SUBSCRIPTION_NAME: z.string().trim().min(1).default(settingDefaults.FULFILMENT_SUBSCRIPTION_NAME),
+  CARRIER_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s):// URL, the base of the carrier API (https://api.carrier.example/v1/)' }).optional(),
+  CARRIER_API_KEY: optionalText.refine(
+    (key) => key === undefined || !key.startsWith('@Microsoft.KeyVault('),
+    'is still a Key Vault reference: the platform could not resolve it (check the app identity has Key Vault Secrets User on the vault, and keyVaultReferenceIdentity)',
+  ),
+  CARRIER_TIMEOUT_MS: wholeNumber(100, settingDefaults.CARRIER_TIMEOUT_MS).refine((ms) => ms <= 120_000, 'must be at most 120000'),
+  SHIPMENT_LEASE_SECONDS: wholeNumber(1, settingDefaults.SHIPMENT_LEASE_SECONDS),
+  SHIPMENT_RECONCILE_SCHEDULE: z.string().trim().min(1).default(settingDefaults.SHIPMENT_RECONCILE_SCHEDULE),
+  SHIPMENT_RECONCILE_MAX_ATTEMPTS: wholeNumber(1, settingDefaults.SHIPMENT_RECONCILE_MAX_ATTEMPTS),
+  SHIPMENT_RECONCILE_BATCH_SIZE: wholeNumber(1, settingDefaults.SHIPMENT_RECONCILE_BATCH_SIZE).refine((n) => n <= 1000, 'must be at most 1000'),
 });
 
 export interface Settings {
@@ -100,6 +117,16 @@ export interface Settings {
     readonly sweepMinAgeSeconds: number;
     /** Above this age of the oldest pending entry, each sweep logs an error line. */
     readonly lagAlertSeconds: number;
+  };
+  readonly shipments: {
+    readonly fulfilmentSubscriptionName: string;
+    /** Unset: the requestShipment and reconcileShipments functions refuse to start (they name it). */
+    readonly carrierApiUrl?: string;
+    readonly carrierApiKey?: string;
+    readonly carrierTimeoutMs: number;
+    readonly leaseSeconds: number;
+    readonly reconcileMaxAttempts: number;
+    readonly reconcileBatchSize: number;
   };
   /** The trigger's own connection, for sending delayed retries: a connection string, or a namespace with identity. */
   readonly serviceBus: { readonly connectionString?: string; readonly fullyQualifiedNamespace?: string; readonly clientId?: string };
@@ -141,6 +168,10 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>> =
   if (s.DELAYED_RETRY_MAX_DELAY_SECONDS < s.DELAYED_RETRY_FIRST_DELAY_SECONDS) {
     problems.push({ setting: 'DELAYED_RETRY_MAX_DELAY_SECONDS', problem: `must be at least DELAYED_RETRY_FIRST_DELAY_SECONDS (${s.DELAYED_RETRY_FIRST_DELAY_SECONDS})` });
   }
+  // A look-up and a booking call, each up to the timeout, must both fit in one lease, with room to record the answer.
+  if (s.SHIPMENT_LEASE_SECONDS * 1000 < 3 * s.CARRIER_TIMEOUT_MS) {
+    problems.push({ setting: 'SHIPMENT_LEASE_SECONDS', problem: `must be at least 3 x CARRIER_TIMEOUT_MS (${(3 * s.CARRIER_TIMEOUT_MS) / 1000} s), so an owner's calls end inside its lease` });
+  }
   if (!retention.ok) problems.push({ setting: 'INBOX_MARKER_TTL_SECONDS', problem: retention.explanation });
   if (problems.length > 0) throw new ConfigurationError(problems);
   return deepFreeze(toSettings(s));
@@ -176,6 +207,15 @@ function toSettings(s: z.infer<typeof settingsSchema>): Settings {
       publishedTtlSeconds: s.OUTBOX_PUBLISHED_TTL_SECONDS,
       sweepMinAgeSeconds: s.OUTBOX_SWEEP_MIN_AGE_SECONDS,
       lagAlertSeconds: s.OUTBOX_LAG_ALERT_SECONDS,
+    },
+    shipments: {
+      fulfilmentSubscriptionName: s.FULFILMENT_SUBSCRIPTION_NAME,
+      carrierApiUrl: s.CARRIER_API_URL,
+      carrierApiKey: s.CARRIER_API_KEY,
+      carrierTimeoutMs: s.CARRIER_TIMEOUT_MS,
+      leaseSeconds: s.SHIPMENT_LEASE_SECONDS,
+      reconcileMaxAttempts: s.SHIPMENT_RECONCILE_MAX_ATTEMPTS,
+      reconcileBatchSize: s.SHIPMENT_RECONCILE_BATCH_SIZE,
     },
     serviceBus: {
       connectionString: s.ServiceBusConnection,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { programmingModel } from './functionsCore.js';
 import type { RegisteredFunction } from './functionsCore.js';
 
@@ -36,14 +36,14 @@ export interface InvocationResult {
  */
 export async function invokeServiceBusFunction(fn: RegisteredFunction, delivery: ServiceBusDelivery): Promise<InvocationResult> {
   const data = typeof delivery.body === 'string' ? { string: delivery.body } : { bytes: delivery.body };
-  return invokeRegisteredFunction(fn, data, rpcTriggerMetadata(delivery));
+  return invokeRegisteredFunction(fn, data, rpcTriggerMetadata(delivery), invocationTraceParent(delivery.applicationProperties?.['Diagnostic-Id']));
 }
 
 /** RPC typed data, as the host sends a trigger's value and each metadata field. */
 export type RpcTypedData = { string: string } | { json: string } | { bytes: Uint8Array };
 
 /** One invocation of any registered function: the library's own invocation model converts the input and calls the handler. */
-export async function invokeRegisteredFunction(fn: RegisteredFunction, data: RpcTypedData, triggerMetadata: Record<string, RpcTypedData>): Promise<InvocationResult> {
+export async function invokeRegisteredFunction(fn: RegisteredFunction, data: RpcTypedData, triggerMetadata: Record<string, RpcTypedData>, traceParent: string = invocationTraceParent(undefined)): Promise<InvocationResult> {
   const invocationId = randomUUID();
   const logs: InvocationResult['logs'] = [];
   const triggerName = Object.entries(fn.metadata.bindings).find(([, b]) => b.direction === 'in' && String(b.type).endsWith('Trigger'))?.[0];
@@ -53,7 +53,7 @@ export async function invokeRegisteredFunction(fn: RegisteredFunction, data: Rpc
     metadata: fn.metadata,
     state: 'invocation',
     log: (level: LogLevel, _category: string, message: string) => logs.push({ level, message }),
-    request: { inputData: [{ name: triggerName, data }], triggerMetadata },
+    request: { inputData: [{ name: triggerName, data }], triggerMetadata, traceContext: { traceParent, traceState: '', attributes: {} } },
   };
   const model = programmingModel().getInvocationModel(coreContext);
   const { context, inputs } = await model.getArguments();
@@ -63,6 +63,16 @@ export async function invokeRegisteredFunction(fn: RegisteredFunction, data: Rpc
   } catch (error) {
     return { invocationId, error, logs };
   }
+}
+
+/**
+ * The host starts an activity per invocation, a child of the message's `Diagnostic-Id` when it has
+ * one (the Service Bus SDKs' trace context property), and passes it to the worker as `traceParent`.
+ */
+export function invocationTraceParent(diagnosticId: unknown): string {
+  const parent = typeof diagnosticId === 'string' ? /^00-([0-9a-f]{32})-[0-9a-f]{16}-([0-9a-f]{2})$/.exec(diagnosticId) : null;
+  const span = randomBytes(8).toString('hex');
+  return parent ? `00-${parent[1]}-${span}-${parent[2]}` : `00-${randomBytes(16).toString('hex')}-${span}-01`;
 }
 
 /** ServiceBusTriggerBindingStrategy's binding data, as GrpcMessageConversionExtensions sends it. */

@@ -41,6 +41,7 @@ export interface LocalHostOptions {
 }
 
 export interface LocalFunctionsHost {
+  /** `queueName` is the entity path: a queue, or `<topic>/Subscriptions/<subscription>`. */
   readonly listeners: readonly { functionName: string; queueName: string }[];
   readonly timers: readonly TimerListener[];
   /** Resolves once every Cosmos DB trigger listens (has checked its containers and tried its leases); rejects with why one cannot. */
@@ -52,7 +53,7 @@ export interface LocalFunctionsHost {
 /**
  * Runs registered timer-triggered functions on their schedules (timerTriggers.ts) and Service
  * Bus–triggered functions as the Functions host would: one receiver per
- * trigger on the resolved queue, up to `maxConcurrentCalls` invocations at once, locks renewed for
+ * trigger on the resolved queue or topic subscription, up to `maxConcurrentCalls` invocations at once, locks renewed for
  * `maxAutoLockRenewalDuration`, trigger metadata shaped by the host's rules, and the message
  * completed when the function returns, abandoned when it throws.
  */
@@ -78,12 +79,21 @@ export function startLocalFunctionsHost(functions: readonly RegisteredFunction[]
   for (const fn of functions) {
     const trigger = Object.values(fn.metadata.bindings).find((b) => b.type === 'serviceBusTrigger');
     if (!trigger) continue;
-    if (trigger.topicName !== undefined) throw new Error(`${fn.metadata.name}: topic triggers are not supported by the local runner`);
-    const queueName = resolveBindingExpression(String(trigger.queueName), options.settings);
     const connection = String(trigger.connection ?? 'AzureWebJobsServiceBus');
     const client = clients.get(connection) ?? connect(connection, options.settings);
     clients.set(connection, client);
-    const receiver = client.createReceiver(queueName, { maxAutoLockRenewalDurationInMs: options.host.maxAutoLockRenewalDurationMs });
+    const receiverOptions = { maxAutoLockRenewalDurationInMs: options.host.maxAutoLockRenewalDurationMs };
+    let queueName: string;
+    let receiver: ServiceBusReceiver;
+    if (trigger.topicName !== undefined) {
+      const topic = resolveBindingExpression(String(trigger.topicName), options.settings);
+      const subscription = resolveBindingExpression(String(trigger.subscriptionName), options.settings);
+      queueName = `${topic}/Subscriptions/${subscription}`;
+      receiver = client.createReceiver(topic, subscription, receiverOptions);
+    } else {
+      queueName = resolveBindingExpression(String(trigger.queueName), options.settings);
+      receiver = client.createReceiver(queueName, receiverOptions);
+    }
     receiver.subscribe(
       { processMessage: (m) => runOnce(fn, receiver, m, options), processError: async () => {} },
       { autoCompleteMessages: false, maxConcurrentCalls: options.host.maxConcurrentCalls },

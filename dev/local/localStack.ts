@@ -4,10 +4,14 @@ import type { CosmosStandIn } from '../cosmos/cosmosStandIn.js';
 import { loadOfficialEmulatorConfig, loadQueueFile, startServiceBusEmulator, toQueueSettings, toTopicConfig } from '../servicebus-emulator/index.js';
 import type { ServiceBusEmulator } from '../servicebus-emulator/index.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
+import { startCarrierStandIn } from '../carrier/carrierStandIn.js';
+import type { CarrierStandIn } from '../carrier/carrierStandIn.js';
 
 export interface LocalStack {
   readonly cosmos: CosmosStandIn;
   readonly serviceBus: ServiceBusEmulator;
+  /** The carrier API requestShipment books with (dev/carrier/). */
+  readonly carrier: CarrierStandIn;
   /** The app settings that point the Functions app (or Core Tools) at this stack. */
   readonly settings: Readonly<Record<string, string>>;
   close(): Promise<void>;
@@ -17,7 +21,7 @@ export interface LocalStackOptions {
   /** The emulators' usual ports (5672, 8081) instead of free ones. */
   readonly wellKnownPorts: boolean;
   /** Other fixed ports than the usual ones (tests). */
-  readonly ports?: { readonly serviceBus?: number; readonly cosmos?: number };
+  readonly ports?: { readonly serviceBus?: number; readonly cosmos?: number; readonly carrier?: number };
   /** Overrides the queue file's lock duration (the demo plays crashed consumers, whose locks must run out quickly). */
   readonly lockDurationMs?: number;
   /** Microsoft's emulator's Config.json instead of infra/servicebus-queues.json (for its samples; the app needs the orders queue). */
@@ -71,6 +75,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await cosmos.close();
     throw error;
   });
+  const carrierPort = options.ports?.carrier ?? (options.wellKnownPorts ? 7080 : 0);
+  const carrier = await onPort('the carrier API stand-in', carrierPort, 'another local HTTP server', () => startCarrierStandIn({ port: carrierPort })).catch(async (error: unknown) => {
+    await serviceBus.close();
+    await cosmos.close();
+    throw error;
+  });
   const orders = file.queues.orders;
   const settings: Record<string, string> = {
     ServiceBusConnection: serviceBus.connectionString,
@@ -83,6 +93,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The Cosmos DB trigger's own connection, as a connection string (an identity connection in Azure).
     CosmosDbConnection: `AccountEndpoint=${cosmos.endpoint};AccountKey=${cosmos.key};`,
     ORDER_EVENTS_TOPIC_NAME: 'order-events',
+    FULFILMENT_SUBSCRIPTION_NAME: 'fulfilment',
+    CARRIER_API_URL: carrier.url,
+    // A plain setting locally; a Key Vault reference in Azure (infra/modules/keyVault.bicep).
+    CARRIER_API_KEY: carrier.apiKey,
     ...(orders
       ? {
           QUEUE_MAX_DELIVERY_COUNT: String(orders.maxDeliveryCount),
@@ -96,12 +110,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     INBOX_MARKER_TTL_SECONDS: String(file.operations.inboxMarkerTtlSeconds),
     PARKED_SWEEP_SCHEDULE: settingDefaults.PARKED_SWEEP_SCHEDULE,
     OUTBOX_SWEEP_SCHEDULE: settingDefaults.OUTBOX_SWEEP_SCHEDULE,
+    SHIPMENT_RECONCILE_SCHEDULE: settingDefaults.SHIPMENT_RECONCILE_SCHEDULE,
   };
   return {
     cosmos,
     serviceBus,
+    carrier,
     settings,
     async close() {
+      await carrier.close();
       await serviceBus.close();
       await cosmos.close();
     },

@@ -42,7 +42,9 @@ export class CosmosDocumentStore implements DocumentStore {
       conditions.push(`c.${query.before.field} < @before`);
       parameters.push({ name: '@before', value: query.before.value });
     }
-    const spec = { query: `SELECT * FROM c WHERE ${conditions.join(' AND ')}`, parameters };
+    // A literal TOP: the limit was checked as a positive integer above, and not every engine takes a parameter there.
+    const top = query.limit === undefined ? '' : `TOP ${query.limit} `;
+    const spec = { query: `SELECT ${top}* FROM c WHERE ${conditions.join(' AND ')}`, parameters };
     try {
       const options = query.partitionKey === undefined ? {} : { partitionKey: query.partitionKey };
       const { resources } = await this.container.items.query<D & JsonObject>(spec, options).fetchAll();

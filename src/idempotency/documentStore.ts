@@ -37,6 +37,8 @@ export interface DocumentQuery {
   readonly equals?: Readonly<Record<string, string>>;
   /** A top-level string field (an ISO time, say) that must sort before this value. */
   readonly before?: { readonly field: string; readonly value: string };
+  /** At most this many documents (any of those that match): bounds what one sweep reads and costs. */
+  readonly limit?: number;
 }
 
 export interface DocumentStore {
@@ -53,6 +55,7 @@ export function assertQueryable(query: DocumentQuery): void {
   const fields = [...Object.keys(query.equals ?? {}), ...(query.before ? [query.before.field] : [])];
   const bad = fields.find((field) => !queryableField.test(field));
   if (bad !== undefined) throw new RangeError(`query field ${JSON.stringify(bad)} is not a plain identifier`);
+  if (query.limit !== undefined && !(Number.isInteger(query.limit) && query.limit > 0)) throw new RangeError(`query limit ${query.limit} is not a positive integer`);
 }
 
 /** The same test in memory, for stores that hold their documents themselves. */

@@ -13,7 +13,9 @@ export type PermanentFailureCode =
   | 'MessageTooLarge'
   | 'CurrencyMismatch'
   | 'RetryBudgetExhausted'
-  | 'PayloadConflict';
+  | 'PayloadConflict'
+  | 'CarrierRefused'
+  | 'ShipmentEscalated';
 
 /** A message that must end in the dead-letter queue with a reason; redelivering it cannot help. */
 export class PermanentMessageError extends Error {

@@ -36,12 +36,13 @@ export class InMemoryDocumentStore implements DocumentStore {
   async find<D extends StoredDocument>(query: DocumentQuery): Promise<VersionedDocument<D>[]> {
     assertQueryable(query);
     const keys = query.partitionKey === undefined ? [...this.partitions.keys()] : [query.partitionKey];
-    return keys.flatMap((partitionKey) =>
+    const found = keys.flatMap((partitionKey) =>
       [...this.partition(partitionKey).keys()]
         .map((id) => this.live(partitionKey, id))
         .filter((e): e is Entry => e !== undefined && matchesQuery(e.document as unknown as Record<string, unknown>, query))
         .map((e) => ({ document: structuredClone(e.document) as D, etag: e.etag })),
     );
+    return query.limit === undefined ? found : found.slice(0, query.limit);
   }
 
   /** Every live document of a partition, for assertions. */

@@ -39,6 +39,9 @@ export interface OrderDocument extends Processed {
   readonly statusMessageId?: string;
   readonly amountPaid: number;
   readonly paymentCount: number;
+  /** Set with the shipment record's `completed` state, in the same batch (src/shipments). */
+  readonly shipmentId?: string;
+  readonly shipmentBookedAt?: string;
 }
 
 /** Proof that a non-idempotent message was applied; expires after the retention period. */

@@ -1,16 +1,15 @@
-import { setTimeout } from 'node:timers/promises';
-import { PermanentMessageError, inInvocationPauseMs } from '../idempotency/index.js';
+import { PermanentMessageError } from '../idempotency/index.js';
 import type { ProcessingOutcome, RetryPolicy, StoredDocument } from '../idempotency/index.js';
 import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
 import type { LogSink, OutcomeTelemetry } from '../telemetry/index.js';
 import { applyNewerStatus } from './changeOrderStatus.js';
-import { scheduleDelayedRetry } from './delayedRetry.js';
 import type { FlowContext } from './flowContext.js';
 import { parseOrderMessage } from './parseOrderMessage.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { createOrderOrDetectDuplicate } from './placeOrder.js';
 import { applyPaymentOnce } from './receivePayment.js';
 import { recordRejection } from './rejections.js';
+import { decideWithRetryLayers } from './retryLayers.js';
 
 export interface OrderConsumerOptions extends FlowContext {
   readonly consumerName?: string;
@@ -42,24 +41,8 @@ export class OrderConsumer {
     return result;
   }
 
-  /** A failure that heals with time is retried here for seconds, then as a delayed copy: never by spending deliveries. */
-  private async decideWithRetries(envelope: MessageEnvelope, body: unknown): Promise<ConsumeResult> {
-    const { retry, scheduler } = this.options;
-    let result = await this.decide(envelope, body);
-    if (!retry) return result;
-    const sleep = this.options.sleep ?? ((ms: number) => setTimeout(ms).then(() => undefined));
-    const clock = () => this.options.now().getTime();
-    const failedAt = clock();
-    const deadline = failedAt + retry.inInvocationMs;
-    for (let attempt = 1; result.outcome.kind === 'retry' && clock() < deadline; attempt += 1) {
-      await sleep(Math.min(inInvocationPauseMs(attempt), Math.max(0, deadline - clock())));
-      result = await this.decide(envelope, body);
-    }
-    if (result.outcome.kind !== 'retry' || !scheduler) return result;
-    const outcome = await scheduleDelayedRetry(envelope, body, result.outcome, { scheduler, policy: retry, now: this.options.now, failedAtEpochMs: failedAt });
-    const { outcome: _failure, ...known } = result;
-    if (outcome.kind === 'invalid') return this.rejectOrRetry(envelope, outcome.error, known);
-    return { ...known, outcome };
+  private decideWithRetries(envelope: MessageEnvelope, body: unknown): Promise<ConsumeResult> {
+    return decideWithRetryLayers(envelope, body, () => this.decide(envelope, body), this.options, (known, error) => this.rejectOrRetry(envelope, error, known));
   }
 
   private async decide(envelope: MessageEnvelope, body: unknown): Promise<ConsumeResult> {

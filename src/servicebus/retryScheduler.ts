@@ -26,7 +26,7 @@ export interface ServiceBusConnectionSettings {
 }
 
 /**
- * Schedules copies on the queue the trigger reads, through the trigger's own connection settings:
+ * Schedules copies on the entity the trigger reads (a queue, or a subscription's topic), through the trigger's own connection settings:
  * a connection string locally, the namespace and the managed identity in Azure. The client is made
  * on first use, so a consumer that never needs a delayed retry never connects.
  */
@@ -36,7 +36,13 @@ export class ServiceBusRetryScheduler implements RetryScheduler {
 
   constructor(
     private readonly connection: ServiceBusConnectionSettings,
-    private readonly queueName: string,
+    /** The queue the trigger reads, or the topic of the subscription it reads. */
+    private readonly entityName: string,
+    /**
+     * For a subscription: the copy's `to`, which the subscriptions' rules route on (infra/servicebus-queues.json),
+     * so a retry reaches the one subscriber that failed and not every subscriber of the topic.
+     */
+    private readonly to?: string,
   ) {}
 
   async schedule(copy: ScheduledCopy, enqueueAt: Date): Promise<void> {
@@ -47,6 +53,7 @@ export class ServiceBusRetryScheduler implements RetryScheduler {
         subject: copy.subject,
         contentType: copy.contentType,
         correlationId: copy.correlationId,
+        to: this.to,
         applicationProperties: { ...copy.applicationProperties },
       },
       enqueueAt,
@@ -63,7 +70,7 @@ export class ServiceBusRetryScheduler implements RetryScheduler {
     if (connectionString) this.client = new ServiceBusClient(connectionString);
     else if (fullyQualifiedNamespace) this.client = new ServiceBusClient(fullyQualifiedNamespace, new DefaultAzureCredential(clientId ? { managedIdentityClientId: clientId } : {}));
     else throw new Error('no Service Bus connection to schedule a delayed retry with');
-    this.sender = this.client.createSender(this.queueName);
+    this.sender = this.client.createSender(this.entityName);
     return this.sender;
   }
 }

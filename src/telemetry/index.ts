@@ -7,3 +7,5 @@ export { ParkedItemMetrics, reportParkedItems } from './parkedItemTelemetry.js';
 export type { ParkedItemEvent } from './parkedItemTelemetry.js';
 export { OutboxMetrics, reportOutboxFailure, reportOutboxLag } from './outboxTelemetry.js';
 export type { OutboxEventOutcome, OutboxFailureLine } from './outboxTelemetry.js';
+export { ShipmentMetrics, reportReconcileRun } from './shipmentTelemetry.js';
+export type { ReconciledItemLine } from './shipmentTelemetry.js';

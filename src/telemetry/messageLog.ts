@@ -9,7 +9,8 @@ export interface LogSink {
 
 /** The one line written per delivery: enough to find a message, its key and its fate in the logs. */
 export interface MessageLogRecord {
-  readonly event: 'order-message';
+  /** `order-message` for the orders queue, `shipment-message` for the fulfilment subscription. */
+  readonly event: 'order-message' | 'shipment-message';
   readonly outcome: OutcomeKind;
   readonly dedupKey?: string;
   readonly messageId?: string;
@@ -19,6 +20,7 @@ export interface MessageLogRecord {
   readonly type?: string;
   readonly durationMs: number;
   readonly reason?: string;
+  readonly shipmentId?: string;
 }
 
 /** Conflicts and invalid messages need a person: error level. A retry is expected to heal: warning. */

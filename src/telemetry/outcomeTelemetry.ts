@@ -1,7 +1,7 @@
 import { metrics as metricsApi } from '@opentelemetry/api';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { writeMessageLog } from './messageLog.js';
-import type { LogSink } from './messageLog.js';
+import type { LogSink, MessageLogRecord } from './messageLog.js';
 import { meterName } from './outcomeMetrics.js';
 import type { OutcomeMetrics } from './outcomeMetrics.js';
 import { ParkedItemMetrics, reportParkedItems } from './parkedItemTelemetry.js';
@@ -13,6 +13,7 @@ export interface OutcomeReport {
   readonly type?: string;
   readonly orderId?: string;
   readonly durationMs: number;
+  readonly shipmentId?: string;
 }
 
 /** One log line and one count per delivery, whatever the outcome. */
@@ -20,13 +21,14 @@ export class OutcomeTelemetry {
   constructor(
     private readonly metrics: OutcomeMetrics,
     private readonly parkedItems: ParkedItemMetrics = new ParkedItemMetrics(metricsApi.getMeter(meterName)),
+    private readonly event: MessageLogRecord['event'] = 'order-message',
   ) {}
 
   report(report: OutcomeReport, log: LogSink): void {
     const { outcome, envelope } = report;
     const durationMs = Math.round(report.durationMs * 100) / 100;
     writeMessageLog(log, {
-      event: 'order-message',
+      event: this.event,
       outcome: outcome.kind,
       dedupKey: report.dedupKey,
       messageId: envelope.messageId,
@@ -36,6 +38,7 @@ export class OutcomeTelemetry {
       type: report.type,
       durationMs,
       reason: reasonOf(outcome),
+      shipmentId: report.shipmentId,
     });
     this.metrics.record(outcome.kind, report.type, durationMs);
     if (outcome.kind === 'created') {

@@ -124,6 +124,18 @@ describe.each([
       expect(found.map((f) => `${f.document.orderId === a ? 'a' : 'b'}/${f.document.id}`).sort()).toEqual(['a/old', 'b/old']);
     });
 
+    it('returns at most `limit` documents across partitions, and refuses a limit that is not a positive integer', async () => {
+      const store = storeOf();
+      const tag = randomUUID();
+      const partitions = [randomUUID(), randomUUID(), randomUUID()];
+      for (const pk of partitions) await store.commit(pk, [create(doc(pk, 'a', { docType: 'limited', tag })), create(doc(pk, 'b', { docType: 'limited', tag }))]);
+      expect(await store.find({ docType: 'limited', equals: { tag } })).toHaveLength(6);
+      expect(await store.find({ docType: 'limited', equals: { tag }, limit: 4 })).toHaveLength(4);
+      expect(await store.find({ docType: 'limited', equals: { tag }, limit: 1, partitionKey: partitions[0] })).toHaveLength(1);
+      await expect(store.find({ docType: 'limited', limit: 0 })).rejects.toThrow('query limit 0 is not a positive integer');
+      await expect(store.find({ docType: 'limited', limit: 2.5 })).rejects.toThrow(RangeError);
+    });
+
     it('refuses a field name that is not a plain identifier, before it builds a query', async () => {
       await expect(storeOf().find({ docType: 'x', equals: { 'state = 1 OR 1': 'y' } })).rejects.toThrow('query field "state = 1 OR 1" is not a plain identifier');
       await expect(storeOf().find({ docType: 'x', before: { field: 'a.b', value: 'y' } })).rejects.toThrow(RangeError);

@@ -1,0 +1,27 @@
+import { app } from '@azure/functions';
+import type { InvocationContext } from '@azure/functions';
+import { loadSettings } from '../src/config.js';
+import { throwUnlessCompletable } from '../src/orders/index.js';
+import { envelopeFromTriggerMetadata } from '../src/servicebus/index.js';
+import { createShipmentConsumer } from '../src/shipments/index.js';
+
+const consumer = createShipmentConsumer(loadSettings());
+
+/**
+ * Books the shipment of one OrderAccepted event with the carrier, exactly once in effect: returning
+ * completes the delivery, throwing abandons it (a carrier refusal ends in the dead-letter queue).
+ */
+export async function requestShipment(message: unknown, context: InvocationContext): Promise<void> {
+  const invocation = { invocationId: context.invocationId, traceparent: context.traceContext?.traceParent ?? undefined };
+  const result = await consumer.consume(envelopeFromTriggerMetadata(context.triggerMetadata), message, context, invocation);
+  throwUnlessCompletable(result.outcome);
+}
+
+app.serviceBusTopic('requestShipment', {
+  topicName: '%ORDER_EVENTS_TOPIC_NAME%',
+  subscriptionName: '%FULFILMENT_SUBSCRIPTION_NAME%',
+  connection: 'ServiceBusConnection',
+  cardinality: 'one',
+  // The topic trigger's options have no autoCompleteMessages: host.json's (true) applies.
+  handler: requestShipment,
+});

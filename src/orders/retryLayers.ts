@@ -1,0 +1,43 @@
+import { setTimeout } from 'node:timers/promises';
+import { inInvocationPauseMs } from '../idempotency/index.js';
+import type { PermanentMessageError, ProcessingOutcome, RetryPolicy } from '../idempotency/index.js';
+import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
+import { scheduleDelayedRetry } from './delayedRetry.js';
+
+export interface RetryLayers {
+  /** Without it, a failure is handed straight back to Service Bus. */
+  readonly retry?: RetryPolicy;
+  /** Sends delayed-retry copies; without it, a failure past the in-invocation retries is handed back. */
+  readonly scheduler?: RetryScheduler;
+  readonly now: () => Date;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * A failure that heals with time is retried here for seconds, then as a delayed copy: never by
+ * spending deliveries. `exhausted` turns a spent retry budget into the caller's rejection.
+ */
+export async function decideWithRetryLayers<R extends { readonly outcome: ProcessingOutcome }>(
+  envelope: MessageEnvelope,
+  body: unknown,
+  decide: () => Promise<R>,
+  layers: RetryLayers,
+  exhausted: (known: Omit<R, 'outcome'>, error: PermanentMessageError) => Promise<R>,
+): Promise<R> {
+  const { retry, scheduler } = layers;
+  let result = await decide();
+  if (!retry) return result;
+  const sleep = layers.sleep ?? ((ms: number) => setTimeout(ms).then(() => undefined));
+  const clock = () => layers.now().getTime();
+  const failedAt = clock();
+  const deadline = failedAt + retry.inInvocationMs;
+  for (let attempt = 1; result.outcome.kind === 'retry' && clock() < deadline; attempt += 1) {
+    await sleep(Math.min(inInvocationPauseMs(attempt), Math.max(0, deadline - clock())));
+    result = await decide();
+  }
+  if (result.outcome.kind !== 'retry' || !scheduler) return result;
+  const outcome = await scheduleDelayedRetry(envelope, body, result.outcome, { scheduler, policy: retry, now: layers.now, failedAtEpochMs: failedAt });
+  const { outcome: _failure, ...known } = result;
+  if (outcome.kind === 'invalid') return exhausted(known, outcome.error);
+  return { ...result, outcome };
+}

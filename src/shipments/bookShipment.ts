@@ -1,0 +1,166 @@
+import { PermanentMessageError, create, replace } from '../idempotency/index.js';
+import type { DocumentStore, ProcessingOutcome, VersionedDocument } from '../idempotency/index.js';
+import type { OrderDocument } from '../orders/index.js';
+import { CarrierUnavailableError } from './carrierClient.js';
+import type { BookingAnswer, CarrierClient } from './carrierClient.js';
+import type { ShipmentEvent } from './orderAcceptedEvent.js';
+import { completed, leaseIsLive, newShipmentRecord, refused, shipmentRecordId, takenOver } from './shipmentRecord.js';
+import type { ShipmentRecord } from './shipmentRecord.js';
+
+export interface ShipmentContext {
+  readonly store: DocumentStore;
+  readonly carrier: CarrierClient;
+  readonly now: () => Date;
+  /** How long an owner may call before others may reconcile: independent of any lock or timeout. */
+  readonly leaseMs: number;
+  /** Rounds of read-and-write before a lost race is handed back as a retry. */
+  readonly maxConcurrencyAttempts: number;
+}
+
+/** Who is asking: one invocation (its retries included) or one reconciler run. */
+export interface Caller {
+  readonly owner: string;
+  readonly traceparent?: string;
+}
+
+export type BookingResult = {
+  readonly outcome: ProcessingOutcome;
+  readonly shipmentId?: string;
+  /** How the booking became known: this call, a look-up by key, an operator, or the record already completed. */
+  readonly via?: 'booking' | 'lookup' | 'operator' | 'record';
+};
+
+/**
+ * Books the event's shipment exactly once in effect:
+ * 1. create the record `in-progress` under the caller's lease (a 409 means someone has or had it);
+ * 2. call the carrier with the event's key; 3. record `completed` and the order's shipment id in one
+ * batch, guarded by the record's etag, so an owner whose lease was taken over cannot overwrite.
+ * On a record that exists: `completed` is a duplicate; a live lease held by another is a retry for
+ * later; an expired lease (or our own earlier call that ended unknown) is reconciled by a look-up
+ * before anyone calls again.
+ */
+export async function bookShipmentOnce(event: ShipmentEvent, ctx: ShipmentContext, caller: Caller): Promise<BookingResult> {
+  const recordId = shipmentRecordId(event.key);
+  for (let round = 1; round <= ctx.maxConcurrencyAttempts; round += 1) {
+    const stored = await ctx.store.read<ShipmentRecord>(event.orderId, recordId);
+    if (!stored) {
+      const record = newShipmentRecord({ ...event, idempotencyKey: event.key, requestFingerprint: event.fingerprint, owner: caller.owner, now: ctx.now(), leaseMs: ctx.leaseMs });
+      const result = await ctx.store.commit(event.orderId, [create(record)]);
+      if (result.kind === 'already-exists') continue; // someone else created it first: read theirs
+      if (result.kind !== 'committed') return retry(`creating the shipment record: ${result.kind}`);
+      const own = await ctx.store.read<ShipmentRecord>(event.orderId, recordId);
+      if (!own) return retry('the shipment record just created cannot be read back');
+      const settled = await callCarrier(own, ctx, caller);
+      if (settled !== 'lost-race') return settled;
+      continue;
+    }
+    const { document: record } = stored;
+    if (record.requestFingerprint !== event.fingerprint) {
+      const description = `shipment ${record.id} was started for another request under key ${JSON.stringify(event.key)}`;
+      return { outcome: { kind: 'conflict', error: new PermanentMessageError('PayloadConflict', description, event.key) } };
+    }
+    const settled = await continueFrom(stored, ctx, caller);
+    if (settled !== 'lost-race') return settled;
+  }
+  return retry(`the shipment record kept changing: ${ctx.maxConcurrencyAttempts} rounds lost`);
+}
+
+/** What a record that already exists means for this caller. 'lost-race': read it again. */
+export async function continueFrom(stored: VersionedDocument<ShipmentRecord>, ctx: ShipmentContext, caller: Caller): Promise<BookingResult | 'lost-race'> {
+  const record = stored.document;
+  switch (record.state) {
+    case 'completed':
+      return { outcome: { kind: 'duplicate' }, shipmentId: record.shipmentId, via: 'record' };
+    case 'refused':
+      return refusedOutcome(record);
+    case 'escalated': {
+      const description = `the booking under this key was escalated (${record.escalation?.reason ?? 'unresolved'}); resolve it with: npm run dlq -- shipments resolve ${record.orderId}`;
+      return { outcome: { kind: 'invalid', error: new PermanentMessageError('ShipmentEscalated', description, record.idempotencyKey) } };
+    }
+    case 'in-progress':
+      if (record.owner !== caller.owner && leaseIsLive(record, ctx.now())) {
+        return retry(`another consumer (${record.owner}) holds the booking until ${record.leaseExpiresAt}`);
+      }
+      return reconcileThenCall(stored, ctx, caller);
+  }
+}
+
+/**
+ * An earlier call's outcome is unknown (its owner's lease ran out, or it was ours and ended without
+ * an answer): ask the carrier by key first; call again, under the same key, only when it booked nothing.
+ */
+async function reconcileThenCall(stored: VersionedDocument<ShipmentRecord>, ctx: ShipmentContext, caller: Caller): Promise<BookingResult | 'lost-race'> {
+  const record = stored.document;
+  let known: Awaited<ReturnType<CarrierClient['lookup']>>;
+  try {
+    known = await ctx.carrier.lookup(record.idempotencyKey, caller.traceparent);
+  } catch (error) {
+    return unavailable(error);
+  }
+  if (known.kind === 'in-flight') return retry('the carrier is still handling an earlier request under this key');
+  if (known.kind !== 'not-found') return settle(stored, known, 'lookup', ctx);
+  if (record.owner === caller.owner) return callCarrier(stored, ctx, caller);
+  const mine = takenOver(record, caller.owner, ctx.now(), ctx.leaseMs);
+  const result = await ctx.store.commit(record.orderId, [replace(mine, stored.etag)]);
+  if (result.kind === 'lost-race') return 'lost-race';
+  if (result.kind !== 'committed') return retry(`taking the shipment lease over: ${result.kind}`);
+  const own = await ctx.store.read<ShipmentRecord>(record.orderId, record.id);
+  if (!own) return retry('the shipment record cannot be read back after the takeover');
+  return callCarrier(own, ctx, caller);
+}
+
+async function callCarrier(stored: VersionedDocument<ShipmentRecord>, ctx: ShipmentContext, caller: Caller): Promise<BookingResult | 'lost-race'> {
+  const record = stored.document;
+  let answer: BookingAnswer;
+  try {
+    answer = await ctx.carrier.book({ idempotencyKey: record.idempotencyKey, shipment: record.request, traceparent: caller.traceparent });
+  } catch (error) {
+    return unavailable(error);
+  }
+  return settle(stored, answer, 'booking', ctx);
+}
+
+/**
+ * Writes the carrier's answer, guarded by the etag the caller read: a record changed since (a takeover
+ * by someone whose lease is now the live one, or their answer already written) is never overwritten.
+ */
+export async function settle(stored: VersionedDocument<ShipmentRecord>, answer: BookingAnswer, via: 'booking' | 'lookup' | 'operator', ctx: ShipmentContext): Promise<BookingResult | 'lost-race'> {
+  const record = stored.document;
+  const now = ctx.now();
+  if (answer.kind === 'refused') {
+    const result = await ctx.store.commit(record.orderId, [replace(refused(record, answer.answer, answer.reason, now), stored.etag)]);
+    if (result.kind === 'lost-race') return 'lost-race';
+    if (result.kind !== 'committed') return retry(`recording the carrier's refusal: ${result.kind}`);
+    return refusedOutcome({ ...record, refusal: { reason: answer.reason } });
+  }
+  for (let round = 1; round <= ctx.maxConcurrencyAttempts; round += 1) {
+    const order = await ctx.store.read<OrderDocument>(record.orderId, record.orderId);
+    if (!order) return retry(`order ${record.orderId} is not stored, so its shipment cannot be recorded on it`);
+    const done = completed(record, answer.shipmentId, { ...answer.answer, via }, now);
+    const operations = [replace(done, stored.etag)];
+    if (order.document.shipmentId !== answer.shipmentId) {
+      const withShipment: OrderDocument = { ...order.document, shipmentId: answer.shipmentId, shipmentBookedAt: now.toISOString() };
+      operations.push(replace(withShipment, order.etag));
+    }
+    const result = await ctx.store.commit(record.orderId, operations);
+    if (result.kind === 'committed') return { outcome: { kind: 'created' }, shipmentId: answer.shipmentId, via };
+    if (result.kind === 'lost-race' && result.operationIndex === 0) return 'lost-race';
+    if (result.kind !== 'lost-race') return retry(`recording the booking: ${result.kind}`);
+    // The order changed meanwhile (a payment, a status): read it again; the record's etag still holds.
+  }
+  return retry(`order ${record.orderId} kept changing while its shipment was recorded`);
+}
+
+function refusedOutcome(record: ShipmentRecord): BookingResult {
+  const description = `the carrier refused the shipment for order ${record.orderId}: ${record.refusal?.reason ?? 'no reason given'}`;
+  return { outcome: { kind: 'invalid', error: new PermanentMessageError('CarrierRefused', description, record.idempotencyKey) } };
+}
+
+function unavailable(error: unknown): BookingResult {
+  if (!(error instanceof CarrierUnavailableError)) throw error;
+  return { outcome: { kind: 'retry', reason: error.message, cause: error } };
+}
+
+function retry(reason: string): BookingResult {
+  return { outcome: { kind: 'retry', reason } };
+}

@@ -1,0 +1,101 @@
+import { idempotencyKeyHeader, idempotencyKeyValue, retryAfterMs } from './carrierHeaders.js';
+import { CarrierUnavailableError } from './carrierClient.js';
+import type { BookingAnswer, BookingRequest, CarrierAnswer, CarrierClient, LookupAnswer } from './carrierClient.js';
+
+export interface HttpCarrierOptions {
+  readonly baseUrl: string;
+  readonly apiKey?: string;
+  /** Each call is abandoned after this; its outcome is then unknown (CarrierUnavailableError). */
+  readonly timeoutMs: number;
+  readonly fetch?: typeof fetch;
+}
+
+/**
+ * Statuses that settle nothing: a credential not yet valid (a rotated key, a Key Vault reference
+ * still resolving), a request the carrier is still handling, throttling. Every other 4xx is the
+ * carrier's answer about this shipment.
+ */
+const notAnAnswer = new Set([401, 403, 408, 409, 425, 429]);
+
+/** The carrier's booking API over HTTP (the contract dev/carrier/ stands in for). */
+export class HttpCarrierClient implements CarrierClient {
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly options: HttpCarrierOptions) {
+    this.fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  async book(request: BookingRequest): Promise<BookingAnswer> {
+    const response = await this.call('POST', '/shipments', request.traceparent, {
+      headers: { 'Idempotency-Key': idempotencyKeyHeader(request.idempotencyKey), 'Content-Type': 'application/json' },
+      body: JSON.stringify(request.shipment),
+    });
+    return answerOf({ status: response.status, body: response.body });
+  }
+
+  async lookup(idempotencyKey: string, traceparent?: string): Promise<LookupAnswer> {
+    const response = await this.call('GET', `/shipments?idempotencyKey=${encodeURIComponent(idempotencyKeyValue(idempotencyKey))}`, traceparent, {}, [404, 409]);
+    if (response.status === 404) return { kind: 'not-found' };
+    if (response.status === 409) return { kind: 'in-flight' };
+    const stored = response.body as { status?: unknown; body?: unknown } | undefined;
+    if (typeof stored?.status !== 'number') throw new CarrierUnavailableError(`the carrier's look-up answered ${response.status} without the stored status`, response.status);
+    return answerOf({ status: stored.status, body: stored.body });
+  }
+
+  private async call(method: string, path: string, traceparent: string | undefined, init: { headers?: Record<string, string>; body?: string }, accepted: number[] = []): Promise<CarrierAnswer> {
+    const url = new URL(path.replace(/^\//, ''), this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
+    let response: Response;
+    try {
+      response = await this.fetch(url, {
+        method,
+        headers: {
+          Accept: 'application/json',
+          ...(this.options.apiKey ? { Authorization: `Bearer ${this.options.apiKey}` } : {}),
+          ...(traceparent ? { traceparent } : {}),
+          ...init.headers,
+        },
+        body: init.body,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+    } catch (error) {
+      // A timeout or a dropped connection: the carrier may have booked, and we cannot know.
+      const why = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : `the connection failed (${errorText(error)})`;
+      throw new CarrierUnavailableError(`${method} ${url.pathname}: ${why}`, undefined, undefined, { cause: error });
+    }
+    const body = await readBody(response);
+    const { status } = response;
+    if (accepted.includes(status) || (status < 500 && !notAnAnswer.has(status))) return { status, body };
+    const wait = retryAfterMs(response.headers.get('retry-after'));
+    throw new CarrierUnavailableError(`${method} ${url.pathname}: the carrier answered ${status}${titleOf(body)}`, status, wait);
+  }
+}
+
+function answerOf(answer: CarrierAnswer): BookingAnswer {
+  if (answer.status >= 200 && answer.status < 300) {
+    const shipmentId = (answer.body as { shipmentId?: unknown } | undefined)?.shipmentId;
+    if (typeof shipmentId !== 'string' || shipmentId === '') throw new CarrierUnavailableError(`the carrier answered ${answer.status} without a shipmentId`, answer.status);
+    return { kind: 'booked', shipmentId, answer };
+  }
+  return { kind: 'refused', answer, reason: `the carrier answered ${answer.status}${titleOf(answer.body)}` };
+}
+
+async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text().catch(() => '');
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text.slice(0, 2000);
+  }
+}
+
+function titleOf(body: unknown): string {
+  const title = (body as { title?: unknown; detail?: unknown } | undefined)?.title;
+  return typeof title === 'string' ? `: ${title}` : '';
+}
+
+function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
+}

@@ -1,0 +1,17 @@
+export { bookShipmentOnce, continueFrom, settle } from './bookShipment.js';
+export type { BookingResult, Caller, ShipmentContext } from './bookShipment.js';
+export { CarrierUnavailableError } from './carrierClient.js';
+export type { BookingAnswer, BookingRequest, CarrierAnswer, CarrierClient, LookupAnswer, ShipmentRequest } from './carrierClient.js';
+export { idempotencyKeyHeader } from './carrierHeaders.js';
+export { createShipmentConsumer, createShipmentReconciler } from './createShipmentConsumer.js';
+export type { ShipmentOverrides, ShipmentReconciler } from './createShipmentConsumer.js';
+export { HttpCarrierClient } from './httpCarrierClient.js';
+export { parseShipmentEvent } from './orderAcceptedEvent.js';
+export type { ShipmentEvent } from './orderAcceptedEvent.js';
+export { reconcileShipments } from './reconcileShipments.js';
+export type { ReconcileItem, ReconcileOptions, ReconcileResult, ReconciledAs } from './reconcileShipments.js';
+export { ShipmentConsumer } from './shipmentConsumer.js';
+export type { InvocationInfo, ShipmentConsumeResult, ShipmentConsumerOptions } from './shipmentConsumer.js';
+export { leaseIsLive, shipmentRecordId } from './shipmentRecord.js';
+export type { ShipmentRecord, ShipmentState } from './shipmentRecord.js';
+export { childTraceparent } from './traceparent.js';
