@@ -10,6 +10,8 @@ import { isEmptySelection, parseDuration } from './deadLetterSelection.js';
 import type { Selection } from './deadLetterSelection.js';
 import { listDeadLetters, purgeDeadLetters, resubmitDeadLetters, showDeadLetter } from './dlqCommands.js';
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
+import { addShipmentCommands } from './shipmentCommands.js';
+import { cut } from './tableCell.js';
 import type { ListedOutboxEntry } from './outboxCommands.js';
 import { discardParked, listParked, resubmitParked } from './parkedCommands.js';
 import type { ListedParkedItem, ParkedActionReport, ParkedContext, ParkedSelection } from './parkedCommands.js';
@@ -152,6 +154,7 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
     });
   addParkedCommands(program, io, setExitCode);
   addOutboxCommands(program, io, setExitCode);
+  addShipmentCommands(program, io, setExitCode, (run) => withStoreContext(program.opts<GlobalOptions>(), io, false, run));
   return program;
 }
 
@@ -274,9 +277,9 @@ function parkedSelection(targets: string[], options: ParkedOptions): ParkedSelec
   return { targets, all: options.all === true || (targets.length === 0), reason: options.reason, orderId: options.order };
 }
 
-/** The orders container (and, to resubmit, the queue) for the commands whose records live in Cosmos DB: parked items and outbox entries. */
+/** The orders container (and, to resubmit, the queue) for the commands whose records live in Cosmos DB: parked items, outbox entries, shipments. */
 async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>): Promise<void> {
-  if (!options.cosmosEndpoint) throw new Error('parked items and outbox entries live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
+  if (!options.cosmosEndpoint) throw new Error('parked items, outbox entries and shipment records live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
   const cosmos = createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey });
   const container = cosmos.database(options.cosmosDatabase).container(options.cosmosContainer);
   const client = needsQueue ? serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 }) : undefined;
@@ -314,12 +317,6 @@ function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: Parke
     io.stdout(summaryLine(reports, 'no parked item matched', missing, 'item(s)'));
   }
   return failed > 0 || missing > 0 ? 1 : 0;
-}
-
-/** A table cell: cut to its width with an ellipsis, padded to it. */
-function cut(text: string | undefined, width: number): string {
-  const t = text ?? '';
-  return (t.length > width ? `${t.slice(0, width - 1)}…` : t).padEnd(width);
 }
 
 /** The closing line of a report: each outcome with its count, and the named targets not found. */

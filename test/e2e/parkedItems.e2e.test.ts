@@ -117,6 +117,6 @@ describe('early arrivals on the local stack', () => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await runDlqCli(['parked', 'list'], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {} });
-    expect({ code, err }).toEqual({ code: 2, err: ['error: parked items and outbox entries live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)'] });
+    expect({ code, err }).toEqual({ code: 2, err: ['error: parked items, outbox entries and shipment records live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)'] });
   });
 });
