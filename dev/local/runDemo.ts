@@ -21,6 +21,9 @@ interface Tally {
   byHost: number[];
   publishInvocations: number;
   publisherKills: number;
+  /** requestShipment's deliveries and outcomes, apart from processOrder's. */
+  shipmentDeliveries: number;
+  shipmentOutcomes: Record<string, number>;
 }
 
 const consumerCount = 2;
@@ -28,6 +31,8 @@ const consumerCount = 2;
 const publisherIntervals = { feedPollDelayMs: 200, leaseAcquireIntervalMs: 1000, leaseRenewIntervalMs: 1500, leaseExpirationIntervalMs: 4000 };
 /** The first marks fail: the events are out, their entries still pending, as if the publisher died between send and mark. */
 const failedMarks = 10;
+/** The carrier misbehaves a few times: an answer lost after it booked, and an outage before it books. */
+const carrierFaults = { droppedAfterBooking: 3, unavailable: 3 };
 
 /**
  * Sends the sample workload through the local stack, with consumers competing and crashing, and
@@ -36,8 +41,10 @@ const failedMarks = 10;
  */
 export async function runDemo(stack: LocalStack, functions: readonly RegisteredFunction[], orderCount: number): Promise<boolean> {
   const workload = sampleWorkload(orderCount, Date.now().toString(36));
-  const tally: Tally = { deliveries: 0, outcomes: {}, crashes: 0, byHost: Array(consumerCount).fill(0), publishInvocations: 0, publisherKills: 0 };
+  const tally: Tally = { deliveries: 0, outcomes: {}, crashes: 0, byHost: Array(consumerCount).fill(0), publishInvocations: 0, publisherKills: 0, shipmentDeliveries: 0, shipmentOutcomes: {} };
   stack.cosmos.injectFault({ statusCode: 503, times: failedMarks, method: 'PUT', urlIncludes: 'outbox|' });
+  stack.carrier.inject({ kind: 'drop-after-booking', times: carrierFaults.droppedAfterBooking });
+  stack.carrier.inject({ kind: 'unavailable', times: carrierFaults.unavailable });
   const hosts = startConsumers(stack, functions, tally, workload.crashOnFirstDelivery);
   const producer = new ServiceBusClient(stack.settings.ServiceBusConnection ?? '');
   const cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
@@ -51,7 +58,9 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
     const dlq = producer.createReceiver('orders', { subQueueType: 'deadLetter' });
     await waitUntil('the queue to drain and the conflict to be dead-lettered', async () => queueDepth(stack) === 0 && (stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.size ?? 0) > 0, 180_000, 100);
     await waitUntil('every outbox entry to be published', async () => (await outboxStates(container)).pending === 0, 120_000, 200);
-    const events = await Promise.all(['fulfilment', 'audit'].map((subscription) => drainSubscription(producer, subscription, workload.expected.size)));
+    // fulfilment is requestShipment's: each event there becomes a booking. audit is drained here.
+    const events = await Promise.all(['audit'].map((subscription) => drainSubscription(producer, subscription, workload.expected.size)));
+    await waitUntil('a booking for every order', async () => (await shippedOrders(container)) >= workload.expected.size, 120_000, 200);
     const outbox = await outboxStates(container);
     clearInterval(progress);
     printProgress(stack, tally);
@@ -74,7 +83,8 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
       'queue empty; the dead-letter queue holds only the conflict': queueDepth(stack) === 0 && onlyConflictDeadLettered,
       'the reason is recorded for operators (rejection|<MessageId>)': rejection?.reason === 'PayloadConflict',
       'events published = orders created, every outbox entry marked': outbox.published === orders.length && outbox.pending === 0 && outbox.failed === 0,
-      'each OrderAccepted once on each subscription (fulfilment, audit)': events.every((e) => e.distinct === orders.length && e.received === orders.length),
+      'each OrderAccepted once on the audit subscription': events.every((e) => e.distinct === orders.length && e.received === orders.length),
+      'one booking per order at the carrier, each order holding its shipment id': stack.carrier.stats().bookings === orders.length && (await shippedOrders(container)) === orders.length,
     };
     printSummary(stack, workload, tally, orders.length, deadLettered.map((m) => `${String(m.messageId)} (${m.deadLetterReason})`), checks, events);
     await dlq.close();
@@ -110,7 +120,13 @@ function startConsumers(stack: LocalStack, functions: readonly RegisteredFunctio
       },
       // No lock renewal: a "crashed" consumer must let its lock run out, as a dead process does.
       host: { maxConcurrentCalls: 8, maxAutoLockRenewalDurationMs: 0, autoCompleteMessages: true },
-      onInvocation: (_fn, _delivery, result) => {
+      onInvocation: (fn, _delivery, result) => {
+        if (fn.metadata.name === 'requestShipment') {
+          tally.shipmentDeliveries += 1;
+          const outcome = String(findOutcomeLine(result)?.outcome ?? 'unknown');
+          tally.shipmentOutcomes[outcome] = (tally.shipmentOutcomes[outcome] ?? 0) + 1;
+          return;
+        }
         tally.deliveries += 1;
         tally.byHost[host] = (tally.byHost[host] ?? 0) + 1;
         const outcome = String(findOutcomeLine(result)?.outcome ?? 'unknown');
@@ -126,6 +142,12 @@ function startConsumers(stack: LocalStack, functions: readonly RegisteredFunctio
     });
   for (let host = 0; host < consumerCount; host += 1) hosts.push(start(host));
   return hosts;
+}
+
+/** Orders whose shipment id is recorded, and whose id is one the carrier booked. */
+async function shippedOrders(container: Container): Promise<number> {
+  const { resources } = await container.items.query<{ shipmentId?: string }>("SELECT c.shipmentId FROM c WHERE c.docType = 'order' AND IS_DEFINED(c.shipmentId)").fetchAll();
+  return resources.length;
 }
 
 async function outboxStates(container: Container): Promise<Record<'pending' | 'published' | 'failed', number>> {
@@ -158,7 +180,7 @@ function printProgress(stack: LocalStack, tally: Tally): void {
   console.log(
     `  deliveries ${tally.deliveries} | created ${o.created ?? 0} duplicate ${o.duplicate ?? 0} stale ${o.stale ?? 0}` +
       ` retry ${o.retry ?? 0} conflict ${o.conflict ?? 0} | crashes ${tally.crashes} | queue ${queueDepth(stack)} | dead-letter ${dlq}` +
-      ` | publisher batches ${tally.publishInvocations}`,
+      ` | publisher batches ${tally.publishInvocations} | bookings ${stack.carrier.stats().bookings}`,
   );
 }
 
@@ -172,6 +194,7 @@ function printSummary(
   events: readonly { subscription: string; received: number; distinct: number }[],
 ): void {
   const o = tally.outcomes;
+  const carrier = stack.carrier.stats();
   const rows: [string, string | number][] = [
     ['messages sent by the producer', `${workload.sends.length + 1}`],
     ['  of which producer retries, same MessageId', workload.producerRetriesSameId],
@@ -190,6 +213,9 @@ function printSummary(
     ['publisher killed between send and mark (lease taken over)', `${tally.publisherKills}, after ${failedMarks} failed marks`],
     ['re-sends dropped by the topic (duplicate detection)', stack.serviceBus.topic('order-events')?.duplicatesDropped ?? 0],
     ...events.map((e): [string, string] => [`OrderAccepted on ${e.subscription}`, `${e.received} received, ${e.distinct} distinct MessageIds`]),
+    ['deliveries to requestShipment (fulfilment)', `${tally.shipmentDeliveries}: ${Object.entries(tally.shipmentOutcomes).map(([k, v]) => `${k} ${v}`).join(', ')}`],
+    ['carrier faults: answers lost after booking, outages', `${carrierFaults.droppedAfterBooking}, ${carrierFaults.unavailable}`],
+    ['carrier: bookings, replays, look-ups by key', `${carrier.bookings}, ${carrier.replays}, ${carrier.lookups}`],
   ];
   console.log('\nSummary');
   for (const [label, value] of rows) console.log(`  ${label.padEnd(62)} ${value}`);

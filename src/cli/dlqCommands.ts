@@ -19,6 +19,8 @@ export interface DlqContext {
   readonly receiver: ServiceBusReceiver;
   readonly sender: () => ServiceBusSender;
   readonly entityPath: string;
+  /** For a topic subscription: the copy's `to`, so the project's rules route it to that subscription alone. */
+  readonly resubmitTo?: string;
   readonly store?: DocumentStore;
   readonly consumerName?: string;
   readonly duplicateDetectionWindowMs: number;
@@ -126,7 +128,7 @@ export async function resubmitDeadLetters(ctx: DlqContext, selection: Selection,
 async function resubmitOne(ctx: DlqContext, sender: ServiceBusSender, m: ServiceBusReceivedMessage, hooks: ResubmitHooks): Promise<ActionReport | 'lock-lost'> {
   const base = identityOf(m);
   const dedupKey = dedupKeyOf(envelopeOfReceived(m), m.body);
-  const plan = planResubmit(m, { entityPath: ctx.entityPath, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now() });
+  const plan = planResubmit(m, { entityPath: ctx.entityPath, to: ctx.resubmitTo, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now() });
   try {
     await keepLocked(ctx.receiver, m);
   } catch (error) {
@@ -174,7 +176,7 @@ async function plannedActions(ctx: DlqContext, selection: Selection, outcome: 'w
   const reports: ActionReport[] = [];
   for await (const m of peekAll(ctx.receiver)) {
     if (!isSelected(dlqView(m), selection, ctx.now())) continue;
-    const plan = planResubmit(m, { entityPath: ctx.entityPath, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey: dedupKeyOf(envelopeOfReceived(m), m.body), nowMs: ctx.now() });
+    const plan = planResubmit(m, { entityPath: ctx.entityPath, to: ctx.resubmitTo, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey: dedupKeyOf(envelopeOfReceived(m), m.body), nowMs: ctx.now() });
     reports.push({
       ...identityOf(m),
       outcome,

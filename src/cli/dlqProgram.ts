@@ -381,6 +381,7 @@ async function withContext(options: GlobalOptions, io: DlqIo, run: (ctx: DlqCont
       receiver,
       sender: () => client.createSender(address.queue ?? address.topic ?? ''),
       entityPath: entityPath(address),
+      resubmitTo: address.subscription,
       store: container && new CosmosDocumentStore(container),
       consumerName: options.consumerName,
       duplicateDetectionWindowMs: options.duplicateWindow,

@@ -12,6 +12,11 @@ export interface ResubmitPlan {
 
 export interface ResubmitOptions {
   readonly entityPath: string;
+  /**
+   * The subscription a copy sent to a topic is for: its `to`. The subscriptions' rules in
+   * infra/servicebus-queues.json deliver an addressed message to that subscription only.
+   */
+  readonly to?: string;
   /** The queue's duplicate-detection window; 0 when it has none. */
   readonly duplicateDetectionWindowMs: number;
   /** The dedup key the consumer derives from the original (without any consumer prefix). */
@@ -52,6 +57,7 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
     contentType: original.contentType,
     subject: original.subject,
     correlationId: original.correlationId,
+    ...(options.to === undefined ? {} : { to: options.to }),
     messageId: newId ? `${originalId ?? `seq-${String(original.sequenceNumber)}`}~resubmit-${count}` : originalId,
     applicationProperties,
   };

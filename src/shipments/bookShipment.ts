@@ -151,6 +151,18 @@ export async function settle(stored: VersionedDocument<ShipmentRecord>, answer: 
   return retry(`order ${record.orderId} kept changing while its shipment was recorded`);
 }
 
+/**
+ * The owner is handing the event back (a retry for later): it will not call again, so its lease is
+ * ended now and the next delivery, or the reconciler, reconciles at once instead of waiting it out.
+ * Best effort: if this write fails, the lease simply runs out.
+ */
+export async function releaseLease(ctx: ShipmentContext, orderId: string, idempotencyKey: string, owner: string): Promise<boolean> {
+  const stored = await ctx.store.read<ShipmentRecord>(orderId, shipmentRecordId(idempotencyKey));
+  if (!stored || stored.document.state !== 'in-progress' || stored.document.owner !== owner || !leaseIsLive(stored.document, ctx.now())) return false;
+  const released: ShipmentRecord = { ...stored.document, leaseExpiresAt: ctx.now().toISOString(), updatedAt: ctx.now().toISOString() };
+  return (await ctx.store.commit(orderId, [replace(released, stored.etag)])).kind === 'committed';
+}
+
 function refusedOutcome(record: ShipmentRecord): BookingResult {
   const description = `the carrier refused the shipment for order ${record.orderId}: ${record.refusal?.reason ?? 'no reason given'}`;
   return { outcome: { kind: 'invalid', error: new PermanentMessageError('CarrierRefused', description, record.idempotencyKey) } };

@@ -6,7 +6,7 @@ import { recordRejection } from '../orders/rejections.js';
 import { decideWithRetryLayers } from '../orders/retryLayers.js';
 import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
 import type { LogSink, OutcomeTelemetry } from '../telemetry/index.js';
-import { bookShipmentOnce } from './bookShipment.js';
+import { bookShipmentOnce, releaseLease } from './bookShipment.js';
 import type { ShipmentContext } from './bookShipment.js';
 import { parseShipmentEvent } from './orderAcceptedEvent.js';
 import type { ShipmentEvent } from './orderAcceptedEvent.js';
@@ -49,6 +49,9 @@ export class ShipmentConsumer {
     const owner = `${this.options.consumerName}/${invocation.invocationId ?? randomUUID()}`;
     const caller = { owner, traceparent: childTraceparent(invocation.traceparent) };
     const result = await decideWithRetryLayers(envelope, body, () => this.decide(envelope, body, caller), this.options, (known, error) => this.reject(envelope, error, known));
+    if ((result.outcome.kind === 'retry' || result.outcome.kind === 'rescheduled') && result.orderId !== undefined && result.dedupKey !== undefined) {
+      await releaseLease(this.options, result.orderId, result.dedupKey, owner).catch(() => false);
+    }
     this.options.telemetry.report({ ...result, envelope, durationMs: performance.now() - startedAt }, log);
     return result;
   }

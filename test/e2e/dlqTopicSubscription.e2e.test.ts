@@ -1,6 +1,6 @@
 import { ServiceBusClient } from '@azure/service-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultRule, startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { defaultRule, sqlFilter, startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
 import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
 import { runDlqCli } from '../../src/cli/dlqProgram.js';
 import { testQueue } from '../support/waiting.js';
@@ -10,11 +10,14 @@ let emulator: ServiceBusEmulator;
 let client: ServiceBusClient;
 
 beforeAll(async () => {
-  const subscription = { settings: testQueue({ maxDeliveryCount: 1, duplicateDetectionWindowMs: 0 }), rules: [defaultRule] };
+  const settings = testQueue({ maxDeliveryCount: 1, duplicateDetectionWindowMs: 0 });
+  // audit takes what is addressed to nobody, as in infra/servicebus-queues.json; "everything" plays a subscriber without that rule.
+  const fulfilment = { settings, rules: [defaultRule] };
+  const audit = { settings, rules: [{ name: 'events', filter: sqlFilter('sys.To IS NULL') }] };
   emulator = await startServiceBusEmulator({
     port: 0,
     queues: {},
-    topics: { events: { settings: { defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0 }, subscriptions: { fulfilment: subscription, audit: subscription } } },
+    topics: { events: { settings: { defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0 }, subscriptions: { fulfilment, audit, everything: fulfilment } } },
   });
   client = new ServiceBusClient(emulator.connectionString);
   const sender = client.createSender('events');
@@ -53,18 +56,21 @@ describe('the dead-letter tool on a topic subscription', () => {
     expect(emulator.entity('events/subscriptions/audit/$deadletterqueue')?.messages.size).toBe(0);
   });
 
-  it('resubmits through the topic: the copy reaches the subscription again (and every other one whose rules match)', async () => {
+  it('resubmits through the topic addressed to the subscription (`to`): the project\'s rules give the copy to it alone', async () => {
     expect(await dlq('resubmit', 'evt-1')).toMatchObject({ code: 0, stdout: expect.stringMatching(/evt-1 -> evt-1~resubmit-1 {2}resubmitted/) });
     const fulfilment = client.createReceiver('events', 'fulfilment');
     const [copy] = await fulfilment.receiveMessages(1, { maxWaitTimeInMs: 3000 });
-    expect({ id: copy?.messageId, key: copy?.applicationProperties?.['idempotency-key'] }).toEqual({ id: 'evt-1~resubmit-1', key: 'evt-1' });
+    expect({ id: copy?.messageId, key: copy?.applicationProperties?.['idempotency-key'], to: copy?.to }).toEqual({ id: 'evt-1~resubmit-1', key: 'evt-1', to: 'fulfilment' });
     await fulfilment.completeMessage(copy!);
     await fulfilment.close();
-    // The audit subscription sees the copy too, with the original key to deduplicate it by.
+    // audit, whose rule takes only unaddressed messages, never sees the copy.
     const audit = client.createReceiver('events', 'audit', { receiveMode: 'receiveAndDelete' });
-    const all = await audit.receiveMessages(10, { maxWaitTimeInMs: 1000 });
-    expect(all.map((m) => String(m.messageId)).sort()).toEqual(['evt-1', 'evt-1~resubmit-1', 'evt-2']);
+    expect((await audit.receiveMessages(10, { maxWaitTimeInMs: 1000 })).map((m) => String(m.messageId)).sort()).toEqual(['evt-1', 'evt-2']);
     await audit.close();
+    // A subscriber without such a rule sees it, with the original key to deduplicate it by.
+    const everything = client.createReceiver('events', 'everything', { receiveMode: 'receiveAndDelete' });
+    expect((await everything.receiveMessages(10, { maxWaitTimeInMs: 1000 })).map((m) => String(m.messageId)).sort()).toEqual(['evt-1', 'evt-1~resubmit-1', 'evt-2']);
+    await everything.close();
   });
 
   it('purges from that subscription\'s dead-letter queue only', async () => {

@@ -64,8 +64,10 @@ async function abandoned(where: 'before-call' | 'after-answer'): Promise<EventDe
   const delivery = await storedOrderWithEvent(store, clock.now());
   const dying = new ScriptedStore(store);
   const gated = new GatedCarrier(httpCarrier(carrier));
-  if (where === 'before-call') gated.killBeforeBook = true;
-  else dying.killBeforeCommitOf = 'completed';
+  if (where === 'before-call') {
+    gated.killBeforeBook = true;
+    gated.onKill = () => dying.kill();
+  } else dying.killBeforeCommitOf = 'completed';
   const result = await shipmentConsumer({ store: dying, carrier: gated, now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), { invocationId: 'dead' });
   expect(result.outcome).toMatchObject({ kind: 'retry', cause: expect.any(ProcessKilled) });
   return delivery;

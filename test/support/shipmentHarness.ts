@@ -91,6 +91,8 @@ export class GatedCarrier implements CarrierClient {
   beforeAnswer?: Gate;
   /** Throws once instead of calling: plays a process killed at that point. */
   killBeforeBook = false;
+  /** Told of the kill, so the store the same process uses dies with it. */
+  onKill?: () => void;
   constructor(private readonly inner: CarrierClient) {}
   async book(request: BookingRequest): Promise<BookingAnswer> {
     const gate = this.beforeBook;
@@ -98,6 +100,7 @@ export class GatedCarrier implements CarrierClient {
     await gate?.pass();
     if (this.killBeforeBook) {
       this.killBeforeBook = false;
+      this.onKill?.();
       throw new ProcessKilled('before the carrier call');
     }
     const answer = await this.inner.book(request);
@@ -125,8 +128,14 @@ export class ScriptedStore implements DocumentStore {
   /** The next read of a document with this id waits at the gate after reading (its result goes stale meanwhile). */
   holdAfterRead?: { readonly id: string; readonly gate: Gate; readonly times: number };
   private held = 0;
+  /** Once killed, the process writes nothing more: every later call fails. */
+  private dead = false;
   constructor(private readonly inner: DocumentStore) {}
+  kill(): void {
+    this.dead = true;
+  }
   async read<D extends StoredDocument>(pk: string, id: string): Promise<VersionedDocument<D> | undefined> {
+    if (this.dead) throw new ProcessKilled('earlier');
     const result = await this.inner.read<D>(pk, id);
     const hold = this.holdAfterRead;
     if (hold && hold.id === id && this.held < hold.times) {
@@ -136,14 +145,17 @@ export class ScriptedStore implements DocumentStore {
     return result;
   }
   commit(pk: string, operations: readonly WriteOperation[]): Promise<CommitResult> {
+    if (this.dead) return Promise.reject(new ProcessKilled('earlier'));
     const state = this.killBeforeCommitOf;
     if (state && operations.some((op) => (op.document as { docType?: string; state?: string }).docType === 'shipment' && (op.document as { state?: string }).state === state)) {
       this.killBeforeCommitOf = undefined;
+      this.dead = true;
       return Promise.reject(new ProcessKilled(`before the ${state} record was written`));
     }
     return this.inner.commit(pk, operations);
   }
   find<D extends StoredDocument>(query: DocumentQuery): Promise<VersionedDocument<D>[]> {
+    if (this.dead) return Promise.reject(new ProcessKilled('earlier'));
     return this.inner.find<D>(query);
   }
 }
