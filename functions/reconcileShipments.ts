@@ -1,9 +1,10 @@
 import { app } from '@azure/functions';
 import type { InvocationContext, Timer } from '@azure/functions';
-import { loadSettings } from '../src/config.js';
+import { isFunctionDisabled, loadSettings } from '../src/config.js';
 import { createShipmentReconciler } from '../src/shipments/index.js';
 
-const reconciler = createShipmentReconciler(loadSettings());
+// Disabled (no carrier configured): the host starts no listener, and nothing here asks for CARRIER_API_URL.
+const reconciler = isFunctionDisabled('reconcileShipments') ? undefined : createShipmentReconciler(loadSettings());
 
 /**
  * Settles shipment records whose lease ran out (their owner crashed, or their message stopped
@@ -11,6 +12,7 @@ const reconciler = createShipmentReconciler(loadSettings());
  * nothing, and escalation after SHIPMENT_RECONCILE_MAX_ATTEMPTS rounds. Every write is etag-guarded.
  */
 export async function reconcileShipments(_timer: Timer, context: InvocationContext): Promise<void> {
+  if (!reconciler) throw new Error('reconcileShipments is disabled (AzureWebJobs.reconcileShipments.Disabled)');
   await reconciler.reconcile(context, context.traceContext?.traceParent ?? undefined);
 }
 

@@ -1,11 +1,12 @@
 import { app } from '@azure/functions';
 import type { InvocationContext } from '@azure/functions';
-import { loadSettings } from '../src/config.js';
+import { isFunctionDisabled, loadSettings } from '../src/config.js';
 import { throwUnlessCompletable } from '../src/orders/index.js';
 import { envelopeFromTriggerMetadata } from '../src/servicebus/index.js';
 import { createShipmentConsumer } from '../src/shipments/index.js';
 
-const consumer = createShipmentConsumer(loadSettings());
+// Disabled (no carrier configured): the host starts no listener, and nothing here asks for CARRIER_API_URL.
+const consumer = isFunctionDisabled('requestShipment') ? undefined : createShipmentConsumer(loadSettings());
 
 /**
  * Books the shipment of one OrderAccepted event with the carrier, exactly once in effect: returning
@@ -13,6 +14,7 @@ const consumer = createShipmentConsumer(loadSettings());
  */
 export async function requestShipment(message: unknown, context: InvocationContext): Promise<void> {
   const invocation = { invocationId: context.invocationId, traceparent: context.traceContext?.traceParent ?? undefined };
+  if (!consumer) throw new Error('requestShipment is disabled (AzureWebJobs.requestShipment.Disabled)');
   const result = await consumer.consume(envelopeFromTriggerMetadata(context.triggerMetadata), message, context, invocation);
   throwUnlessCompletable(result.outcome);
 }

@@ -54,6 +54,13 @@ param principalId string = ''
 @allowed(['User', 'ServicePrincipal', 'Group'])
 param principalType string = 'User'
 
+@description('Base URL of the carrier API requestShipment books with. Empty: requestShipment and reconcileShipments are deployed disabled (events wait on the fulfilment subscription).')
+param carrierApiUrl string = ''
+
+@secure()
+@description('The carrier API key, written to Key Vault. Empty: set it later (az keyvault secret set --name carrier-api-key).')
+param carrierApiKey string = ''
+
 var queueFile = loadJsonContent('servicebus-queues.json')
 var ordersQueueName = 'orders'
 var orders = queueFile.queues[ordersQueueName]
@@ -69,7 +76,10 @@ var names = {
   cosmos: 'cosmos-${token}'
   functionApp: 'func-${token}'
   plan: 'plan-${token}'
+  keyVault: 'kv-${token}'
 }
+var carrierApiKeySecretName = 'carrier-api-key'
+var fulfilmentSubscriptionName = 'fulfilment'
 var cosmosDatabaseName = 'orders'
 var cosmosContainerName = 'orders'
 var cosmosLeasesContainerName = 'leases'
@@ -112,6 +122,12 @@ module cosmos 'modules/cosmos.bicep' = {
   params: { name: names.cosmos, location: location, tags: tags, databaseName: cosmosDatabaseName, containerName: cosmosContainerName, leasesContainerName: cosmosLeasesContainerName }
 }
 
+module keyVault 'modules/keyVault.bicep' = {
+  scope: resourceGroup
+  name: 'keyVault'
+  params: { name: names.keyVault, location: location, tags: tags, carrierApiKeySecretName: carrierApiKeySecretName, carrierApiKey: carrierApiKey }
+}
+
 module functionApp 'modules/functionApp.bicep' = {
   scope: resourceGroup
   name: 'functionApp'
@@ -133,6 +149,10 @@ module functionApp 'modules/functionApp.bicep' = {
     cosmosContainerName: cosmos.outputs.containerName
     cosmosLeasesContainerName: cosmos.outputs.leasesContainerName
     orderEventsTopicName: orderEventsTopicName
+    fulfilmentSubscriptionName: fulfilmentSubscriptionName
+    carrierApiUrl: carrierApiUrl
+    keyVaultName: keyVault.outputs.name
+    carrierApiKeySecretName: carrierApiKeySecretName
     // The retention check at start-up reads these: they must be the queue's real properties.
     retentionSettings: {
       QUEUE_MAX_DELIVERY_COUNT: orders.maxDeliveryCount
@@ -150,7 +170,7 @@ module rbac 'modules/rbac.bicep' = {
   scope: resourceGroup
   name: 'rbac'
   // The names are known up front; these are the modules that create what the roles are granted on.
-  dependsOn: [identity, storage, monitoring, serviceBus, cosmos]
+  dependsOn: [identity, storage, monitoring, serviceBus, cosmos, keyVault]
   params: {
     appIdentityName: names.identity
     userPrincipalId: principalId
@@ -162,6 +182,8 @@ module rbac 'modules/rbac.bicep' = {
     cosmosContainerName: cosmosContainerName
     cosmosLeasesContainerName: cosmosLeasesContainerName
     orderEventsTopicName: orderEventsTopicName
+    fulfilmentSubscriptionName: fulfilmentSubscriptionName
+    keyVaultName: names.keyVault
     storageAccountName: names.storage
     applicationInsightsName: names.applicationInsights
   }
@@ -178,6 +200,8 @@ output COSMOS_DATABASE string = cosmos.outputs.databaseName
 output COSMOS_ORDERS_CONTAINER string = cosmos.outputs.containerName
 output COSMOS_LEASES_CONTAINER string = cosmos.outputs.leasesContainerName
 output ORDER_EVENTS_TOPIC_NAME string = orderEventsTopicName
+output FULFILMENT_SUBSCRIPTION_NAME string = fulfilmentSubscriptionName
+output AZURE_KEY_VAULT_NAME string = keyVault.outputs.name
 output QUEUE_MAX_DELIVERY_COUNT int = orders.maxDeliveryCount
 output QUEUE_LOCK_DURATION_SECONDS int = orders.lockDurationSeconds
 output QUEUE_MESSAGE_TTL_SECONDS int = orders.defaultMessageTimeToLiveSeconds

@@ -232,6 +232,16 @@ function toSettings(s: z.infer<typeof settingsSchema>): Settings {
   };
 }
 
+/**
+ * `AzureWebJobs.<name>.Disabled` (or `AzureWebJobs__<name>__Disabled`) set to true or 1: the host
+ * starts no listener for the function, so its composition root need not (and must not) demand the
+ * function's own settings. The Bicep disables the shipment functions when no carrier is configured.
+ */
+export function isFunctionDisabled(name: string, env: Readonly<Record<string, string | undefined>> = process.env): boolean {
+  const value = env[`AzureWebJobs.${name}.Disabled`] ?? env[`AzureWebJobs__${name}__Disabled`];
+  return value !== undefined && ['true', '1'].includes(value.trim().toLowerCase());
+}
+
 /** An empty app setting means "not set" (the portal and azd write empty strings). */
 function withoutBlanks(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1].trim() !== ''));

@@ -8,6 +8,7 @@ import type { CosmosTriggerListener, CosmosTriggerOptions } from './cosmosTrigge
 import type { RegisteredFunction } from './functionsCore.js';
 import { invokeServiceBusFunction } from './hostInvocation.js';
 import type { InvocationResult, ServiceBusDelivery } from './hostInvocation.js';
+import { isFunctionDisabled } from '../../src/config.js';
 import { resolveBindingExpression } from './hostSettings.js';
 import type { ServiceBusHostOptions } from './hostSettings.js';
 import { fileLease, processLocalLease } from './listenerLease.js';
@@ -57,7 +58,9 @@ export interface LocalFunctionsHost {
  * `maxAutoLockRenewalDuration`, trigger metadata shaped by the host's rules, and the message
  * completed when the function returns, abandoned when it throws.
  */
-export function startLocalFunctionsHost(functions: readonly RegisteredFunction[], options: LocalHostOptions): LocalFunctionsHost {
+export function startLocalFunctionsHost(all: readonly RegisteredFunction[], options: LocalHostOptions): LocalFunctionsHost {
+  // As the host does: a function disabled by its app setting gets no listener of any kind.
+  const functions = all.filter((fn) => !isFunctionDisabled(fn.metadata.name, options.settings));
   const clients = new Map<string, ServiceBusClient>();
   const receivers: ServiceBusReceiver[] = [];
   const listeners: { functionName: string; queueName: string }[] = [];

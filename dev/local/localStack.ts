@@ -48,6 +48,8 @@ async function onPort<T>(component: string, port: number, usualSuspect: string, 
 export const localDatabase = 'orders';
 export const localContainer = 'orders';
 export const localLeasesContainer = 'leases';
+/** The carrier stand-in's key on its usual port (7080), so local.settings.sample.json works against `--serve`. */
+export const localCarrierApiKey = 'local-carrier-key';
 
 /** Both stand-ins, with the queues and topics of infra/servicebus-queues.json and the container the Bicep creates. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
@@ -76,7 +78,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     throw error;
   });
   const carrierPort = options.ports?.carrier ?? (options.wellKnownPorts ? 7080 : 0);
-  const carrier = await onPort('the carrier API stand-in', carrierPort, 'another local HTTP server', () => startCarrierStandIn({ port: carrierPort })).catch(async (error: unknown) => {
+  const carrier = await onPort('the carrier API stand-in', carrierPort, 'another local HTTP server', () => startCarrierStandIn({ port: carrierPort, apiKey: options.wellKnownPorts ? localCarrierApiKey : undefined })).catch(async (error: unknown) => {
     await serviceBus.close();
     await cosmos.close();
     throw error;

@@ -14,6 +14,8 @@ const passedThrough = [
   'COSMOS_ORDERS_CONTAINER',
   'COSMOS_LEASES_CONTAINER',
   'ORDER_EVENTS_TOPIC_NAME',
+  'FULFILMENT_SUBSCRIPTION_NAME',
+  'CARRIER_API_URL',
   'QUEUE_MAX_DELIVERY_COUNT',
   'QUEUE_LOCK_DURATION_SECONDS',
   'QUEUE_MESSAGE_TTL_SECONDS',
@@ -40,7 +42,14 @@ function localSettingsFromAzd(env) {
     OUTBOX_SWEEP_SCHEDULE: '30 */1 * * * *',
     // The outbox publisher's trigger, signed in as the developer (az login), like the app's own client.
     CosmosDbConnection__accountEndpoint: String(env.COSMOS_ENDPOINT),
+    SHIPMENT_RECONCILE_SCHEDULE: '45 */2 * * * *',
   };
+  // Core Tools does not resolve Key Vault references: without a carrier URL (and a CARRIER_API_KEY
+  // you add yourself) the shipment functions stay off locally, as in Azure.
+  if (!env.CARRIER_API_URL) {
+    values['AzureWebJobs.requestShipment.Disabled'] = 'true';
+    values['AzureWebJobs.reconcileShipments.Disabled'] = 'true';
+  }
   for (const name of passedThrough) if (env[name] !== undefined) values[name] = String(env[name]);
   return { IsEncrypted: false, Values: values };
 }

@@ -64,6 +64,8 @@ resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/container
           { path: '/rejectedAt/?' }
           { path: '/state/?' }
           { path: '/parkedAt/?' }
+          // The shipment reconciler's query: in-progress records whose lease ran out.
+          { path: '/leaseExpiresAt/?' }
         ]
         excludedPaths: [{ path: '/*' }]
       }

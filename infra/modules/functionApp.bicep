@@ -54,6 +54,26 @@ param orderEventsTopicName string
 @description('App settings that carry queue properties and retention, from infra/servicebus-queues.json.')
 param retentionSettings object
 
+@description('The subscription of the order-events topic that requestShipment reads.')
+param fulfilmentSubscriptionName string
+
+@description('Base URL of the carrier API; empty disables the two shipment functions.')
+param carrierApiUrl string
+
+@description('Key Vault holding the carrier API key.')
+param keyVaultName string
+
+@description('Name of the secret with the carrier API key.')
+param carrierApiKeySecretName string
+
+// Without a carrier the shipment functions stay off, and their events wait on the subscription.
+var shipmentSettings = empty(carrierApiUrl)
+  ? {
+      'AzureWebJobs.requestShipment.Disabled': 'true'
+      'AzureWebJobs.reconcileShipments.Disabled': 'true'
+    }
+  : { CARRIER_API_URL: carrierApiUrl }
+
 resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
   name: planName
   location: location
@@ -85,12 +105,18 @@ var appSettings = union(
     OUTBOX_SWEEP_SCHEDULE: '30 */1 * * * *'
     // The parked-item sweeper's timer (NCRONTAB, UTC): every five minutes.
     PARKED_SWEEP_SCHEDULE: '0 */5 * * * *'
+    FULFILMENT_SUBSCRIPTION_NAME: fulfilmentSubscriptionName
+    // Resolved by the platform with the identity named in keyVaultReferenceIdentity; the app sees the key itself.
+    CARRIER_API_KEY: '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName=${carrierApiKeySecretName})'
+    // The reconciler's timer: every two minutes, at second 45.
+    SHIPMENT_RECONCILE_SCHEDULE: '45 */2 * * * *'
     // DefaultAzureCredential (the Cosmos client) picks the user-assigned identity by this.
     AZURE_CLIENT_ID: identityClientId
     APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsightsConnectionString
     APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
   },
-  retentionSettings
+  retentionSettings,
+  shipmentSettings
 )
 
 resource app 'Microsoft.Web/sites@2024-04-01' = {
@@ -105,6 +131,8 @@ resource app 'Microsoft.Web/sites@2024-04-01' = {
   properties: {
     serverFarmId: plan.id
     httpsOnly: true
+    // Key Vault references resolve with the user-assigned identity (the default is a system-assigned one, which this app has not).
+    keyVaultReferenceIdentity: identityId
     siteConfig: {
       minTlsVersion: '1.2'
       ftpsState: 'Disabled'

@@ -34,6 +34,12 @@ param cosmosLeasesContainerName string
 @description('The topic the outbox publisher sends events to.')
 param orderEventsTopicName string
 
+@description('The subscription requestShipment reads.')
+param fulfilmentSubscriptionName string
+
+@description('Key Vault holding the carrier API key.')
+param keyVaultName string
+
 @description('Host storage account name.')
 param storageAccountName string
 
@@ -46,6 +52,8 @@ var roles = {
   serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
   storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
+  keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6'
+  keyVaultSecretsOfficer: 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7'
   // Cosmos DB data-plane role (sqlRoleDefinitions), not an Azure RBAC role.
   cosmosBuiltInDataContributor: '00000000-0000-0000-0000-000000000002'
 }
@@ -66,6 +74,15 @@ resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existin
 resource orderEventsTopic 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' existing = {
   parent: namespace
   name: orderEventsTopicName
+}
+
+resource fulfilment 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2024-01-01' existing = {
+  parent: orderEventsTopic
+  name: fulfilmentSubscriptionName
+}
+
+resource vault 'Microsoft.KeyVault/vaults@2023-07-01' existing = {
+  name: keyVaultName
 }
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
@@ -149,6 +166,60 @@ resource appPublishesOrderEvents 'Microsoft.Authorization/roleAssignments@2022-0
   properties: {
     principalId: appPrincipalId
     principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataSender)
+  }
+}
+
+// requestShipment's trigger; Data Owner for the scale controller's Manage claim, as on the orders queue.
+resource appOwnsFulfilment 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  scope: fulfilment
+  name: guid(fulfilment.id, appIdentity.id, roles.serviceBusDataOwner)
+  properties: {
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataOwner)
+  }
+}
+
+// The platform resolves the CARRIER_API_KEY Key Vault reference with the app's identity: read secrets, nothing else.
+resource appReadsCarrierKey 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  scope: vault
+  name: guid(vault.id, appIdentity.id, roles.keyVaultSecretsUser)
+  properties: {
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.keyVaultSecretsUser)
+  }
+}
+
+// The operator sets and rotates the carrier key (az keyvault secret set).
+resource userManagesCarrierKey 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(userPrincipalId)) {
+  scope: vault
+  name: guid(vault.id, userPrincipalId, roles.keyVaultSecretsOfficer)
+  properties: {
+    principalId: userPrincipalId
+    principalType: userPrincipalType
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.keyVaultSecretsOfficer)
+  }
+}
+
+// The dead-letter tool on the fulfilment subscription: receive its dead letters, resubmit through the topic.
+resource userReceivesFulfilment 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(userPrincipalId)) {
+  scope: fulfilment
+  name: guid(fulfilment.id, userPrincipalId, roles.serviceBusDataReceiver)
+  properties: {
+    principalId: userPrincipalId
+    principalType: userPrincipalType
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataReceiver)
+  }
+}
+
+resource userResubmitsOrderEvents 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(userPrincipalId)) {
+  scope: orderEventsTopic
+  name: guid(orderEventsTopic.id, userPrincipalId, roles.serviceBusDataSender)
+  properties: {
+    principalId: userPrincipalId
+    principalType: userPrincipalType
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataSender)
   }
 }

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 
+/** The tenant of the test subscription, as subscription().tenantId gives it. */
+export const testTenantId = '00000000-0000-0000-0000-0000000000aa';
+
 /**
  * A value only Azure knows at deployment time (`reference(...)`, a module output). Kept symbolic:
  * the tests assert what the template decides, not what Azure will return.
@@ -225,7 +228,7 @@ function call(name: string, argNodes: Node[], scope: Scope): unknown {
         .sort()
         .map((key) => ({ key, value: (a as Record<string, unknown>)[key] }));
     case 'subscription':
-      return { id: `/subscriptions/${scope.subscriptionId}`, subscriptionId: scope.subscriptionId };
+      return { id: `/subscriptions/${scope.subscriptionId}`, subscriptionId: scope.subscriptionId, tenantId: testTenantId };
     case 'resourcegroup':
       return { name: scope.resourceGroup, id: `/subscriptions/${scope.subscriptionId}/resourceGroups/${scope.resourceGroup}` };
     case 'uniquestring':

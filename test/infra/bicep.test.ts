@@ -98,12 +98,15 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       for (const subscription of subscriptions) expect(props(subscription)).toMatchObject({ lockDuration: 'PT1M', maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
       // audit keeps each order's events in order: a session per order.
       expect(Object.fromEntries(subscriptions.map((s) => [s.name.split('/').pop(), props(s).requiresSession]))).toEqual({ audit: true, fulfilment: false });
-      // audit keeps its implicit $Default (every event); fulfilment takes only OrderAccepted.
+      // Events (addressed to nobody) reach both; a delayed-retry or resubmitted copy is addressed (`to`)
+      // to the one subscription that asked for it. Neither keeps the catch-all $Default.
       const rules = of('Microsoft.ServiceBus/namespaces/topics/subscriptions/rules');
-      expect(rules.every((r) => r.name.includes('/fulfilment/'))).toBe(true);
-      expect(Object.fromEntries(rules.map((r) => [r.name.split('/').pop(), props(r)]))).toEqual({
-        $Default: { filterType: 'SqlFilter', sqlFilter: { sqlExpression: '1=0' } },
-        'order-accepted': { filterType: 'CorrelationFilter', correlationFilter: expect.objectContaining({ label: 'OrderAccepted' }) },
+      expect(Object.fromEntries(rules.map((r) => [r.name.split('/').slice(-2).join('/'), props(r)]))).toEqual({
+        'fulfilment/$Default': { filterType: 'SqlFilter', sqlFilter: { sqlExpression: '1=0' } },
+        'fulfilment/order-accepted': { filterType: 'SqlFilter', sqlFilter: { sqlExpression: "sys.Label = 'OrderAccepted' AND sys.To IS NULL" } },
+        'fulfilment/retries': { filterType: 'CorrelationFilter', correlationFilter: expect.objectContaining({ to: 'fulfilment' }) },
+        'audit/$Default': { filterType: 'SqlFilter', sqlFilter: { sqlExpression: '1=0' } },
+        'audit/events': { filterType: 'SqlFilter', sqlFilter: { sqlExpression: 'sys.To IS NULL' } },
       });
     });
 
@@ -128,7 +131,9 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     it('indexes the fields the operator tool filters on, and nothing else', () => {
       const container = props(containerNamed('orders')).resource as { indexingPolicy: Record<string, unknown> };
       expect(container.indexingPolicy.excludedPaths).toEqual([{ path: '/*' }]);
-      expect(container.indexingPolicy.includedPaths).toEqual(expect.arrayContaining([{ path: '/docType/?' }, { path: '/messageId/?' }, { path: '/state/?' }, { path: '/parkedAt/?' }]));
+      expect(container.indexingPolicy.includedPaths).toEqual(
+        expect.arrayContaining([{ path: '/docType/?' }, { path: '/messageId/?' }, { path: '/state/?' }, { path: '/parkedAt/?' }, { path: '/leaseExpiresAt/?' }]),
+      );
     });
 
     it('has a leases container beside it for the change feed trigger, partitioned by /id as the trigger requires', () => {
@@ -203,7 +208,9 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     });
 
     it('passes the app\'s own start-up validation, retention check included, with the deployed settings', () => {
-      const settings = Object.fromEntries(Object.entries(appSettings()).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
+      // The platform resolves a Key Vault reference before the app reads it.
+      const resolved = (v: unknown) => (isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v).startsWith('@Microsoft.KeyVault(') ? 'resolved-secret' : String(v));
+      const settings = Object.fromEntries(Object.entries(appSettings()).map(([k, v]) => [k, resolved(v)]));
       const loaded = loadSettings(settings);
       expect(loaded.queue).toEqual({
         maxDeliveryCount: queueFile.queues.orders.maxDeliveryCount,
@@ -235,20 +242,54 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     });
   });
 
+  describe('shipments and the carrier key', () => {
+    const settingsOf = (d: Deployment) =>
+      Object.fromEntries(((d.resources.find((r) => r.type === 'Microsoft.Web/sites')?.body.properties as { siteConfig: { appSettings: { name: string; value: unknown }[] } }).siteConfig.appSettings).map((s) => [s.name, s.value]));
+
+    it('keeps the key in a vault with RBAC authorization, soft delete and purge protection, and resolves it with the app identity', () => {
+      const vault = one('Microsoft.KeyVault/vaults');
+      expect(props(vault)).toMatchObject({ enableRbacAuthorization: true, enableSoftDelete: true, enablePurgeProtection: true, softDeleteRetentionInDays: 90, sku: { family: 'A', name: 'standard' } });
+      expect(props(vault)).not.toHaveProperty('accessPolicies');
+      expect(props(one('Microsoft.Web/sites')).keyVaultReferenceIdentity).toEqual(expect.stringContaining('userAssignedIdentities'));
+      // No key given: no secret in the template; the operator sets it.
+      expect(of('Microsoft.KeyVault/vaults/secrets')).toEqual([]);
+      const withKey = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, carrierApiKey: 'k-123' });
+      const secret = withKey.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults/secrets');
+      expect(secret?.name).toMatch(/\/carrier-api-key$/);
+      expect((secret?.body.properties as { value: unknown }).value).toBe('k-123');
+    });
+
+    it('without a carrier URL, deploys the shipment functions disabled, so their events wait on the subscription', () => {
+      expect(settingsOf(deployment)).toMatchObject({ 'AzureWebJobs.requestShipment.Disabled': 'true', 'AzureWebJobs.reconcileShipments.Disabled': 'true', FULFILMENT_SUBSCRIPTION_NAME: 'fulfilment' });
+      expect(settingsOf(deployment)).not.toHaveProperty('CARRIER_API_URL');
+    });
+
+    it('with a carrier URL, enables them with the URL, the reconciler schedule and the key reference', () => {
+      const withCarrier = settingsOf(expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' }));
+      expect(withCarrier).toMatchObject({ CARRIER_API_URL: 'https://api.carrier.example/v1/', CARRIER_API_KEY: expect.stringMatching(/^@Microsoft\.KeyVault\(/) });
+      expect(Object.keys(withCarrier).filter((k) => k.endsWith('.Disabled'))).toEqual([]);
+      expect(parseNcrontab(String(withCarrier.SHIPMENT_RECONCILE_SCHEDULE), 'reconcileShipments').nextRun(new Date('2026-12-01T10:01:00Z'))?.toISOString()).toBe('2026-12-01T10:02:45.000Z');
+    });
+  });
+
   describe('secrets', () => {
     it('reads no key, connection string or secret anywhere in the template', () => {
       expect(compiled).not.toMatch(/list(Keys|ConnectionStrings|Secrets|AccountSas|ServiceSas)\(/i);
       expect(compiled).not.toMatch(/AccountKey=|SharedAccessKey|primaryMasterKey|primaryKey/i);
     });
 
-    it('puts none in app settings: the only connection string is Application Insights\', which holds no secret', () => {
-      const names = ((props(one('Microsoft.Web/sites')).siteConfig as { appSettings: { name: string }[] }).appSettings ?? []).map((s) => s.name);
-      expect(names.filter((n) => /KEY|SECRET|PASSWORD|CONNECTION_?STRING/i.test(n))).toEqual(['APPLICATIONINSIGHTS_CONNECTION_STRING']);
+    it('puts none in app settings: the only connection string is Application Insights\', which holds no secret, and the carrier key is a Key Vault reference', () => {
+      const settings = (props(one('Microsoft.Web/sites')).siteConfig as { appSettings: { name: string; value: unknown }[] }).appSettings ?? [];
+      const names = settings.map((s) => s.name);
+      expect(names.filter((n) => /KEY|SECRET|PASSWORD|CONNECTION_?STRING/i.test(n)).sort()).toEqual(['APPLICATIONINSIGHTS_CONNECTION_STRING', 'CARRIER_API_KEY']);
+      expect(settings.find((s) => s.name === 'CARRIER_API_KEY')?.value).toMatch(/^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=carrier-api-key\)$/);
       expect(names).not.toContain('ServiceBusConnection');
     });
 
     it('outputs none', () => {
-      expect(Object.keys(deployment.outputs).filter((n) => /KEY|SECRET|PASSWORD|CONNECTION/i.test(n))).toEqual([]);
+      // A vault's name (azd's AZURE_KEY_VAULT_NAME) is no secret.
+      expect(Object.keys(deployment.outputs).filter((n) => /KEY(?!_?VAULT)|SECRET|PASSWORD|CONNECTION/i.test(n))).toEqual([]);
+      expect(deployment.outputs.AZURE_KEY_VAULT_NAME).toMatch(/^kv-[a-z0-9]{13}$/);
     });
   });
 
@@ -258,6 +299,8 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       '090c5cfd-751d-490a-894a-3ce6f1109419': 'Service Bus Data Owner',
       '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39': 'Service Bus Data Sender',
       'b7e6dc6d-f1e8-4753-8033-0f276bb0955b': 'Storage Blob Data Owner',
+      '4633458b-17de-408a-b874-0445c86b69e6': 'Key Vault Secrets User',
+      'b86a8fe4-44ce-4948-aee5-eccb2c155cd7': 'Key Vault Secrets Officer',
       '3913510d-42f4-4e42-8a64-420c390055eb': 'Monitoring Metrics Publisher',
       '00000000-0000-0000-0000-000000000002': 'Cosmos DB Built-in Data Contributor',
     };
@@ -278,7 +321,9 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       if (s.includes('/queues/orders')) return 'orders queue';
       if (s.includes('/dbs/orders/colls/orders')) return 'orders container';
       if (s.includes('/dbs/orders/colls/leases')) return 'leases container';
+      if (s.includes('/topics/order-events/subscriptions/fulfilment')) return 'fulfilment subscription';
       if (s.includes('/topics/order-events')) return 'order-events topic';
+      if (s.includes('Microsoft.KeyVault/vaults')) return 'key vault';
       if (s.includes('Microsoft.Storage/storageAccounts')) return 'host storage';
       if (s.includes('Microsoft.Insights/components')) return 'Application Insights';
       return s;
@@ -288,12 +333,17 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(grants().sort((a, b) => `${a.to}${a.role}${a.scope}`.localeCompare(`${b.to}${b.role}${b.scope}`))).toEqual([
         { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'leases container' },
         { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
+        { to: 'app', role: 'Key Vault Secrets User', scope: 'key vault' },
         { to: 'app', role: 'Monitoring Metrics Publisher', scope: 'Application Insights' },
+        { to: 'app', role: 'Service Bus Data Owner', scope: 'fulfilment subscription' },
         { to: 'app', role: 'Service Bus Data Owner', scope: 'orders queue' },
         { to: 'app', role: 'Service Bus Data Sender', scope: 'order-events topic' },
         { to: 'app', role: 'Storage Blob Data Owner', scope: 'host storage' },
         { to: 'user', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
+        { to: 'user', role: 'Key Vault Secrets Officer', scope: 'key vault' },
+        { to: 'user', role: 'Service Bus Data Receiver', scope: 'fulfilment subscription' },
         { to: 'user', role: 'Service Bus Data Receiver', scope: 'orders queue' },
+        { to: 'user', role: 'Service Bus Data Sender', scope: 'order-events topic' },
         { to: 'user', role: 'Service Bus Data Sender', scope: 'orders queue' },
       ]);
     });
@@ -309,10 +359,10 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(parameters.parameters.principalType?.value).toBe('${AZURE_PRINCIPAL_TYPE=User}');
       const asPipeline = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, principalType: 'ServicePrincipal' });
       const userGrants = asPipeline.resources.filter((r) => r.type === 'Microsoft.Authorization/roleAssignments' && (r.body.properties as { principalId?: unknown }).principalId === userObjectId);
-      expect(userGrants.length).toBe(2);
-      expect(userGrants.map((r) => (r.body.properties as { principalType: string }).principalType)).toEqual(['ServicePrincipal', 'ServicePrincipal']);
+      expect(userGrants.length).toBe(5);
+      expect(new Set(userGrants.map((r) => (r.body.properties as { principalType: string }).principalType))).toEqual(new Set(['ServicePrincipal']));
       const asUser = deployment.resources.filter((r) => r.type === 'Microsoft.Authorization/roleAssignments' && (r.body.properties as { principalId?: unknown }).principalId === userObjectId);
-      expect(asUser.map((r) => (r.body.properties as { principalType: string }).principalType)).toEqual(['User', 'User']);
+      expect(new Set(asUser.map((r) => (r.body.properties as { principalType: string }).principalType))).toEqual(new Set(['User']));
     });
 
     it('grants the deploying user nothing when no principal id is given', () => {

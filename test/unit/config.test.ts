@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadSettings, settingDefaults } from '../../src/config.js';
+import { isFunctionDisabled, loadSettings, settingDefaults } from '../../src/config.js';
 import { ConfigurationError } from '../../src/idempotency/index.js';
 
 const minimal = {
@@ -67,5 +67,45 @@ describe('loadSettings', () => {
 
   it('treats an empty setting as unset', () => {
     expect(loadSettings({ ...minimal, CONSUMER_NAME: '', COSMOS_KEY: ' ' }).consumerName).toBeUndefined();
+  });
+
+  describe('shipments', () => {
+    it('defaults: fulfilment, a 10 s carrier timeout inside a 60 s lease, 5 rounds of 50', () => {
+      expect(loadSettings(minimal).shipments).toEqual({
+        fulfilmentSubscriptionName: 'fulfilment',
+        carrierApiUrl: undefined,
+        carrierApiKey: undefined,
+        carrierTimeoutMs: 10_000,
+        leaseSeconds: 60,
+        reconcileMaxAttempts: 5,
+        reconcileBatchSize: 50,
+      });
+    });
+
+    it('refuses a lease that a look-up and a call could outlast', () => {
+      expect(problemsOf({ ...minimal, CARRIER_TIMEOUT_MS: '30000', SHIPMENT_LEASE_SECONDS: '89' })).toContain('SHIPMENT_LEASE_SECONDS: must be at least 3 x CARRIER_TIMEOUT_MS (90 s)');
+      expect(loadSettings({ ...minimal, CARRIER_TIMEOUT_MS: '30000', SHIPMENT_LEASE_SECONDS: '90' }).shipments.leaseSeconds).toBe(90);
+    });
+
+    it('refuses a carrier URL that is not http(s), and a Key Vault reference the platform did not resolve', () => {
+      expect(problemsOf({ ...minimal, CARRIER_API_URL: 'ftp://carrier.example/' })).toContain('CARRIER_API_URL: must be an http(s):// URL');
+      expect(problemsOf({ ...minimal, CARRIER_API_KEY: '@Microsoft.KeyVault(VaultName=kv;SecretName=carrier-api-key)' })).toContain('CARRIER_API_KEY: is still a Key Vault reference');
+      expect(loadSettings({ ...minimal, CARRIER_API_URL: 'https://carrier.example/v1/', CARRIER_API_KEY: 'k' }).shipments).toMatchObject({ carrierApiUrl: 'https://carrier.example/v1/', carrierApiKey: 'k' });
+    });
+
+    it('bounds the carrier timeout and the reconciler batch', () => {
+      expect(problemsOf({ ...minimal, CARRIER_TIMEOUT_MS: '99' })).toContain('CARRIER_TIMEOUT_MS');
+      expect(problemsOf({ ...minimal, CARRIER_TIMEOUT_MS: '120001', SHIPMENT_LEASE_SECONDS: '1000' })).toContain('CARRIER_TIMEOUT_MS: must be at most 120000');
+      expect(problemsOf({ ...minimal, SHIPMENT_RECONCILE_BATCH_SIZE: '1001' })).toContain('SHIPMENT_RECONCILE_BATCH_SIZE: must be at most 1000');
+      expect(problemsOf({ ...minimal, SHIPMENT_RECONCILE_MAX_ATTEMPTS: '0' })).toContain('SHIPMENT_RECONCILE_MAX_ATTEMPTS');
+    });
+  });
+
+  it('reads a function disabled by its app setting, in either spelling the host accepts', () => {
+    expect(isFunctionDisabled('requestShipment', { 'AzureWebJobs.requestShipment.Disabled': 'true' })).toBe(true);
+    expect(isFunctionDisabled('requestShipment', { AzureWebJobs__requestShipment__Disabled: '1' })).toBe(true);
+    expect(isFunctionDisabled('requestShipment', { 'AzureWebJobs.requestShipment.Disabled': 'False' })).toBe(false);
+    expect(isFunctionDisabled('requestShipment', { 'AzureWebJobs.reconcileShipments.Disabled': 'true' })).toBe(false);
+    expect(isFunctionDisabled('requestShipment', {})).toBe(false);
   });
 });
