@@ -13,6 +13,9 @@ export interface FleetTally {
   kills: number;
   restarts: number;
   readonly outcomes: Record<string, number>;
+  /** requestShipment's deliveries, apart from processOrder's. */
+  shipmentDeliveries: number;
+  readonly shipmentOutcomes: Record<string, number>;
 }
 
 /**
@@ -20,7 +23,7 @@ export interface FleetTally {
  * settlement: its locks run out on the broker) and starts a replacement.
  */
 export class ConsumerFleet {
-  readonly tally: FleetTally = { deliveries: 0, kills: 0, restarts: 0, outcomes: {} };
+  readonly tally: FleetTally = { deliveries: 0, kills: 0, restarts: 0, outcomes: {}, shipmentDeliveries: 0, shipmentOutcomes: {} };
   private readonly children: ChildProcess[] = [];
   private stopped = false;
 
@@ -67,7 +70,12 @@ export class ConsumerFleet {
 
   private onLine(line: string): void {
     if (!line.startsWith('{"chaos":"delivery"')) return;
-    const { outcome } = JSON.parse(line) as { outcome: string };
+    const { outcome, fn } = JSON.parse(line) as { outcome: string; fn?: string };
+    if (fn === 'requestShipment') {
+      this.tally.shipmentDeliveries += 1;
+      this.tally.shipmentOutcomes[outcome] = (this.tally.shipmentOutcomes[outcome] ?? 0) + 1;
+      return;
+    }
     this.tally.deliveries += 1;
     this.tally.outcomes[outcome] = (this.tally.outcomes[outcome] ?? 0) + 1;
   }

@@ -18,9 +18,9 @@ startLocalFunctionsHost(functions, {
   timerLeaseDirectory: settings[timerLeaseDirectoryVariable],
   // The outbox publisher's leases expire in seconds, so a killed publisher is replaced within the run.
   cosmos: { intervals: JSON.parse(settings[cosmosTriggerIntervalsVariable] ?? '{}') as Record<string, number> },
-  onInvocation: (_fn, delivery, result) => {
+  onInvocation: (fn, delivery, result) => {
     const line = findOutcomeLine(result);
-    process.stdout.write(`${JSON.stringify({ chaos: 'delivery', messageId: delivery.messageId, deliveryCount: delivery.deliveryCount, outcome: line?.outcome ?? 'none' })}\n`);
+    process.stdout.write(`${JSON.stringify({ chaos: 'delivery', fn: fn.metadata.name, messageId: delivery.messageId, deliveryCount: delivery.deliveryCount, outcome: line?.outcome ?? 'none' })}\n`);
   },
 });
 process.stdout.write(`${JSON.stringify({ chaos: 'ready', pid: process.pid })}\n`);

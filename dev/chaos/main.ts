@@ -20,6 +20,8 @@ import { chaosWorkload, seededRandom } from './chaosWorkload.js';
 import { ConsumerFleet, cosmosTriggerIntervalsVariable, timerLeaseDirectoryVariable } from './consumerFleet.js';
 import { auditPublishedEvents } from './eventAudit.js';
 import type { EventFindings } from './eventAudit.js';
+import { auditShipments } from './shipmentAudit.js';
+import type { ShipmentFindings } from './shipmentAudit.js';
 
 interface ChaosOptions {
   messages: number;
@@ -62,7 +64,13 @@ const chaosRetrySettings = {
   // The outbox sweeper every 5 s for entries pending longer than 10 s (a batch given up during the outage).
   OUTBOX_SWEEP_SCHEDULE: '*/5 * * * * *',
   OUTBOX_SWEEP_MIN_AGE_SECONDS: '10',
+  // A killed booking's lease runs out in 6 s; the reconciler runs every 5 s (one process at a time).
+  CARRIER_TIMEOUT_MS: '2000',
+  SHIPMENT_LEASE_SECONDS: '6',
+  SHIPMENT_RECONCILE_SCHEDULE: '*/5 * * * * *',
 };
+/** The carrier misbehaves throughout: an answer lost after it booked, and outages before it books. */
+const carrierFaultEveryMs = 1_500;
 /** A killed publisher's lease expires in 5 s instead of the host's 60 s. */
 const publisherIntervals = { feedPollDelayMs: 200, leaseAcquireIntervalMs: 1000, leaseRenewIntervalMs: 1500, leaseExpirationIntervalMs: 5000 };
 const lockDurationMs = 5_000;
@@ -108,6 +116,8 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
       timers.push(setTimeout(() => (outage = 'over'), options.outage));
     }, options.outageAfter));
     timers.push(setInterval(() => progress(stack, fleet, startedAt, outage), 2_000));
+    let carrierFaults = 0;
+    timers.push(setInterval(() => stack.carrier.inject(carrierFaults++ % 2 === 0 ? { kind: 'drop-after-booking' } : { kind: 'unavailable' }), carrierFaultEveryMs));
     const sender = producer.createSender('orders');
     await sendAll(sender, workload.sends);
     await drained(stack, options.timeout, 0);
@@ -117,13 +127,18 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
     // The publisher keeps running (and being killed) until every outbox entry is out.
     await waitUntil('every outbox entry to be published', async () => (await pendingOutbox(container)) === 0, options.timeout, 500);
     const publishMs = Date.now() - startedAt;
+    // The fleet keeps booking (and being killed) until every order holds its shipment id.
+    await waitUntil('every order to be booked', async () => (await shippedOrders(container)) >= workload.expected.size, options.timeout, 500);
+    const shipMs = Date.now() - startedAt;
     for (const t of timers) clearInterval(t);
     await fleet.stop();
     progress(stack, fleet, startedAt, outage);
     const deadLettered = await peekDeadLetters(producer);
     const findings = await auditChaosRun(workload, container, deadLettered);
-    const events = await auditPublishedEvents(workload, container, producer, ['fulfilment', 'audit']);
-    return report(workload, stack, fleet, deadLettered.length, drainMs, findings, { ...events, publishMs });
+    // fulfilment is requestShipment's; audit is drained here.
+    const events = await auditPublishedEvents(workload, container, producer, ['audit']);
+    const shipments = await auditShipments(workload, container, stack.carrier);
+    return report(workload, stack, fleet, deadLettered.length, drainMs, findings, { ...events, publishMs }, { ...shipments, shipMs });
   } finally {
     for (const t of timers) clearInterval(t);
     await fleet.stop();
@@ -172,6 +187,11 @@ function progress(stack: LocalStack, fleet: ConsumerFleet, startedAt: number, ou
   );
 }
 
+async function shippedOrders(container: ReturnType<ReturnType<ReturnType<typeof createCosmosClient>['database']>['container']>): Promise<number> {
+  const { resources } = await container.items.query<string>("SELECT VALUE c.id FROM c WHERE c.docType = 'order' AND IS_DEFINED(c.shipmentId)").fetchAll();
+  return resources.length;
+}
+
 async function pendingOutbox(container: ReturnType<ReturnType<ReturnType<typeof createCosmosClient>['database']>['container']>): Promise<number> {
   const { resources } = await container.items.query<string>("SELECT VALUE c.id FROM c WHERE c.docType = 'outbox' AND c.state = 'pending'").fetchAll();
   return resources.length;
@@ -185,6 +205,7 @@ function report(
   drainMs: number,
   findings: AuditFindings,
   events: EventFindings & { publishMs: number },
+  shipments: ShipmentFindings & { shipMs: number },
 ): boolean {
   const o = fleet.tally.outcomes;
   const sent = workload.sends.length + workload.conflicts.length;
@@ -206,6 +227,9 @@ function report(
     ['OrderAccepted events: outbox entries published / failed', `${events.published} / ${events.failed} for ${workload.expected.size} orders, all out after ${(events.publishMs / 1000).toFixed(1)} s`],
     ['events received per subscription (distinct MessageIds)', events.perSubscription.map((s) => `${s.subscription} ${s.received} (${s.distinct})`).join(', ')],
     ['publisher re-sends dropped by duplicate detection', stack.serviceBus.topic('order-events')?.duplicatesDropped ?? 0],
+    ['requestShipment deliveries (fulfilment)', `${fleet.tally.shipmentDeliveries}: ${Object.entries(fleet.tally.shipmentOutcomes).map(([k, v]) => `${k} ${v}`).join(', ')}`],
+    ['carrier: faults, bookings, replays, look-ups by key', `${stack.carrier.stats().faultsInjected}, ${shipments.bookings}, ${shipments.replays}, ${shipments.lookups}; all booked after ${(shipments.shipMs / 1000).toFixed(1)} s`],
+    ['shipment records by state', Object.entries(shipments.recordsByState).map(([k, v]) => `${k} ${v}`).join(', ')],
     ['throughput', `${((fleet.tally.deliveries / drainMs) * 1000).toFixed(0)} deliveries/s, ${((sent / drainMs) * 1000).toFixed(0)} sends/s`],
   ];
   console.log('\nFigures');
@@ -216,7 +240,8 @@ function report(
     ['every conflict and hostile message dead-lettered', findings.rejectionsMissing],
     ['each with its reason recorded', findings.wrongReasons],
     ['nothing valid dead-lettered', findings.validDeadLettered],
-    ["every order's OrderAccepted published, once on each subscription", events.problems],
+    ["every order's OrderAccepted published, once on the audit subscription", events.problems],
+    ['every order booked with the carrier exactly once, its shipment id on the order', shipments.problems],
   ];
   console.log('\nInvariants');
   for (const [label, problems] of checks) {

@@ -22,7 +22,7 @@ export interface LocalStackOptions {
   readonly wellKnownPorts: boolean;
   /** Other fixed ports than the usual ones (tests). */
   readonly ports?: { readonly serviceBus?: number; readonly cosmos?: number; readonly carrier?: number };
-  /** Overrides the queue file's lock duration (the demo plays crashed consumers, whose locks must run out quickly). */
+  /** Overrides the queue file's lock duration, on queues and subscriptions (the demo plays crashed consumers, whose locks must run out quickly). */
   readonly lockDurationMs?: number;
   /** Microsoft's emulator's Config.json instead of infra/servicebus-queues.json (for its samples; the app needs the orders queue). */
   readonly serviceBusConfigPath?: string;
@@ -51,6 +51,13 @@ export const localLeasesContainer = 'leases';
 /** The carrier stand-in's key on its usual port (7080), so local.settings.sample.json works against `--serve`. */
 export const localCarrierApiKey = 'local-carrier-key';
 
+/** The subscriptions' locks shortened like the queues', for runs whose crashed consumers must let go quickly. */
+function withLockDuration(topic: ReturnType<typeof toTopicConfig>, lockDurationMs: number | undefined): ReturnType<typeof toTopicConfig> {
+  if (lockDurationMs === undefined) return topic;
+  const subscriptions = Object.fromEntries(Object.entries(topic.subscriptions).map(([name, s]) => [name, { ...s, settings: { ...s.settings, lockDurationMs } }]));
+  return { ...topic, subscriptions };
+}
+
 /** Both stand-ins, with the queues and topics of infra/servicebus-queues.json and the container the Bicep creates. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const ports = { cosmos: options.ports?.cosmos ?? (options.wellKnownPorts ? 8081 : 0), serviceBus: options.ports?.serviceBus ?? (options.wellKnownPorts ? 5672 : 0) };
@@ -69,7 +76,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       return [name, options.lockDurationMs === undefined ? settings : { ...settings, lockDurationMs: options.lockDurationMs }];
     }),
   );
-  const topics = Object.fromEntries(Object.entries(file.topics).map(([name, definition]) => [name, toTopicConfig(definition)]));
+  const topics = Object.fromEntries(Object.entries(file.topics).map(([name, definition]) => [name, withLockDuration(toTopicConfig(definition), options.lockDurationMs)]));
   const entities = options.serviceBusConfigPath ? loadOfficialEmulatorConfig(options.serviceBusConfigPath) : { queues, topics };
   // GET /health on 5300 like Microsoft's emulator, for scripts that wait for it (any free port otherwise).
   const healthPort = options.wellKnownPorts ? 5300 : 0;

@@ -19,5 +19,7 @@ describe('npm run chaos (small)', () => {
     expect(output).toMatch(/consumer processes killed \(SIGKILL\) and restarted\s+[1-9]/);
     expect(output).toMatch(/early arrivals parked \/ applied with their order\s+[1-9]\d* deliveries \/ [1-9]\d* items \(applied [1-9]\d*\)/);
     expect(output).toMatch(/delayed retries scheduled \(outage\)\s+[1-9]/);
+    expect(output).toMatch(/ok {3}every order booked with the carrier exactly once, its shipment id on the order/);
+    expect(output).toMatch(/carrier: faults, bookings, replays, look-ups by key\s+[1-9]/);
   }, 260_000);
 });

@@ -14,7 +14,8 @@ beforeAll(async () => {
   Object.assign(process.env, stack.settings);
   await import('../../functions/processOrder.js');
   await import('../../functions/publishOutbox.js');
-  functions = ['processOrder', 'publishOutbox'].map((name) => registeredFunctions().filter((f) => f.metadata.name === name).slice(-1)[0]!);
+  await import('../../functions/requestShipment.js');
+  functions = ['processOrder', 'publishOutbox', 'requestShipment'].map((name) => registeredFunctions().filter((f) => f.metadata.name === name).slice(-1)[0]!);
 });
 afterAll(() => stack.close());
 

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { CarrierUnavailableError, HttpCarrierClient } from '../../../src/shipments/index.js';
+
+// Pure logic: how the client reads each answer. A fetch that answers as told (the wire itself is
+// covered by test/contract/carrier.contract.test.ts against the stand-in).
+function clientAnswering(status: number, body: string, headers: Record<string, string> = {}, seen: { url?: string; init?: RequestInit }[] = []): HttpCarrierClient {
+  const fetchStub = (async (url: URL | string, init?: RequestInit) => {
+    seen.push({ url: String(url), init });
+    return new Response(body, { status, headers });
+  }) as typeof fetch;
+  return new HttpCarrierClient({ baseUrl: 'https://carrier.example/v1', apiKey: 'k', timeoutMs: 1000, fetch: fetchStub });
+}
+
+const request = { idempotencyKey: 'a|"b"', shipment: { orderReference: 'o-1', customerId: 'c', declaredValue: 1, currency: 'EUR' }, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+
+async function unavailable(run: () => Promise<unknown>): Promise<CarrierUnavailableError> {
+  const error = await run().then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(CarrierUnavailableError);
+  return error as CarrierUnavailableError;
+}
+
+describe('HttpCarrierClient', () => {
+  it('posts under the base path with the key as an sf-string, the trace context and the credential', async () => {
+    const seen: { url?: string; init?: RequestInit }[] = [];
+    expect(await clientAnswering(201, '{"shipmentId":"SHP-1"}', {}, seen).book(request)).toMatchObject({ kind: 'booked', shipmentId: 'SHP-1', answer: { status: 201 } });
+    expect(seen[0]?.url).toBe('https://carrier.example/v1/shipments');
+    expect(seen[0]?.init?.headers).toMatchObject({ 'Idempotency-Key': '"a|\\"b\\""', traceparent: request.traceparent, Authorization: 'Bearer k', 'Content-Type': 'application/json' });
+    expect(JSON.parse(String(seen[0]?.init?.body))).toEqual(request.shipment);
+  });
+
+  it('reads a 4xx the carrier means as a refusal with its title, and the ones that settle nothing as unavailable', async () => {
+    expect(await clientAnswering(422, '{"title":"parcel too heavy"}').book(request)).toEqual({ kind: 'refused', answer: { status: 422, body: { title: 'parcel too heavy' } }, reason: 'the carrier answered 422: parcel too heavy' });
+    for (const status of [401, 403, 408, 409, 425, 429, 500, 503]) {
+      expect((await unavailable(() => clientAnswering(status, '').book(request))).status).toBe(status);
+    }
+    expect((await unavailable(() => clientAnswering(429, '', { 'Retry-After': '3' }).book(request))).retryAfterMs).toBe(3000);
+  });
+
+  it('an answer that claims success without a shipment id settles nothing', async () => {
+    expect((await unavailable(() => clientAnswering(201, '{"status":"booked"}').book(request))).message).toContain('without a shipmentId');
+    expect((await unavailable(() => clientAnswering(200, 'not json').book(request))).message).toContain('without a shipmentId');
+  });
+
+  it('reads a look-up: the stored answer, 404 as never booked, 409 as in flight, and a malformed answer as unavailable', async () => {
+    const seen: { url?: string }[] = [];
+    expect(await clientAnswering(200, '{"status":201,"body":{"shipmentId":"SHP-2"}}', {}, seen).lookup('a|b c')).toMatchObject({ kind: 'booked', shipmentId: 'SHP-2' });
+    expect(seen[0]?.url).toBe('https://carrier.example/v1/shipments?idempotencyKey=a%7Cb%20c');
+    expect(await clientAnswering(200, '{"status":400,"body":{"title":"no"}}').lookup('k')).toMatchObject({ kind: 'refused', reason: 'the carrier answered 400: no' });
+    expect(await clientAnswering(404, '').lookup('k')).toEqual({ kind: 'not-found' });
+    expect(await clientAnswering(409, '').lookup('k')).toEqual({ kind: 'in-flight' });
+    expect((await unavailable(() => clientAnswering(200, '{"body":{}}').lookup('k'))).message).toContain('without the stored status');
+    expect((await unavailable(() => clientAnswering(503, '').lookup('k'))).status).toBe(503);
+  });
+
+  it('a timeout or a failed connection is unavailable, its outcome unknown', async () => {
+    const timingOut = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, fetch: (async () => Promise.reject(Object.assign(new Error('aborted'), { name: 'TimeoutError' }))) as typeof fetch });
+    expect((await unavailable(() => timingOut.book(request))).message).toBe('POST /shipments: no answer within 1000 ms');
+    const refusing = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, fetch: (async () => Promise.reject(new TypeError('fetch failed', { cause: new Error('ECONNREFUSED') }))) as typeof fetch });
+    expect((await unavailable(() => refusing.book(request))).message).toBe('POST /shipments: the connection failed (fetch failed: ECONNREFUSED)');
+  });
+});
