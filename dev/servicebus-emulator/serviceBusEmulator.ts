@@ -56,6 +56,14 @@ export interface ServiceBusEmulator {
   close(): Promise<void>;
 }
 
+/** How a stopped emulator ends its connections (rhea's server side and any client see the cause). */
+class BrokerStoppedError extends Error {
+  override readonly name = 'BrokerStoppedError';
+  constructor() {
+    super('the Service Bus emulator stopped');
+  }
+}
+
 interface DeliveryRef {
   readonly entity: MessageEntity;
   readonly token: string;
@@ -193,8 +201,10 @@ class Broker {
     const server = this.server;
     if (!server) return;
     // A stopped broker drops its clients, as a process that exits does; close() must not wait on them.
+    // Destroyed with an error: rhea watches a socket's 'error' and 'end', never 'close', and a
+    // connection it is not told of keeps its heartbeat timer, which keeps the process alive.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const socket of this.sockets) socket.destroy();
+    for (const socket of this.sockets) socket.destroy(new BrokerStoppedError());
     await closed;
   }
 
