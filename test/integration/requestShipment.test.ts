@@ -114,7 +114,7 @@ describe('requestShipment: one booking per event', () => {
     slow.beforeBook = new Gate();
     const gate = slow.beforeBook;
     const owner = shipmentConsumer({ store, carrier: slow, now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
-    await gate.reached;
+    await gate.reached();
     const { requests, lookups } = carrier.stats();
     const waiting = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), invocation('i-2'));
     expect(waiting.outcome).toMatchObject({ kind: 'retry', reason: expect.stringContaining('another consumer (fulfilment/i-1) holds the booking') });
@@ -202,9 +202,9 @@ describe('requestShipment: one booking per event', () => {
     const atCarrier = shared.beforeBook;
     const a = shipmentConsumer({ store: racing, carrier: shared, now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('a'));
     const b = shipmentConsumer({ store: racing, carrier: shared, now: clock.now, leaseMs }).consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), invocation('b'));
-    await eventually('both consumers have read the absent record', () => (racing as unknown as { held: number }).held === 2);
+    await eventually('both consumers have read the absent record', () => (racing as unknown as { held: number }).held === 2, 5_000);
     gate.open();
-    await atCarrier.reached;
+    await atCarrier.reached();
     const loser = await Promise.race([a, b]);
     expect(loser.outcome).toMatchObject({ kind: 'retry', reason: expect.stringMatching(/another consumer \(fulfilment\/[ab]\) holds the booking/) });
     atCarrier.open();
@@ -220,7 +220,7 @@ describe('requestShipment: one booking per event', () => {
     slow.beforeBook = new Gate();
     const gate = slow.beforeBook;
     const owner = shipmentConsumer({ store, carrier: slow, now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('slow'));
-    await gate.reached; // the slow owner holds its lease and has not called yet
+    await gate.reached(); // the slow owner holds its lease and has not called yet
     clock.advance(leaseMs + 1);
     const takeover = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), invocation('new'));
     expect(takeover.outcome.kind).toBe('created');
@@ -240,7 +240,7 @@ describe('requestShipment: one booking per event', () => {
     const scripted = new ScriptedStore(store);
     scripted.holdAfterRead = { id: delivery.orderId, gate, times: 1 };
     const result = shipmentConsumer({ store: scripted, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
-    await gate.reached;
+    await gate.reached();
     const order = await store.read<OrderDocument>(delivery.orderId, delivery.orderId);
     const paid: OrderDocument = { ...order!.document, paymentCount: 1, amountPaid: 5 };
     expect(await store.commit(delivery.orderId, [replace(paid, order!.etag)])).toEqual({ kind: 'committed' });

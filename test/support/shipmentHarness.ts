@@ -74,8 +74,13 @@ export class Gate {
   private release!: () => void;
   private arrived!: () => void;
   readonly opened = new Promise<void>((resolve) => (this.release = resolve));
-  /** Resolves once a caller is waiting at the gate. */
-  readonly reached = new Promise<void>((resolve) => (this.arrived = resolve));
+  private readonly reachedPromise = new Promise<void>((resolve) => (this.arrived = resolve));
+  /** Resolves once a caller is waiting at the gate; fails fast when none comes (a broken flow never calls). */
+  reached(withinMs = 5_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`nothing reached the gate within ${withinMs} ms`)), withinMs)));
+    return Promise.race([this.reachedPromise, late]).finally(() => clearTimeout(timer));
+  }
   async pass(): Promise<void> {
     this.arrived();
     await this.opened;
