@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PermanentMessageError } from '../../../src/idempotency/index.js';
+import { permanentFailureOf } from '../../support/permanentFailure.js';
 import { parseOrderMessage, resolveMessageType } from '../../../src/orders/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
@@ -7,15 +7,7 @@ import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
 const options = { maxMessageBytes: 262_144 };
 const envelope = (meta: Record<string, unknown>) => envelopeFromTriggerMetadata({ messageId: 'm-1', ...meta });
 
-function failure(fn: () => unknown): PermanentMessageError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof PermanentMessageError) return error;
-    throw error;
-  }
-  throw new Error('expected a PermanentMessageError');
-}
+const failure = permanentFailureOf;
 
 describe('resolveMessageType', () => {
   it('takes the subject first, then the CloudEvents type, then a type field', () => {

@@ -1,25 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { PermanentMessageError } from '../../../src/idempotency/index.js';
 import { newOrderAcceptedOutbox, newOrderDocument } from '../../../src/orders/documents.js';
 import type { OrderPlaced } from '../../../src/orders/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import { parseShipmentEvent } from '../../../src/shipments/index.js';
 import { orderPlaced } from '../../support/orderMessages.js';
+import { permanentFailureOf } from '../../support/permanentFailure.js';
 
 const order = newOrderDocument(orderPlaced('o-7') as OrderPlaced, { messageId: 'placed-o-7', dedupKey: 'placed-o-7', fingerprint: 'f', processedAt: '2026-12-01T10:00:00.000Z' });
 const { message } = newOrderAcceptedOutbox(order, 'order-events');
 const envelope = (overrides: Record<string, unknown> = {}) =>
   envelopeFromTriggerMetadata({ messageId: message.messageId, subject: message.subject, applicationProperties: message.applicationProperties, ...overrides });
 
-function refusal(run: () => unknown): PermanentMessageError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof PermanentMessageError) return error;
-    throw error;
-  }
-  throw new Error('expected a PermanentMessageError');
-}
+const refusal = permanentFailureOf;
 
 describe('parseShipmentEvent', () => {
   it('keys the booking by the event\'s CloudEvents source and id, and asks the carrier for the order', () => {
