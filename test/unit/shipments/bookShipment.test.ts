@@ -1,0 +1,211 @@
+import { describe, expect, it } from 'vitest';
+import { InMemoryDocumentStore, create } from '../../../src/idempotency/index.js';
+import type { DocumentStore } from '../../../src/idempotency/index.js';
+import type { OrderDocument } from '../../../src/orders/index.js';
+import { bookShipmentOnce, leaseIsLive, reconcileShipments, shipmentRecordId } from '../../../src/shipments/index.js';
+import type { BookingAnswer, CarrierClient, LookupAnswer, ShipmentEvent, ShipmentRecord } from '../../../src/shipments/index.js';
+import { CarrierUnavailableError } from '../../../src/shipments/index.js';
+import { releaseLease } from '../../../src/shipments/bookShipment.js';
+
+// The two-phase booking's bookkeeping, over the in-memory reference store and a scripted carrier
+// (our own port, answering as told): what each state of the record holds, field by field.
+const leaseMs = 60_000;
+const start = Date.parse('2026-12-01T10:00:00.000Z');
+
+class ScriptedCarrier implements CarrierClient {
+  readonly calls: string[] = [];
+  constructor(
+    private readonly bookings: (BookingAnswer | Error)[],
+    private readonly lookups: (LookupAnswer | Error)[] = [],
+  ) {}
+  async book(): Promise<BookingAnswer> {
+    this.calls.push('book');
+    const next = this.bookings.shift() ?? new Error('no booking scripted');
+    if (next instanceof Error) throw next;
+    return next;
+  }
+  async lookup(): Promise<LookupAnswer> {
+    this.calls.push('lookup');
+    const next = this.lookups.shift() ?? new Error('no look-up scripted');
+    if (next instanceof Error) throw next;
+    return next;
+  }
+}
+
+const booked = (shipmentId: string): BookingAnswer => ({ kind: 'booked', shipmentId, answer: { status: 201, body: { shipmentId } } });
+const down = () => new CarrierUnavailableError('the carrier answered 503', 503);
+
+function setUp(carrier: CarrierClient, at = start) {
+  let now = at;
+  const store: DocumentStore = new InMemoryDocumentStore(() => now);
+  const ctx = { store, carrier, now: () => new Date(now), leaseMs, maxConcurrencyAttempts: 3 };
+  return { store, ctx, advance: (ms: number) => (now += ms) };
+}
+
+const event: ShipmentEvent = {
+  key: 'src|evt-1',
+  messageId: 'evt-1',
+  orderId: 'o-1',
+  request: { orderReference: 'o-1', customerId: 'c-1', declaredValue: 20, currency: 'EUR' },
+  fingerprint: 'fp-1',
+};
+
+async function storeOrder(store: DocumentStore, extra: Partial<OrderDocument> = {}): Promise<void> {
+  const order = { id: 'o-1', orderId: 'o-1', docType: 'order', customerId: 'c-1', currency: 'EUR', lines: [], total: 20, placedAt: '2026-12-01T09:00:00Z', status: 'Accepted', statusVersion: 0, amountPaid: 0, paymentCount: 0, dedupKey: 'k', fingerprint: 'f', processedAt: '2026-12-01T09:00:00Z', ...extra } as OrderDocument;
+  await store.commit('o-1', [create(order)]);
+}
+
+const recordIn = async (store: DocumentStore) => (await store.read<ShipmentRecord>('o-1', shipmentRecordId(event.key)))?.document;
+const orderIn = async (store: DocumentStore) => (await store.read<OrderDocument>('o-1', 'o-1'))?.document;
+
+describe('the shipment record', () => {
+  it('is created in progress with the request, its owner, attempt 1 and a lease from now, before the carrier is called', async () => {
+    const carrier = new ScriptedCarrier([down()]);
+    const { store, ctx } = setUp(carrier);
+    await storeOrder(store);
+    expect((await bookShipmentOnce(event, ctx, { owner: 'me' })).outcome.kind).toBe('retry');
+    expect(await recordIn(store)).toEqual({
+      id: 'shipment|src%7Cevt-1',
+      orderId: 'o-1',
+      docType: 'shipment',
+      idempotencyKey: 'src|evt-1',
+      messageId: 'evt-1',
+      request: event.request,
+      requestFingerprint: 'fp-1',
+      state: 'in-progress',
+      owner: 'me',
+      attempt: 1,
+      leaseExpiresAt: '2026-12-01T10:01:00.000Z',
+      reconcileAttempts: 0,
+      startedAt: '2026-12-01T10:00:00.000Z',
+      updatedAt: '2026-12-01T10:00:00.000Z',
+    });
+  });
+
+  it('a lease is live until the instant it expires, and not at that instant', () => {
+    const record = { leaseExpiresAt: '2026-12-01T10:01:00.000Z' } as ShipmentRecord;
+    expect(leaseIsLive(record, new Date('2026-12-01T10:00:59.999Z'))).toBe(true);
+    expect(leaseIsLive(record, new Date('2026-12-01T10:01:00.000Z'))).toBe(false);
+  });
+
+  it('completed: the carrier answer, the shipment id and the time, with the order, in one write', async () => {
+    const { store, ctx, advance } = setUp(new ScriptedCarrier([booked('SHP-1')]));
+    await storeOrder(store);
+    advance(0);
+    const result = await bookShipmentOnce(event, ctx, { owner: 'me' });
+    expect(result).toEqual({ outcome: { kind: 'created' }, shipmentId: 'SHP-1', via: 'booking' });
+    expect(await recordIn(store)).toMatchObject({ state: 'completed', shipmentId: 'SHP-1', answer: { status: 201, body: { shipmentId: 'SHP-1' }, via: 'booking' }, updatedAt: '2026-12-01T10:00:00.000Z' });
+    expect(await orderIn(store)).toMatchObject({ shipmentId: 'SHP-1', shipmentBookedAt: '2026-12-01T10:00:00.000Z' });
+  });
+
+  it('an order that already holds the shipment id is left as it is', async () => {
+    const { store, ctx } = setUp(new ScriptedCarrier([booked('SHP-1')]));
+    await storeOrder(store, { shipmentId: 'SHP-1', shipmentBookedAt: '2026-11-30T00:00:00.000Z' });
+    expect((await bookShipmentOnce(event, ctx, { owner: 'me' })).outcome.kind).toBe('created');
+    expect(await orderIn(store)).toMatchObject({ shipmentId: 'SHP-1', shipmentBookedAt: '2026-11-30T00:00:00.000Z' });
+  });
+
+  it('refused: the carrier answer and its reason, from the booking', async () => {
+    const { store, ctx } = setUp(new ScriptedCarrier([{ kind: 'refused', answer: { status: 400, body: { title: 'no' } }, reason: 'the carrier answered 400: no' }]));
+    await storeOrder(store);
+    const result = await bookShipmentOnce(event, ctx, { owner: 'me' });
+    expect(result.outcome).toMatchObject({ kind: 'invalid', error: { code: 'CarrierRefused', description: 'the carrier refused the shipment for order o-1: the carrier answered 400: no', dedupKey: 'src|evt-1' } });
+    expect(await recordIn(store)).toMatchObject({ state: 'refused', refusal: { reason: 'the carrier answered 400: no' }, answer: { status: 400, via: 'booking' } });
+    expect((await orderIn(store))?.shipmentId).toBeUndefined();
+  });
+
+  it('taken over: the new owner, the next attempt and a fresh lease, then called again with the same key', async () => {
+    const carrier = new ScriptedCarrier([down(), booked('SHP-2')], [{ kind: 'not-found' }]);
+    const { store, ctx, advance } = setUp(carrier);
+    await storeOrder(store);
+    await bookShipmentOnce(event, ctx, { owner: 'first' });
+    advance(leaseMs);
+    const result = await bookShipmentOnce(event, ctx, { owner: 'second' });
+    expect(result).toMatchObject({ outcome: { kind: 'created' }, shipmentId: 'SHP-2' });
+    expect(carrier.calls).toEqual(['book', 'lookup', 'book']);
+    expect(await recordIn(store)).toMatchObject({ owner: 'second', attempt: 2, leaseExpiresAt: '2026-12-01T10:02:00.000Z', startedAt: '2026-12-01T10:00:00.000Z', updatedAt: '2026-12-01T10:01:00.000Z' });
+  });
+
+  it('a record started for another request under the key is a conflict, and nobody is called', async () => {
+    const carrier = new ScriptedCarrier([down()]);
+    const { store, ctx } = setUp(carrier);
+    await storeOrder(store);
+    await bookShipmentOnce(event, ctx, { owner: 'me' });
+    const other = await bookShipmentOnce({ ...event, fingerprint: 'fp-2' }, ctx, { owner: 'me' });
+    expect(other.outcome).toMatchObject({ kind: 'conflict', error: { code: 'PayloadConflict', description: `shipment shipment|src%7Cevt-1 was started for another request under key "src|evt-1"` } });
+    expect(carrier.calls).toEqual(['book']);
+  });
+
+  it('an order that is not stored cannot take its shipment id: the booking waits, the record in progress', async () => {
+    const { store, ctx } = setUp(new ScriptedCarrier([booked('SHP-1')]));
+    const result = await bookShipmentOnce(event, ctx, { owner: 'me' });
+    expect(result.outcome).toMatchObject({ kind: 'retry', reason: 'order o-1 is not stored, so its shipment cannot be recorded on it' });
+    expect(await recordIn(store)).toMatchObject({ state: 'in-progress' });
+  });
+});
+
+describe('releasing a lease', () => {
+  it('ends only its own live in-progress lease, now', async () => {
+    const { store, ctx, advance } = setUp(new ScriptedCarrier([down()]));
+    await storeOrder(store);
+    await bookShipmentOnce(event, ctx, { owner: 'me' });
+    expect(await releaseLease(ctx, 'o-1', event.key, 'someone-else')).toBe(false);
+    expect((await recordIn(store))?.leaseExpiresAt).toBe('2026-12-01T10:01:00.000Z');
+    advance(1000);
+    expect(await releaseLease(ctx, 'o-1', event.key, 'me')).toBe(true);
+    expect(await recordIn(store)).toMatchObject({ leaseExpiresAt: '2026-12-01T10:00:01.000Z', updatedAt: '2026-12-01T10:00:01.000Z', owner: 'me', state: 'in-progress' });
+    // Already ended, or no record at all: nothing to write.
+    expect(await releaseLease(ctx, 'o-1', event.key, 'me')).toBe(false);
+    expect(await releaseLease(ctx, 'o-1', 'no-such-key', 'me')).toBe(false);
+  });
+
+  it('leaves a settled record alone', async () => {
+    const { store, ctx } = setUp(new ScriptedCarrier([booked('SHP-1')]));
+    await storeOrder(store);
+    await bookShipmentOnce(event, ctx, { owner: 'me' });
+    expect(await releaseLease(ctx, 'o-1', event.key, 'me')).toBe(false);
+    expect(await recordIn(store)).toMatchObject({ state: 'completed' });
+  });
+});
+
+describe('a reconcile round that cannot settle a record', () => {
+  it('counts the round, keeps the last error (at most 500 characters), and escalates at the limit with the reason', async () => {
+    const long = 'x'.repeat(600);
+    const carrier = new ScriptedCarrier([down()], [new CarrierUnavailableError(long), new CarrierUnavailableError('still down')]);
+    const { store, ctx, advance } = setUp(carrier);
+    await storeOrder(store);
+    await bookShipmentOnce(event, ctx, { owner: 'me' });
+    await releaseLease(ctx, 'o-1', event.key, 'me');
+    advance(1); // a lease that ends now is found from the next instant
+    const first = await reconcileShipments(ctx, { maxAttempts: 2, batchSize: 10 }, { owner: 'reconciler' });
+    expect(first).toEqual({ examined: 1, items: [{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'still-in-progress', reason: long }] });
+    const afterFirst = await recordIn(store);
+    expect(afterFirst).toMatchObject({ state: 'in-progress', reconcileAttempts: 1 });
+    expect(afterFirst?.lastError).toHaveLength(500);
+    expect(afterFirst?.escalation).toBeUndefined();
+    advance(1);
+    const second = await reconcileShipments(ctx, { maxAttempts: 2, batchSize: 10 }, { owner: 'reconciler' });
+    expect(second.items).toEqual([expect.objectContaining({ result: 'escalated', reason: 'still down' })]);
+    expect(await recordIn(store)).toMatchObject({ state: 'escalated', reconcileAttempts: 2, lastError: 'still down', escalation: { reason: 'not settled after 2 reconcile rounds; last: still down', at: '2026-12-01T10:00:00.002Z' } });
+  });
+
+  it('a round that settles an escalated-then-retried record clears its escalation', async () => {
+    const carrier = new ScriptedCarrier([down()], [new CarrierUnavailableError('down'), booked('SHP-9')]);
+    const { store, ctx, advance } = setUp(carrier);
+    await storeOrder(store);
+    await bookShipmentOnce(event, ctx, { owner: 'me' });
+    await releaseLease(ctx, 'o-1', event.key, 'me');
+    advance(1);
+    await reconcileShipments(ctx, { maxAttempts: 1, batchSize: 10 }, { owner: 'r1' });
+    const escalated = await store.read<ShipmentRecord>('o-1', shipmentRecordId(event.key));
+    const { replace } = await import('../../../src/idempotency/index.js');
+    // What `dlq shipments resolve --retry` writes.
+    await store.commit('o-1', [replace({ ...escalated!.document, state: 'in-progress', reconcileAttempts: 0 }, escalated!.etag)]);
+    advance(1);
+    const run = await reconcileShipments(ctx, { maxAttempts: 1, batchSize: 10 }, { owner: 'r2' });
+    expect(run.items).toEqual([expect.objectContaining({ result: 'completed', shipmentId: 'SHP-9' })]);
+    const record = await recordIn(store);
+    expect(record).toMatchObject({ state: 'completed', shipmentId: 'SHP-9', answer: { via: 'lookup' } });
+    expect(record?.escalation).toBeUndefined();
+  });
+});
