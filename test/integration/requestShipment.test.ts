@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCarrierStandIn } from '../../dev/carrier/carrierStandIn.js';
 import type { CarrierStandIn } from '../../dev/carrier/carrierStandIn.js';
 import { replace } from '../../src/idempotency/index.js';
+import type { RetryScheduler, ScheduledCopy } from '../../src/servicebus/index.js';
 import type { DocumentStore } from '../../src/idempotency/index.js';
 import { rejectedMessagesPartition, rejectionDocumentId } from '../../src/orders/index.js';
 import type { OrderDocument, RejectionDocument } from '../../src/orders/index.js';
@@ -282,5 +283,44 @@ describe('requestShipment: one booking per event', () => {
   it('the Idempotency-Key header is an sf-string the carrier parses back to the key', () => {
     expect(idempotencyKeyHeader('a|b%7C"c\\d')).toBe('"a|b%7C\\"c\\\\d"');
     expect(idempotencyKeyHeader('café')).toBe('"caf%C3%A9"');
+  });
+
+  it('a consumer-level conflict, an invalid event, and a rejection record that cannot be written', async () => {
+    const clock = new TestClock();
+    const delivery = await storedOrderWithEvent(store, clock.now());
+    const consumer = shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs });
+    carrier.inject({ kind: 'unavailable' });
+    await consumer.consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
+    // The same event key with another request: a conflict, recorded for the dead-letter tool.
+    const edited = { ...(delivery.body as Record<string, unknown>), total: 1 };
+    const conflict = await consumer.consume(redelivered(delivery, 2).envelope, edited, new RecordingLog(), invocation('i-2'));
+    expect(conflict.outcome).toMatchObject({ kind: 'conflict', error: { code: 'PayloadConflict' } });
+    const recorded = await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId(delivery.envelope.messageId ?? '', 'fulfilment'));
+    expect(recorded?.document).toMatchObject({ reason: 'PayloadConflict', messageType: 'OrderAccepted' });
+    // An event that breaks the schema: invalid, with its reason, before anything is written.
+    const invalid = await consumer.consume({ ...delivery.envelope, messageId: 'bad-1' }, { orderId: delivery.orderId }, new RecordingLog(), invocation('i-3'));
+    expect(invalid).toMatchObject({ outcome: { kind: 'invalid', error: { code: 'SchemaViolation' } }, type: 'OrderAccepted' });
+    expect((await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId('bad-1', 'fulfilment')))?.document.reason).toBe('SchemaViolation');
+    // When the rejection cannot be recorded, the message is handed back rather than dead-lettered without a reason.
+    const failing: DocumentStore = { ...store, read: store.read.bind(store), find: store.find.bind(store), commit: () => Promise.reject(new Error('503 from the store')) };
+    const unrecorded = await shipmentConsumer({ store: failing, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume({ ...delivery.envelope, messageId: 'bad-2' }, { orderId: delivery.orderId }, new RecordingLog(), invocation('i-4'));
+    expect(unrecorded.outcome).toMatchObject({ kind: 'retry', reason: expect.stringContaining('could not record rejection') });
+  });
+
+  it('an event handed to a delayed copy releases its owner\'s lease, so the copy need not wait it out', async () => {
+    const clock = new TestClock();
+    const delivery = await storedOrderWithEvent(store, clock.now());
+    const scheduled: ScheduledCopy[] = [];
+    const scheduler: RetryScheduler = { schedule: async (copy) => void scheduled.push(copy), close: async () => {} };
+    const policy = { inInvocationMs: 0, firstDelayMs: 1000, maxDelayMs: 2000, budgetMs: 86_400_000 };
+    const consumer = shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }, { retry: policy, scheduler });
+    carrier.inject({ kind: 'unavailable' });
+    const result = await consumer.consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
+    expect(result.outcome).toMatchObject({ kind: 'rescheduled', attempt: 1 });
+    expect(scheduled[0]).toMatchObject({ messageId: `${delivery.envelope.messageId}~retry-1` });
+    expect(await recordOf(delivery)).toMatchObject({ owner: 'fulfilment/i-1', leaseExpiresAt: clock.now().toISOString() });
+    const copy = await consumer.consume(redelivered(delivery, 1).envelope, delivery.body, new RecordingLog(), invocation('i-2'));
+    expect(copy.outcome.kind).toBe('created');
+    await expectBookedOnce(delivery);
   });
 });

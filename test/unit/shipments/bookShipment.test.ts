@@ -200,7 +200,8 @@ describe('a reconcile round that cannot settle a record', () => {
     const escalated = await store.read<ShipmentRecord>('o-1', shipmentRecordId(event.key));
     const { replace } = await import('../../../src/idempotency/index.js');
     // What `dlq shipments resolve --retry` writes.
-    await store.commit('o-1', [replace({ ...escalated!.document, state: 'in-progress', reconcileAttempts: 0 }, escalated!.etag)]);
+    const retried: ShipmentRecord = { ...escalated!.document, state: 'in-progress', reconcileAttempts: 0 };
+    await store.commit('o-1', [replace(retried, escalated!.etag)]);
     advance(1);
     const run = await reconcileShipments(ctx, { maxAttempts: 1, batchSize: 10 }, { owner: 'r2' });
     expect(run.items).toEqual([expect.objectContaining({ result: 'completed', shipmentId: 'SHP-9' })]);
