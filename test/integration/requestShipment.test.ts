@@ -242,6 +242,7 @@ describe('requestShipment: one booking per event', () => {
     scripted.holdAfterRead = { id: delivery.orderId, gate, times: 1 };
     const result = shipmentConsumer({ store: scripted, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
     await gate.reached();
+    const { lookups } = carrier.stats();
     const order = await store.read<OrderDocument>(delivery.orderId, delivery.orderId);
     const paid: OrderDocument = { ...order!.document, paymentCount: 1, amountPaid: 5 };
     expect(await store.commit(delivery.orderId, [replace(paid, order!.etag)])).toEqual({ kind: 'committed' });
@@ -249,6 +250,8 @@ describe('requestShipment: one booking per event', () => {
     expect((await result).outcome.kind).toBe('created');
     await expectBookedOnce(delivery);
     expect(await orderOf(store, delivery.orderId)).toMatchObject({ paymentCount: 1, amountPaid: 5 });
+    // Only the order was read again: the booking was not looked up at the carrier.
+    expect(carrier.stats().lookups).toBe(lookups);
   });
 
   it('a carrier refusal is recorded with its reason and bound for the dead-letter queue; a redelivery does not call again', async () => {

@@ -210,3 +210,151 @@ describe('a reconcile round that cannot settle a record', () => {
     expect(record?.escalation).toBeUndefined();
   });
 });
+
+/** A carrier that runs `meanwhile` (another process's write) before it answers. */
+class InterleavingCarrier implements CarrierClient {
+  readonly calls: string[] = [];
+  constructor(
+    private readonly answers: { book?: BookingAnswer; lookup?: LookupAnswer | Error },
+    private readonly meanwhile: () => Promise<void>,
+  ) {}
+  async book(): Promise<BookingAnswer> {
+    this.calls.push('book');
+    await this.meanwhile();
+    return this.answers.book ?? booked('SHP-X');
+  }
+  async lookup(): Promise<LookupAnswer> {
+    this.calls.push('lookup');
+    await this.meanwhile();
+    const answer = this.answers.lookup ?? { kind: 'not-found' };
+    if (answer instanceof Error) throw answer;
+    return answer;
+  }
+}
+
+/** Another owner takes the record over (or settles it) while this caller waits on the carrier. */
+async function changeRecord(store: DocumentStore, change: Partial<ShipmentRecord>): Promise<void> {
+  const { replace } = await import('../../../src/idempotency/index.js');
+  const current = await store.read<ShipmentRecord>('o-1', shipmentRecordId(event.key));
+  const next: ShipmentRecord = { ...current!.document, ...change };
+  await store.commit('o-1', [replace(next, current!.etag)]);
+}
+
+describe('writes that lost to another owner', () => {
+  const takenByOther = { owner: 'other', attempt: 2, leaseExpiresAt: '2026-12-01T11:00:00.000Z' };
+
+  it('a booking answer that comes after a takeover is not written: the caller reads again and waits for the new owner', async () => {
+    let store!: DocumentStore;
+    const carrier = new InterleavingCarrier({ book: booked('SHP-LATE') }, () => changeRecord(store, takenByOther));
+    const env = setUp(carrier);
+    store = env.store;
+    await storeOrder(store);
+    const result = await bookShipmentOnce(event, env.ctx, { owner: 'me' });
+    expect(result.outcome).toMatchObject({ kind: 'retry', reason: 'another consumer (other) holds the booking until 2026-12-01T11:00:00.000Z' });
+    expect(await recordIn(store)).toMatchObject({ state: 'in-progress', owner: 'other', attempt: 2 });
+    expect((await orderIn(store))?.shipmentId).toBeUndefined();
+    expect(carrier.calls).toEqual(['book']);
+  });
+
+  it('a refusal that comes after a takeover is not written either', async () => {
+    let store!: DocumentStore;
+    const carrier = new InterleavingCarrier({ book: { kind: 'refused', answer: { status: 400, body: {} }, reason: 'no' } }, () => changeRecord(store, takenByOther));
+    const env = setUp(carrier);
+    store = env.store;
+    await storeOrder(store);
+    expect((await bookShipmentOnce(event, env.ctx, { owner: 'me' })).outcome.kind).toBe('retry');
+    expect(await recordIn(store)).toMatchObject({ state: 'in-progress', owner: 'other' });
+  });
+
+  it('a takeover that loses to another takeover calls nobody', async () => {
+    const first = setUp(new ScriptedCarrier([down()]));
+    await storeOrder(first.store);
+    await bookShipmentOnce(event, first.ctx, { owner: 'dead' });
+    first.advance(leaseMs);
+    const carrier = new InterleavingCarrier({ lookup: { kind: 'not-found' } }, () => changeRecord(first.store, takenByOther));
+    const result = await bookShipmentOnce(event, { ...first.ctx, carrier }, { owner: 'me' });
+    expect(result.outcome).toMatchObject({ kind: 'retry', reason: expect.stringContaining('another consumer (other)') });
+    expect(carrier.calls).toEqual(['lookup']);
+  });
+
+  it('the same owner calling again keeps its attempt: a retry of its own is not a takeover', async () => {
+    const { store, ctx } = setUp(new ScriptedCarrier([down(), booked('SHP-1')], [{ kind: 'not-found' }]));
+    await storeOrder(store);
+    await bookShipmentOnce(event, ctx, { owner: 'me' });
+    expect(await bookShipmentOnce(event, ctx, { owner: 'me' })).toMatchObject({ outcome: { kind: 'created' }, shipmentId: 'SHP-1' });
+    expect(await recordIn(store)).toMatchObject({ owner: 'me', attempt: 1 });
+  });
+
+  it('a completed record is a duplicate with its shipment id, known from the record', async () => {
+    const { store, ctx } = setUp(new ScriptedCarrier([booked('SHP-1')]));
+    await storeOrder(store);
+    await bookShipmentOnce(event, ctx, { owner: 'me' });
+    expect(await bookShipmentOnce(event, ctx, { owner: 'you' })).toEqual({ outcome: { kind: 'duplicate' }, shipmentId: 'SHP-1', via: 'record' });
+  });
+
+  it('an order that keeps changing is read again each round, up to the limit, then handed back', async () => {
+    const { store, ctx } = setUp(new ScriptedCarrier([booked('SHP-1')]));
+    await storeOrder(store);
+    let batches = 0;
+    const churning: DocumentStore = {
+      read: (pk, id) => store.read(pk, id),
+      find: (q) => store.find(q),
+      commit: async (pk, ops) => {
+        if (ops.length === 2) {
+          batches += 1;
+          // A payment lands between this round's read of the order and its batch.
+          const { replace } = await import('../../../src/idempotency/index.js');
+          const order = await store.read<OrderDocument>('o-1', 'o-1');
+          const paid: OrderDocument = { ...order!.document, paymentCount: order!.document.paymentCount + 1 };
+          await store.commit('o-1', [replace(paid, order!.etag)]);
+        }
+        return store.commit(pk, ops);
+      },
+    };
+    const result = await bookShipmentOnce(event, { ...ctx, store: churning }, { owner: 'me' });
+    expect(result.outcome).toMatchObject({ kind: 'retry', reason: 'order o-1 kept changing while its shipment was recorded' });
+    expect(batches).toBe(3);
+    expect(await recordIn(store)).toMatchObject({ state: 'in-progress' });
+  });
+
+  it('a carrier client that fails in a way it does not name (a bug, not an outage) is not taken for an outage', async () => {
+    const { store, ctx } = setUp(new ScriptedCarrier([new TypeError('undefined is not a function')]));
+    await storeOrder(store);
+    await expect(bookShipmentOnce(event, ctx, { owner: 'me' })).rejects.toThrow(TypeError);
+  });
+});
+
+describe('the reconciler, interleaved', () => {
+  it('a record another owner takes over first is reported taken, not called', async () => {
+    const first = setUp(new ScriptedCarrier([down()]));
+    await storeOrder(first.store);
+    await bookShipmentOnce(event, first.ctx, { owner: 'dead' });
+    first.advance(leaseMs + 1);
+    const carrier = new InterleavingCarrier({ lookup: { kind: 'not-found' } }, () => changeRecord(first.store, { owner: 'other', leaseExpiresAt: '2026-12-01T11:00:00.000Z' }));
+    const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10 }, { owner: 'reconciler' });
+    expect(run.items).toEqual([{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'taken-by-another' }]);
+    expect(carrier.calls).toEqual(['lookup']);
+  });
+
+  it('a record settled by someone else during a failed round is not counted against', async () => {
+    const first = setUp(new ScriptedCarrier([down()]));
+    await storeOrder(first.store);
+    await bookShipmentOnce(event, first.ctx, { owner: 'dead' });
+    first.advance(leaseMs + 1);
+    const carrier = new InterleavingCarrier({ lookup: new CarrierUnavailableError('down') }, () => changeRecord(first.store, { state: 'completed', shipmentId: 'SHP-BY-OTHER' }));
+    const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10 }, { owner: 'reconciler' });
+    expect(run.items).toEqual([{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'taken-by-another' }]);
+    expect(await recordIn(first.store)).toMatchObject({ state: 'completed', reconcileAttempts: 0 });
+  });
+
+  it('a refusal found by the look-up is recorded, and reported refused with its reason', async () => {
+    const first = setUp(new ScriptedCarrier([down()]));
+    await storeOrder(first.store);
+    await bookShipmentOnce(event, first.ctx, { owner: 'dead' });
+    first.advance(leaseMs + 1);
+    const carrier = new ScriptedCarrier([], [{ kind: 'refused', answer: { status: 422, body: {} }, reason: 'the carrier answered 422' }]);
+    const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10 }, { owner: 'reconciler' });
+    expect(run.items).toEqual([{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'refused', reason: 'the carrier refused the shipment for order o-1: the carrier answered 422' }]);
+    expect(await recordIn(first.store)).toMatchObject({ state: 'refused' });
+  });
+});
