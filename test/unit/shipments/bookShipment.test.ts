@@ -244,10 +244,10 @@ describe('writes that lost to another owner', () => {
   const takenByOther = { owner: 'other', attempt: 2, leaseExpiresAt: '2026-12-01T11:00:00.000Z' };
 
   it('a booking answer that comes after a takeover is not written: the caller reads again and waits for the new owner', async () => {
-    let store!: DocumentStore;
-    const carrier = new InterleavingCarrier({ book: booked('SHP-LATE') }, () => changeRecord(store, takenByOther));
+    const late: { store?: DocumentStore } = {};
+    const carrier = new InterleavingCarrier({ book: booked('SHP-LATE') }, () => changeRecord(late.store!, takenByOther));
     const env = setUp(carrier);
-    store = env.store;
+    const store = (late.store = env.store);
     await storeOrder(store);
     const result = await bookShipmentOnce(event, env.ctx, { owner: 'me' });
     expect(result.outcome).toMatchObject({ kind: 'retry', reason: 'another consumer (other) holds the booking until 2026-12-01T11:00:00.000Z' });
@@ -257,10 +257,10 @@ describe('writes that lost to another owner', () => {
   });
 
   it('a refusal that comes after a takeover is not written either', async () => {
-    let store!: DocumentStore;
-    const carrier = new InterleavingCarrier({ book: { kind: 'refused', answer: { status: 400, body: {} }, reason: 'no' } }, () => changeRecord(store, takenByOther));
+    const late: { store?: DocumentStore } = {};
+    const carrier = new InterleavingCarrier({ book: { kind: 'refused', answer: { status: 400, body: {} }, reason: 'no' } }, () => changeRecord(late.store!, takenByOther));
     const env = setUp(carrier);
-    store = env.store;
+    const store = (late.store = env.store);
     await storeOrder(store);
     expect((await bookShipmentOnce(event, env.ctx, { owner: 'me' })).outcome.kind).toBe('retry');
     expect(await recordIn(store)).toMatchObject({ state: 'in-progress', owner: 'other' });
