@@ -1,4 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { childTraceparent } from '../../src/telemetry/index.js';
 import { programmingModel } from './functionsCore.js';
 import type { RegisteredFunction } from './functionsCore.js';
 
@@ -70,9 +71,7 @@ export async function invokeRegisteredFunction(fn: RegisteredFunction, data: Rpc
  * one (the Service Bus SDKs' trace context property), and passes it to the worker as `traceParent`.
  */
 export function invocationTraceParent(diagnosticId: unknown): string {
-  const parent = typeof diagnosticId === 'string' ? /^00-([0-9a-f]{32})-[0-9a-f]{16}-([0-9a-f]{2})$/.exec(diagnosticId) : null;
-  const span = randomBytes(8).toString('hex');
-  return parent ? `00-${parent[1]}-${span}-${parent[2]}` : `00-${randomBytes(16).toString('hex')}-${span}-01`;
+  return childTraceparent(typeof diagnosticId === 'string' ? diagnosticId : undefined);
 }
 
 /** ServiceBusTriggerBindingStrategy's binding data, as GrpcMessageConversionExtensions sends it. */

@@ -60,7 +60,8 @@ export function dedupKeyOf(envelope: MessageEnvelope, body: unknown, consumerNam
   }
 }
 
-function keyOf(envelope: MessageEnvelope, cloudEvent: CloudEventAttributes | undefined, consumerName: string | undefined): DedupKey | undefined {
+/** The key rule every consumer of this project applies: `idempotency-key`, then CloudEvents source + id, then MessageId. */
+export function keyOf(envelope: MessageEnvelope, cloudEvent: CloudEventAttributes | undefined, consumerName?: string): DedupKey | undefined {
   return resolveDedupKey(
     {
       idempotencyKey: keyText(applicationProperty(envelope, idempotencyKeyProperty)),

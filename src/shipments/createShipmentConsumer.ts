@@ -6,7 +6,7 @@ import { ConfigurationError } from '../idempotency/index.js';
 import type { DocumentStore } from '../idempotency/index.js';
 import { ordersStore } from '../orders/ordersStore.js';
 import { ServiceBusRetryScheduler } from '../servicebus/index.js';
-import { OutcomeMetrics, OutcomeTelemetry, ParkedItemMetrics, ShipmentMetrics, meterName, reportReconcileRun } from '../telemetry/index.js';
+import { OutcomeMetrics, OutcomeTelemetry, ParkedItemMetrics, ShipmentMetrics, childTraceparent, meterName, reportReconcileRun } from '../telemetry/index.js';
 import type { LogSink } from '../telemetry/index.js';
 import type { ShipmentContext } from './bookShipment.js';
 import type { CarrierClient } from './carrierClient.js';
@@ -14,7 +14,6 @@ import { HttpCarrierClient } from './httpCarrierClient.js';
 import { reconcileShipments } from './reconcileShipments.js';
 import type { ReconcileResult } from './reconcileShipments.js';
 import { ShipmentConsumer } from './shipmentConsumer.js';
-import { childTraceparent } from './traceparent.js';
 
 export interface ShipmentOverrides {
   readonly meter?: Meter;

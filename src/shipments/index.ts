@@ -14,4 +14,3 @@ export { ShipmentConsumer } from './shipmentConsumer.js';
 export type { InvocationInfo, ShipmentConsumeResult, ShipmentConsumerOptions } from './shipmentConsumer.js';
 export { leaseIsLive, shipmentRecordId } from './shipmentRecord.js';
 export type { ShipmentRecord, ShipmentState } from './shipmentRecord.js';
-export { childTraceparent } from './traceparent.js';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { PermanentMessageError, fingerprintPayload, resolveDedupKey } from '../idempotency/index.js';
+import { PermanentMessageError, fingerprintPayload } from '../idempotency/index.js';
 import { orderIdSchema } from '../orders/schemas.js';
 import { describeIssues } from '../orders/schemas.js';
-import { idempotencyKeyProperty } from '../orders/parseOrderMessage.js';
-import { applicationProperty, decodeJsonBody, unwrapCloudEvent } from '../servicebus/index.js';
+import { keyOf } from '../orders/parseOrderMessage.js';
+import { decodeJsonBody, unwrapCloudEvent } from '../servicebus/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import type { ShipmentRequest } from './carrierClient.js';
 
@@ -33,12 +33,8 @@ export interface ShipmentEvent {
  */
 export function parseShipmentEvent(envelope: MessageEnvelope, body: unknown, maxMessageBytes: number): ShipmentEvent {
   const { cloudEvent, payload } = unwrapCloudEvent(envelope, decodeJsonBody(body, maxMessageBytes));
-  const declared = applicationProperty(envelope, idempotencyKeyProperty);
-  const key = resolveDedupKey({
-    idempotencyKey: typeof declared === 'number' ? String(declared) : declared,
-    cloudEvent: cloudEvent && { id: cloudEvent.id, source: cloudEvent.source },
-    messageId: envelope.messageId,
-  });
+  // The orders queue's key rule, without a consumer prefix: the carrier sees the event's own key.
+  const key = keyOf(envelope, cloudEvent);
   if (!key) throw new PermanentMessageError('NoDedupKey', 'the event has no idempotency-key property, CloudEvents source and id, or MessageId');
   const type = envelope.subject ?? cloudEvent?.type?.split('.').pop();
   if (type !== 'OrderAccepted') {

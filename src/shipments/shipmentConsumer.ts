@@ -5,12 +5,12 @@ import type { FlowContext } from '../orders/flowContext.js';
 import { recordRejection } from '../orders/rejections.js';
 import { decideWithRetryLayers } from '../orders/retryLayers.js';
 import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
+import { childTraceparent } from '../telemetry/index.js';
 import type { LogSink, OutcomeTelemetry } from '../telemetry/index.js';
 import { bookShipmentOnce, releaseLease } from './bookShipment.js';
 import type { ShipmentContext } from './bookShipment.js';
 import { parseShipmentEvent } from './orderAcceptedEvent.js';
 import type { ShipmentEvent } from './orderAcceptedEvent.js';
-import { childTraceparent } from './traceparent.js';
 
 export interface ShipmentConsumerOptions extends ShipmentContext {
   /** Names this consumer's rejection records (`rejection|fulfilment|<MessageId>`) and its lease owners. */

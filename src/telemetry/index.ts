@@ -9,3 +9,4 @@ export { OutboxMetrics, reportOutboxFailure, reportOutboxLag } from './outboxTel
 export type { OutboxEventOutcome, OutboxFailureLine } from './outboxTelemetry.js';
 export { ShipmentMetrics, reportReconcileRun } from './shipmentTelemetry.js';
 export type { ReconciledItemLine } from './shipmentTelemetry.js';
+export { childTraceparent } from './traceparent.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseIdempotencyKey } from '../../../dev/carrier/idempotencyKeyHeader.js';
 import { idempotencyKeyHeader, idempotencyKeyValue, retryAfterMs } from '../../../src/shipments/carrierHeaders.js';
-import { childTraceparent } from '../../../src/shipments/index.js';
+import { childTraceparent } from '../../../src/telemetry/index.js';
 
 describe('the carrier protocol', () => {
   it('sends the key as an sf-string that a strict parser reads back to the same key', () => {
