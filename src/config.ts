@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigurationError, checkMarkerRetention } from './idempotency/index.js';
+import { ConfigurationError, checkMarkerRetention, checkRequestKeyRetention } from './idempotency/index.js';
 import type { RetryPolicy, SettingProblem } from './idempotency/index.js';
 
 const days = (n: number) => n * 24 * 60 * 60;
@@ -38,6 +38,10 @@ export const settingDefaults = {
   SHIPMENT_RECONCILE_SCHEDULE: '45 */2 * * * *',
   SHIPMENT_RECONCILE_MAX_ATTEMPTS: 5,
   SHIPMENT_RECONCILE_BATCH_SIZE: 50,
+  INTAKE_MAX_BODY_BYTES: 64 * 1024,
+  INTAKE_LEASE_SECONDS: 10,
+  INTAKE_CLIENT_RETRY_HORIZON_SECONDS: days(1),
+  INTAKE_KEY_RETENTION_SECONDS: days(2),
 } as const;
 
 const optionalText = z.string().trim().min(1).optional();
@@ -87,6 +91,10 @@ const settingsSchema = z.object({
   SHIPMENT_RECONCILE_SCHEDULE: z.string().trim().min(1).default(settingDefaults.SHIPMENT_RECONCILE_SCHEDULE),
   SHIPMENT_RECONCILE_MAX_ATTEMPTS: wholeNumber(1, settingDefaults.SHIPMENT_RECONCILE_MAX_ATTEMPTS),
   SHIPMENT_RECONCILE_BATCH_SIZE: wholeNumber(1, settingDefaults.SHIPMENT_RECONCILE_BATCH_SIZE).refine((n) => n <= 1000, 'must be at most 1000'),
+  INTAKE_MAX_BODY_BYTES: wholeNumber(256, settingDefaults.INTAKE_MAX_BODY_BYTES),
+  INTAKE_LEASE_SECONDS: wholeNumber(1, settingDefaults.INTAKE_LEASE_SECONDS),
+  INTAKE_CLIENT_RETRY_HORIZON_SECONDS: wholeNumber(0, settingDefaults.INTAKE_CLIENT_RETRY_HORIZON_SECONDS),
+  INTAKE_KEY_RETENTION_SECONDS: wholeNumber(1, settingDefaults.INTAKE_KEY_RETENTION_SECONDS),
 });
 
 export interface Settings {
@@ -127,6 +135,12 @@ export interface Settings {
     readonly leaseSeconds: number;
     readonly reconcileMaxAttempts: number;
     readonly reconcileBatchSize: number;
+  };
+  /** The HTTP intake, POST /api/orders. */
+  readonly intake: {
+    readonly maxBodyBytes: number;
+    readonly leaseSeconds: number;
+    readonly keyRetentionSeconds: number;
   };
   /** The trigger's own connection, for sending delayed retries: a connection string, or a namespace with identity. */
   readonly serviceBus: { readonly connectionString?: string; readonly fullyQualifiedNamespace?: string; readonly clientId?: string };
@@ -173,6 +187,16 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>> =
     problems.push({ setting: 'SHIPMENT_LEASE_SECONDS', problem: `must be at least 3 x CARRIER_TIMEOUT_MS (${(3 * s.CARRIER_TIMEOUT_MS) / 1000} s), so an owner's calls end inside its lease` });
   }
   if (!retention.ok) problems.push({ setting: 'INBOX_MARKER_TTL_SECONDS', problem: retention.explanation });
+  const keyRetention = checkRequestKeyRetention({
+    keyTtlSeconds: s.INTAKE_KEY_RETENTION_SECONDS,
+    clientRetryHorizonSeconds: s.INTAKE_CLIENT_RETRY_HORIZON_SECONDS,
+    leaseSeconds: s.INTAKE_LEASE_SECONDS,
+  });
+  if (!keyRetention.ok) problems.push({ setting: 'INTAKE_KEY_RETENTION_SECONDS', problem: keyRetention.explanation });
+  // The intake publishes the order it accepted as one message: it must fit what the consumer accepts.
+  if (s.INTAKE_MAX_BODY_BYTES > s.MAX_MESSAGE_BYTES) {
+    problems.push({ setting: 'INTAKE_MAX_BODY_BYTES', problem: `must be at most MAX_MESSAGE_BYTES (${s.MAX_MESSAGE_BYTES}), or an accepted order could not be delivered` });
+  }
   if (problems.length > 0) throw new ConfigurationError(problems);
   return deepFreeze(toSettings(s));
 }
@@ -216,6 +240,11 @@ function toSettings(s: z.infer<typeof settingsSchema>): Settings {
       leaseSeconds: s.SHIPMENT_LEASE_SECONDS,
       reconcileMaxAttempts: s.SHIPMENT_RECONCILE_MAX_ATTEMPTS,
       reconcileBatchSize: s.SHIPMENT_RECONCILE_BATCH_SIZE,
+    },
+    intake: {
+      maxBodyBytes: s.INTAKE_MAX_BODY_BYTES,
+      leaseSeconds: s.INTAKE_LEASE_SECONDS,
+      keyRetentionSeconds: s.INTAKE_KEY_RETENTION_SECONDS,
     },
     serviceBus: {
       connectionString: s.ServiceBusConnection,

@@ -4,7 +4,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import canonicalize from 'canonicalize';
-import { parseIdempotencyKey } from './idempotencyKeyHeader.js';
+import { parseIdempotencyKey } from '../../src/http/idempotencyKeyHeader.js';
 
 /**
  * A carrier's booking API, as a third party that takes idempotency seriously offers it (the IETF

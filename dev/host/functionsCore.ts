@@ -19,6 +19,7 @@ interface ProgrammingModel {
   getInvocationModel(coreContext: unknown): {
     getArguments(): Promise<{ context: unknown; inputs: unknown[] }>;
     invokeFunction(context: unknown, inputs: unknown[], handler: RegisteredFunction['callback']): Promise<unknown>;
+    getResponse(context: unknown, result: unknown): Promise<{ returnValue?: unknown }>;
   };
 }
 

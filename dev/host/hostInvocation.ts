@@ -27,6 +27,8 @@ export interface InvocationResult {
   /** What the handler threw: the host abandons the message (or dead-letters it at maxDeliveryCount). */
   readonly error?: unknown;
   readonly logs: { level: LogLevel; message: string }[];
+  /** The function's return value as the library converts it for the host (an HTTP response: `{ http: ... }`). */
+  readonly returnValue?: unknown;
 }
 
 /**
@@ -41,7 +43,17 @@ export async function invokeServiceBusFunction(fn: RegisteredFunction, delivery:
 }
 
 /** RPC typed data, as the host sends a trigger's value and each metadata field. */
-export type RpcTypedData = { string: string } | { json: string } | { bytes: Uint8Array };
+export type RpcTypedData = { string: string } | { json: string } | { bytes: Uint8Array } | { http: RpcHttpRequest };
+
+/** An HTTP trigger's input as the host sends it over gRPC (RpcHttp). */
+export interface RpcHttpRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly query: Record<string, string>;
+  readonly params: Record<string, string>;
+  readonly body?: { bytes: Uint8Array };
+}
 
 /** One invocation of any registered function: the library's own invocation model converts the input and calls the handler. */
 export async function invokeRegisteredFunction(fn: RegisteredFunction, data: RpcTypedData, triggerMetadata: Record<string, RpcTypedData>, traceParent: string = invocationTraceParent(undefined)): Promise<InvocationResult> {
@@ -59,8 +71,9 @@ export async function invokeRegisteredFunction(fn: RegisteredFunction, data: Rpc
   const model = programmingModel().getInvocationModel(coreContext);
   const { context, inputs } = await model.getArguments();
   try {
-    await model.invokeFunction(context, inputs, fn.callback);
-    return { invocationId, logs };
+    const result = await model.invokeFunction(context, inputs, fn.callback);
+    const response = await model.getResponse(context, result);
+    return { invocationId, logs, returnValue: response.returnValue };
   } catch (error) {
     return { invocationId, error, logs };
   }

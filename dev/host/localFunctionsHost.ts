@@ -12,6 +12,8 @@ import { isFunctionDisabled } from '../../src/config.js';
 import { resolveBindingExpression } from './hostSettings.js';
 import type { ServiceBusHostOptions } from './hostSettings.js';
 import { fileLease, processLocalLease } from './listenerLease.js';
+import { startHttpListener } from './httpTriggers.js';
+import type { HttpListener } from './httpTriggers.js';
 import { startTimerListener } from './timerTriggers.js';
 import type { TimerListener } from './timerTriggers.js';
 
@@ -39,6 +41,8 @@ export interface LocalHostOptions {
   readonly onTimerInvocation?: (fn: RegisteredFunction, result: InvocationResult) => void;
   /** Cosmos DB triggers: this instance's name in the leases, shorter intervals, observers. */
   readonly cosmos?: Partial<Omit<CosmosTriggerOptions, 'settings'>>;
+  /** HTTP triggers: the port to serve them on (Core Tools uses 7071; 0 picks a free one). Unset: not served. */
+  readonly http?: { readonly port: number; readonly onInvocation?: (fn: RegisteredFunction, result: InvocationResult) => void };
 }
 
 export interface LocalFunctionsHost {
@@ -47,6 +51,8 @@ export interface LocalFunctionsHost {
   readonly timers: readonly TimerListener[];
   /** Resolves once every Cosmos DB trigger listens (has checked its containers and tried its leases); rejects with why one cannot. */
   readonly cosmosTriggers: Promise<readonly CosmosTriggerListener[]>;
+  /** Resolves once the HTTP triggers are served (undefined when `http` was not given); rejects when the port is taken. */
+  readonly http: Promise<HttpListener | undefined>;
   /** `releaseLeases: false` plays a host that died: its Cosmos DB leases stay until they expire. */
   close(options?: { releaseLeases?: boolean }): Promise<void>;
 }
@@ -79,6 +85,9 @@ export function startLocalFunctionsHost(all: readonly RegisteredFunction[], opti
   );
   // Observed here so that a host nobody asks about its Cosmos triggers does not crash the process.
   cosmosTriggers.catch(() => undefined);
+  const httpOptions = options.http;
+  const http = httpOptions ? startHttpListener(functions, { port: httpOptions.port, onInvocation: httpOptions.onInvocation }) : Promise.resolve(undefined);
+  http.catch(() => undefined);
   for (const fn of functions) {
     const trigger = Object.values(fn.metadata.bindings).find((b) => b.type === 'serviceBusTrigger');
     if (!trigger) continue;
@@ -108,7 +117,9 @@ export function startLocalFunctionsHost(all: readonly RegisteredFunction[], opti
     listeners,
     timers,
     cosmosTriggers,
+    http,
     async close(closeOptions = {}) {
+      await (await http.catch(() => undefined))?.close();
       const cosmos = await cosmosTriggers.catch(() => []);
       await Promise.all(cosmos.map((c) => c.close(closeOptions)));
       await Promise.all(timers.map((t) => t.close()));

@@ -42,3 +42,24 @@ export function checkMarkerRetention(i: RetentionInputs): RetentionCheck {
     ` + dead-letter resubmit horizon ${i.resubmitHorizonSeconds} s = ${requiredSeconds} s`;
   return { ok: false, requiredSeconds, explanation };
 }
+
+/** What bounds how late a client can retry an HTTP request with the same idempotency key. */
+export interface RequestKeyRetentionInputs {
+  readonly keyTtlSeconds: number;
+  /** How long clients are told they may retry one request (the API's documented contract). */
+  readonly clientRetryHorizonSeconds: number;
+  /** How long a request may hold its key before another takes over. */
+  readonly leaseSeconds: number;
+}
+
+/**
+ * A request key's record must outlive the last retry a client may make: a retry arriving after
+ * it expired would be taken for a new request. The first attempt may hold the key for its whole
+ * lease before the horizon starts counting (a client that timed out retries after that).
+ */
+export function checkRequestKeyRetention(i: RequestKeyRetentionInputs): RetentionCheck {
+  const requiredSeconds = i.clientRetryHorizonSeconds + i.leaseSeconds;
+  if (i.keyTtlSeconds >= requiredSeconds) return { ok: true, requiredSeconds };
+  const explanation = `idempotency key retention ${i.keyTtlSeconds} s is shorter than required: client retry horizon ${i.clientRetryHorizonSeconds} s + lease ${i.leaseSeconds} s = ${requiredSeconds} s`;
+  return { ok: false, requiredSeconds, explanation };
+}

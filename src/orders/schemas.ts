@@ -66,7 +66,12 @@ export const schemaByType = {
 
 /** `lines[2].quantity: must be > 0; currency: ...`: every problem, each with its field path. */
 export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${formatPath(issue.path)}: ${issue.message}`).join('; ');
+  return issuePaths(error).map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+}
+
+/** Each problem with its field path, for an HTTP client to show next to the field. */
+export function issuePaths(error: z.ZodError): { readonly path: string; readonly message: string }[] {
+  return error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

@@ -53,14 +53,21 @@ export interface NewOutboxEvent {
   readonly body: unknown;
   readonly causationMessageId?: string;
   readonly createdAt: string;
+  /** A MessageId the event must keep (the order id of an OrderPlaced); else derived from the document id. */
+  readonly messageId?: string;
+  /** Who the event says it comes from: `orderEventsSource` unless given. */
+  readonly source?: string;
 }
+
+/** Where the HTTP intake's OrderPlaced events say they come from. */
+export const orderIntakeSource = '/idempotent-order-consumer/intake';
 
 /**
  * The event as a pending outbox document, its message in CloudEvents binary mode: the attributes as
  * `cloudEvents:*` application properties, the data as the JSON body.
  */
 export function newOutboxDocument(event: NewOutboxEvent): OutboxDocument {
-  const messageId = messageIdFor(event.id);
+  const messageId = event.messageId ?? messageIdFor(event.id);
   return {
     id: event.id,
     orderId: event.orderId,
@@ -77,7 +84,7 @@ export function newOutboxDocument(event: NewOutboxEvent): OutboxDocument {
       applicationProperties: {
         'cloudEvents:specversion': '1.0',
         'cloudEvents:id': messageId,
-        'cloudEvents:source': orderEventsSource,
+        'cloudEvents:source': event.source ?? orderEventsSource,
         'cloudEvents:type': event.eventType,
         'cloudEvents:time': event.createdAt,
         'cloudEvents:subject': event.orderId,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseIdempotencyKey } from '../../../dev/carrier/idempotencyKeyHeader.js';
+import { parseIdempotencyKey } from '../../../src/http/idempotencyKeyHeader.js';
 import { idempotencyKeyHeader, idempotencyKeyValue, retryAfterMs } from '../../../src/shipments/carrierHeaders.js';
 import { childTraceparent } from '../../../src/telemetry/index.js';
 

@@ -1,0 +1,20 @@
+import { app } from '@azure/functions';
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import { loadSettings } from '../src/config.js';
+import { createOrderIntake } from '../src/intake/index.js';
+
+const intake = createOrderIntake(loadSettings());
+
+/** POST /api/orders with an Idempotency-Key: the order is accepted once, its OrderPlaced published through the outbox. */
+export async function submitOrder(request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> {
+  const response = await intake.handle({ headers: request.headers, readBody: async () => new Uint8Array(await request.arrayBuffer()) }, { invocationId: context.invocationId, log: context });
+  return { status: response.status, headers: response.headers, body: JSON.stringify(response.body) };
+}
+
+app.http('submitOrder', {
+  methods: ['POST'],
+  route: 'orders',
+  // A function key (x-functions-key header or ?code=); put Entra ID in front with App Service authentication (README).
+  authLevel: 'function',
+  handler: submitOrder,
+});

@@ -1,0 +1,201 @@
+import { create, replace } from '../idempotency/index.js';
+import type { DocumentStore, OutcomeKind, VersionedDocument } from '../idempotency/index.js';
+import { newOutboxDocument, orderIntakeSource } from '../outbox/outboxDocument.js';
+import { intakeKeyRecordId, leaseIsLive, orderIntakeClaimId, orderPlacedOutboxId } from './intakeDocuments.js';
+import type { IntakeKeyRecord, OrderIntakeClaim } from './intakeDocuments.js';
+import { accepted, problem, replayed } from './intakeResponse.js';
+import type { IntakeResponse } from './intakeResponse.js';
+import type { OrderRequest } from './readOrderRequest.js';
+
+export interface IntakeContext {
+  readonly store: DocumentStore;
+  readonly now: () => Date;
+  /** Where OrderPlaced goes: the orders queue, whose consumer creates the order. */
+  readonly ordersQueueName: string;
+  readonly keyRetentionSeconds: number;
+  readonly leaseSeconds: number;
+  readonly maxConcurrencyAttempts: number;
+}
+
+/**
+ * What handling one request came to, in the outcome vocabulary the message consumers use:
+ * `created` (accepted now), `duplicate` (a stored answer replayed), `conflict` (the key was used
+ * for another request), `retry` (the first request is still being handled) and `invalid` (the
+ * order exists under another key).
+ */
+export interface IntakeResult {
+  readonly outcome: Extract<OutcomeKind, 'created' | 'duplicate' | 'conflict' | 'retry' | 'invalid'>;
+  readonly response: IntakeResponse;
+}
+
+/** Seconds a client waits before asking again about a request still being handled: most take milliseconds. */
+export const inProgressRetryAfterSeconds = 1;
+
+/**
+ * Accepts an order once per idempotency key, exactly once in effect:
+ * 1. the key's record is created `in-progress` (the store refuses a second: two concurrent copies
+ *    cannot both proceed), or the existing one decides: another body 422, completed replayed,
+ *    in progress 409 unless its owner's lease has expired (then this request takes over);
+ * 2. the order's claim and its OrderPlaced outbox entry are created in one batch in the order's
+ *    partition: the claim's fixed id lets the store refuse a second claim for one order;
+ * 3. the key's record is completed with the response.
+ * A crash after 2 leaves the claim, which holds the response: the client's retry finds it and gets
+ * the stored answer, with no second event. A crash before 2 leaves nothing a retry cannot redo.
+ */
+export async function acceptOrderOnce(request: OrderRequest, owner: string, ctx: IntakeContext): Promise<IntakeResult> {
+  const keyId = intakeKeyRecordId(request.idempotencyKey);
+  for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
+    const existing = await ctx.store.read<IntakeKeyRecord>(keyId, keyId);
+    if (!existing) {
+      const fresh = newKeyRecord(request, owner, ctx);
+      const created = await ctx.store.commit(keyId, [create(fresh)]);
+      if (created.kind === 'committed') return carryOut(request, keyId, ctx);
+      continue; // another copy created it first: read what it says
+    }
+    const record = existing.document;
+    if (record.fingerprint !== request.fingerprint) return reusedKey(record, request);
+    if (record.state === 'completed' && record.response) return { outcome: 'duplicate', response: replayed(record.response) };
+    // In progress: its batch may have committed already (the owner died before step 3).
+    const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
+    if (claim && claim.document.idempotencyKey === request.idempotencyKey) {
+      await completeKeyRecord(keyId, claim.document.response, ctx);
+      return { outcome: 'duplicate', response: replayed(claim.document.response) };
+    }
+    if (leaseIsLive(record, ctx.now())) return { outcome: 'retry', response: inProgress(request) };
+    if (await takeOver(existing, owner, ctx)) return carryOut(request, keyId, ctx);
+  }
+  // Every read found the record changed again: a storm of retries of one request; ask for one more.
+  return { outcome: 'retry', response: inProgress(request) };
+}
+
+async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext): Promise<IntakeResult> {
+  const { orderId } = request.order;
+  const [claim, order] = await Promise.all([
+    ctx.store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId)),
+    // An order placed on the queue directly has no claim: seen here, or by the consumer's own fingerprint check.
+    ctx.store.read(orderId, orderId),
+  ]);
+  if (claim) return settleWithClaim(claim.document, request, keyId, ctx);
+  if (order) return finish(keyId, { outcome: 'invalid', response: orderExists(orderId) }, ctx);
+  const acceptedAt = ctx.now().toISOString();
+  const response = accepted(orderId, orderId, acceptedAt);
+  const newClaim: OrderIntakeClaim = {
+    id: orderIntakeClaimId(orderId),
+    orderId,
+    docType: 'intake',
+    idempotencyKey: request.idempotencyKey,
+    fingerprint: request.fingerprint,
+    response,
+    acceptedAt,
+  };
+  const event = newOutboxDocument({
+    id: orderPlacedOutboxId(orderId),
+    orderId,
+    eventType: 'OrderPlaced',
+    destination: ctx.ordersQueueName,
+    body: request.order,
+    createdAt: acceptedAt,
+    // The order id as MessageId: the queue's duplicate detection and the consumer see one order as one message.
+    messageId: orderId,
+    source: orderIntakeSource,
+  });
+  const result = await ctx.store.commit(orderId, [create(newClaim), create(event)]);
+  if (result.kind === 'committed') return finish(keyId, { outcome: 'created', response }, ctx);
+  if (result.kind === 'already-exists' && result.operationIndex === 0) {
+    const winner = await ctx.store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId));
+    if (winner) return settleWithClaim(winner.document, request, keyId, ctx);
+  }
+  // An OrderPlaced entry without a claim: written by hand or by another tool. Never publish a second.
+  return finish(keyId, { outcome: 'invalid', response: orderExists(orderId) }, ctx);
+}
+
+/** The order's claim decides: ours (an earlier attempt's batch committed) replays, another key's is a 409. */
+async function settleWithClaim(claim: OrderIntakeClaim, request: OrderRequest, keyId: string, ctx: IntakeContext): Promise<IntakeResult> {
+  if (claim.idempotencyKey !== request.idempotencyKey) return finish(keyId, { outcome: 'invalid', response: orderExists(request.order.orderId) }, ctx);
+  await completeKeyRecord(keyId, claim.response, ctx);
+  return { outcome: 'duplicate', response: replayed(claim.response) };
+}
+
+async function finish(keyId: string, result: IntakeResult, ctx: IntakeContext): Promise<IntakeResult> {
+  await completeKeyRecord(keyId, result.response, ctx);
+  return result;
+}
+
+/**
+ * Step 3, guarded by the record's etag. Whoever completes it first wins; every writer derives the
+ * same response from the same claim, so a loser has nothing to correct.
+ */
+async function completeKeyRecord(keyId: string, response: IntakeResponse, ctx: IntakeContext): Promise<void> {
+  for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
+    const current = await ctx.store.read<IntakeKeyRecord>(keyId, keyId);
+    // Gone (expired) or already completed: the claim, or the record, holds the answer already.
+    if (!current || current.document.state === 'completed') return;
+    const completed: IntakeKeyRecord = { ...current.document, state: 'completed', response, completedAt: ctx.now().toISOString() };
+    const result = await ctx.store.commit(keyId, [replace(completed, current.etag)]);
+    if (result.kind !== 'lost-race') return;
+  }
+}
+
+async function takeOver(existing: VersionedDocument<IntakeKeyRecord>, owner: string, ctx: IntakeContext): Promise<boolean> {
+  const record = existing.document;
+  const taken: IntakeKeyRecord = { ...record, owner, attempt: record.attempt + 1, leaseExpiresAt: leaseEnd(ctx) };
+  const result = await ctx.store.commit(record.id, [replace(taken, existing.etag)]);
+  return result.kind === 'committed';
+}
+
+/**
+ * A request that failed before its batch (the store unavailable, say) hands the key back at once,
+ * so the client's retry need not wait out the lease. Only our own live lease is ended.
+ */
+export async function releaseKey(idempotencyKey: string, owner: string, ctx: IntakeContext): Promise<void> {
+  const keyId = intakeKeyRecordId(idempotencyKey);
+  const current = await ctx.store.read<IntakeKeyRecord>(keyId, keyId);
+  if (!current || current.document.state !== 'in-progress' || current.document.owner !== owner) return;
+  const released: IntakeKeyRecord = { ...current.document, leaseExpiresAt: ctx.now().toISOString() };
+  await ctx.store.commit(keyId, [replace(released, current.etag)]);
+}
+
+function newKeyRecord(request: OrderRequest, owner: string, ctx: IntakeContext): IntakeKeyRecord {
+  const id = intakeKeyRecordId(request.idempotencyKey);
+  return {
+    id,
+    orderId: id,
+    docType: 'intake-key',
+    idempotencyKey: request.idempotencyKey,
+    fingerprint: request.fingerprint,
+    requestOrderId: request.order.orderId,
+    state: 'in-progress',
+    owner,
+    attempt: 1,
+    leaseExpiresAt: leaseEnd(ctx),
+    createdAt: ctx.now().toISOString(),
+    ttl: ctx.keyRetentionSeconds,
+  };
+}
+
+function leaseEnd(ctx: IntakeContext): string {
+  return new Date(ctx.now().getTime() + ctx.leaseSeconds * 1000).toISOString();
+}
+
+function reusedKey(record: IntakeKeyRecord, request: OrderRequest): IntakeResult {
+  const sameOrder = record.requestOrderId === request.order.orderId;
+  const detail = sameOrder
+    ? `this Idempotency-Key was used for order ${record.requestOrderId} with another body; retry with the body of the first request, or use a new key for a new request`
+    : `this Idempotency-Key was used for order ${record.requestOrderId}, not ${request.order.orderId}; use a new key for a new request`;
+  return { outcome: 'conflict', response: problem(422, 'idempotency-key-reused', 'Idempotency-Key reused with another request', detail, { orderId: record.requestOrderId }) };
+}
+
+function inProgress(request: OrderRequest): IntakeResponse {
+  return problem(
+    409,
+    'request-in-progress',
+    'A request with this Idempotency-Key is still being handled',
+    `retry after ${inProgressRetryAfterSeconds} s with the same key and body; you will get that request's response`,
+    { orderId: request.order.orderId },
+    { 'Retry-After': String(inProgressRetryAfterSeconds) },
+  );
+}
+
+function orderExists(orderId: string): IntakeResponse {
+  return problem(409, 'order-exists', 'The order exists', `order ${orderId} was already submitted with another Idempotency-Key; it is not submitted again`, { orderId });
+}

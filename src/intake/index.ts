@@ -1,0 +1,10 @@
+export { acceptOrderOnce, inProgressRetryAfterSeconds, releaseKey } from './acceptOrder.js';
+export type { IntakeContext, IntakeResult } from './acceptOrder.js';
+export { intakeKeyRecordId, orderIntakeClaimId, orderPlacedOutboxId } from './intakeDocuments.js';
+export type { IntakeKeyRecord, OrderIntakeClaim } from './intakeDocuments.js';
+export { accepted, problem, problemTypeBase, replayedHeader } from './intakeResponse.js';
+export type { IntakeResponse, ProblemCode } from './intakeResponse.js';
+export { OrderIntake, createOrderIntake, unavailableRetryAfterSeconds } from './orderIntake.js';
+export type { IntakeInvocation, IntakeOverrides, RequestLogRecord } from './orderIntake.js';
+export { maxIdempotencyKeyLength, readOrderRequest } from './readOrderRequest.js';
+export type { IntakeHttpRequest, OrderRequest } from './readOrderRequest.js';

@@ -1,0 +1,101 @@
+import type { Settings } from '../config.js';
+import { TransientStoreError } from '../idempotency/index.js';
+import type { DocumentStore } from '../idempotency/index.js';
+import { ordersStore } from '../orders/ordersStore.js';
+import type { LogSink } from '../telemetry/index.js';
+import { acceptOrderOnce, releaseKey } from './acceptOrder.js';
+import type { IntakeContext, IntakeResult } from './acceptOrder.js';
+import { problem, replayedHeader } from './intakeResponse.js';
+import type { IntakeResponse } from './intakeResponse.js';
+import { isOrderRequest, readOrderRequest } from './readOrderRequest.js';
+import type { IntakeHttpRequest } from './readOrderRequest.js';
+
+export interface IntakeInvocation {
+  /** Owns the key while this request is handled: the Functions invocation id. */
+  readonly invocationId: string;
+  readonly log: LogSink;
+}
+
+/** The one line written per request: the key, the order and what became of it. */
+export interface RequestLogRecord {
+  readonly event: 'order-request';
+  readonly outcome: IntakeResult['outcome'] | 'refused' | 'unavailable';
+  readonly status: number;
+  readonly idempotencyKey?: string;
+  readonly orderId?: string;
+  readonly replayed: boolean;
+  readonly durationMs: number;
+  readonly reason?: string;
+}
+
+/** Seconds a client waits after a 503: the store's own throttling answers clear in about that. */
+export const unavailableRetryAfterSeconds = 5;
+
+/** POST /api/orders: reads the request, accepts the order once per key, and answers. */
+export class OrderIntake {
+  constructor(
+    private readonly ctx: IntakeContext,
+    private readonly maxBodyBytes: number,
+  ) {}
+
+  async handle(request: IntakeHttpRequest, invocation: IntakeInvocation): Promise<IntakeResponse> {
+    const started = Date.now();
+    const read = await readOrderRequest(request, this.maxBodyBytes);
+    if (!isOrderRequest(read)) {
+      log(invocation.log, { event: 'order-request', outcome: 'refused', status: read.status, replayed: false, durationMs: Date.now() - started, reason: problemType(read) });
+      return read;
+    }
+    const base = { event: 'order-request', idempotencyKey: read.idempotencyKey, orderId: read.order.orderId } as const;
+    try {
+      const result = await acceptOrderOnce(read, invocation.invocationId, this.ctx);
+      log(invocation.log, {
+        ...base,
+        outcome: result.outcome,
+        status: result.response.status,
+        replayed: result.response.headers[replayedHeader] === 'true',
+        durationMs: Date.now() - started,
+        ...(result.response.status >= 400 ? { reason: problemType(result.response) } : {}),
+      });
+      return result.response;
+    } catch (error) {
+      if (!(error instanceof TransientStoreError)) throw error;
+      // Hand the key back so that the retry we ask for is not told "in progress" for a lease's length.
+      await releaseKey(read.idempotencyKey, invocation.invocationId, this.ctx).catch(() => undefined);
+      log(invocation.log, { ...base, outcome: 'unavailable', status: 503, replayed: false, durationMs: Date.now() - started, reason: error.message });
+      return problem(503, 'store-unavailable', 'Try again shortly', 'the order store is unavailable for now; nothing was accepted; retry with the same Idempotency-Key', {}, { 'Retry-After': String(unavailableRetryAfterSeconds) });
+    }
+  }
+}
+
+export interface IntakeOverrides {
+  readonly store?: DocumentStore;
+  readonly now?: () => Date;
+}
+
+/** The intake from validated settings: the same store (one Cosmos client per process) as the consumers. */
+export function createOrderIntake(settings: Settings, overrides: IntakeOverrides = {}): OrderIntake {
+  return new OrderIntake(
+    {
+      store: overrides.store ?? ordersStore(settings),
+      now: overrides.now ?? (() => new Date()),
+      ordersQueueName: settings.ordersQueueName,
+      keyRetentionSeconds: settings.intake.keyRetentionSeconds,
+      leaseSeconds: settings.intake.leaseSeconds,
+      maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
+    },
+    settings.intake.maxBodyBytes,
+  );
+}
+
+function problemType(response: IntakeResponse): string | undefined {
+  const type = (response.body as { type?: unknown } | undefined)?.type;
+  return typeof type === 'string' ? type.slice(type.lastIndexOf(':') + 1) : undefined;
+}
+
+/** A conflict or a key reused needs a person: error. A refusal or a wait is the client's to fix: warning. */
+function log(sink: LogSink, record: RequestLogRecord): void {
+  const line = JSON.stringify(record);
+  if (record.outcome === 'conflict' || record.outcome === 'invalid') sink.error(line);
+  else if (record.outcome === 'refused' || record.outcome === 'retry' || record.outcome === 'unavailable') sink.warn(line);
+  else sink.info(line);
+}
