@@ -193,6 +193,8 @@ module rbac 'modules/rbac.bicep' = {
 output AZURE_LOCATION string = location
 output AZURE_RESOURCE_GROUP string = resourceGroup.name
 output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
+// POST here with a function key (x-functions-key) and an Idempotency-Key: README, "HTTP intake".
+output ORDER_INTAKE_URL string = 'https://${functionApp.outputs.defaultHostName}/api/orders'
 output SERVICEBUS_FULLY_QUALIFIED_NAMESPACE string = serviceBus.outputs.fullyQualifiedNamespace
 output ORDERS_QUEUE_NAME string = ordersQueueName
 output COSMOS_ENDPOINT string = cosmos.outputs.endpoint

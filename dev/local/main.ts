@@ -47,6 +47,8 @@ async function main(): Promise<void> {
   process.exitCode = ok ? 0 : 1;
 }
 
+const coreToolsHttpPort = 7071;
+
 async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: boolean, serviceBusConfigPath?: string): Promise<void> {
   const stack: LocalStack = await startLocalStack({ wellKnownPorts: true, serviceBusConfigPath });
   console.log('The local stack is up: Service Bus emulator on 5672 (GET http://127.0.0.1:5300/health), Cosmos DB stand-in on 8081.');
@@ -60,6 +62,14 @@ async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: bool
     const host = startLocalFunctionsHost(loadFunctionApp(appRoot), {
       settings: { ...stack.settings, ...(runbookDemo ? runbookDemoSettings : {}) },
       host: readHostJson(appRoot),
+      // Core Tools' port: the README's curl examples work against --serve as against `func start`.
+      http: {
+        port: coreToolsHttpPort,
+        onInvocation: (fn, result) => {
+          for (const log of result.logs) console.log(`[${fn.metadata.name}] ${log.message}`);
+          if (result.error) console.log(`[${fn.metadata.name}] failed: ${String(result.error)} (answered 500)`);
+        },
+      },
       onInvocation: (fn, delivery, result) => {
         if (!verbose) return console.log(deliveryLine(fn.metadata.name, delivery, result));
         for (const log of result.logs) console.log(`[${fn.metadata.name}] ${log.message}`);
@@ -70,6 +80,12 @@ async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: bool
         if (result.error) console.log(`[${fn.metadata.name}] failed: ${String(result.error)} (the next occurrence runs as scheduled)`);
       },
     });
+    const http = await host.http.catch(async (error: unknown) => {
+      await host.close();
+      await stack.close();
+      throw new Error(`the HTTP triggers cannot listen on port ${coreToolsHttpPort} (${(error as Error).message}): is \`func start\` or another \`npm run local -- --serve\` running?`);
+    });
+    for (const route of http?.routes ?? []) console.log(`\n  ${route.functionName} serves ${route.methods.join(', ')} ${new URL(route.route.slice(1), http?.url).toString()}`);
     for (const l of host.listeners) console.log(`\n  ${l.functionName} is listening on queue ${l.queueName}`);
     for (const t of host.timers) console.log(`\n  ${t.functionName} runs on schedule ${t.schedule} (NCRONTAB, UTC)`);
     close = async () => {

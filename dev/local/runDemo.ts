@@ -9,7 +9,10 @@ import { rejectionDocumentId } from '../../src/orders/index.js';
 import { localContainer, localDatabase } from './localStack.js';
 import type { LocalStack } from './localStack.js';
 import { findOutcomeLine } from './outcomeLine.js';
+import { submitOrderOverHttp } from './intakeClient.js';
+import type { IntakeAnswer } from './intakeClient.js';
 import { sampleWorkload } from './sampleWorkload.js';
+import type { Placement } from './sampleWorkload.js';
 import { waitUntil } from './waitUntil.js';
 import { drainAll } from './drainSubscription.js';
 import { loadQueueFile } from '../servicebus-emulator/index.js';
@@ -24,6 +27,9 @@ interface Tally {
   /** requestShipment's deliveries and outcomes, apart from processOrder's. */
   shipmentDeliveries: number;
   shipmentOutcomes: Record<string, number>;
+  /** submitOrder's invocations and their outcomes. */
+  requests: number;
+  requestOutcomes: Record<string, number>;
 }
 
 const consumerCount = 2;
@@ -41,18 +47,28 @@ const carrierFaults = { droppedAfterBooking: 3, unavailable: 3 };
  */
 export async function runDemo(stack: LocalStack, functions: readonly RegisteredFunction[], orderCount: number): Promise<boolean> {
   const workload = sampleWorkload(orderCount, Date.now().toString(36));
-  const tally: Tally = { deliveries: 0, outcomes: {}, crashes: 0, byHost: Array(consumerCount).fill(0), publishInvocations: 0, publisherKills: 0, shipmentDeliveries: 0, shipmentOutcomes: {} };
+  const tally: Tally = { deliveries: 0, outcomes: {}, crashes: 0, byHost: Array(consumerCount).fill(0), publishInvocations: 0, publisherKills: 0, shipmentDeliveries: 0, shipmentOutcomes: {}, requests: 0, requestOutcomes: {} };
   stack.cosmos.injectFault({ statusCode: 503, times: failedMarks, method: 'PUT', urlIncludes: 'outbox|' });
   stack.carrier.inject({ kind: 'drop-after-booking', times: carrierFaults.droppedAfterBooking });
   stack.carrier.inject({ kind: 'unavailable', times: carrierFaults.unavailable });
-  const hosts = startConsumers(stack, functions, tally, workload.crashOnFirstDelivery);
+  const intakeUrls: string[] = [];
+  const hosts = startConsumers(stack, functions, tally, workload.crashOnFirstDelivery, intakeUrls);
   const producer = new ServiceBusClient(stack.settings.ServiceBusConnection ?? '');
   const cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
   const container = cosmos.database(localDatabase).container(localContainer);
   const progress = setInterval(() => printProgress(stack, tally), 1000);
   try {
     const sender = producer.createSender('orders');
-    for (let i = 0; i < workload.sends.length; i += 100) await sender.sendMessages(workload.sends.slice(i, i + 100));
+    await waitUntil('the HTTP intake on every instance', () => intakeUrls.filter(Boolean).length === consumerCount, 30_000);
+    // Orders over HTTP while their payments and status changes go on the queue: many arrive first and are parked.
+    const [answers] = await Promise.all([
+      submitAll(workload.placements, () => intakeUrls.filter(Boolean)),
+      (async () => {
+        for (let i = 0; i < workload.sends.length; i += 100) await sender.sendMessages(workload.sends.slice(i, i + 100));
+      })(),
+    ]);
+    const victim = workload.placements.find((p) => p.orderId === workload.conflictOrderId);
+    const reused = victim && (await submitOrderOverHttp(victim.idempotencyKey, { ...victim.body, customerId: 'someone-else' }, { baseUrls: () => intakeUrls.filter(Boolean) }));
     await waitUntil('the order the conflict targets', async () => (await container.item(workload.conflictOrderId, workload.conflictOrderId).read()).resource !== undefined, 60_000, 100);
     await sender.sendMessages(workload.conflict);
     const dlq = producer.createReceiver('orders', { subQueueType: 'deadLetter' });
@@ -82,11 +98,13 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
       'the conflicting payload changed nothing': victimIntact,
       'queue empty; the dead-letter queue holds only the conflict': queueDepth(stack) === 0 && onlyConflictDeadLettered,
       'the reason is recorded for operators (rejection|<MessageId>)': rejection?.reason === 'PayloadConflict',
-      'events published = orders created, every outbox entry marked': outbox.published === orders.length && outbox.pending === 0 && outbox.failed === 0,
+      'each order accepted once over HTTP; every client retry got the same answer replayed': acceptedOnce(answers, workload.placements.length) && tally.requestOutcomes.created === workload.placements.length,
+      'an Idempotency-Key reused with another body is refused (422), nothing changed': reused?.status === 422 && victimIntact,
+      'events published = 2 per order (OrderPlaced, OrderAccepted), every outbox entry marked': outbox.published === 2 * orders.length && outbox.pending === 0 && outbox.failed === 0,
       'each OrderAccepted once on the audit subscription': events.every((e) => e.distinct === orders.length && e.received === orders.length),
       'one booking per order at the carrier, each order holding its shipment id': stack.carrier.stats().bookings === orders.length && (await shippedOrders(container)) === orders.length,
     };
-    printSummary(stack, workload, tally, orders.length, deadLettered.map((m) => `${String(m.messageId)} (${m.deadLetterReason})`), checks, events);
+    printSummary(stack, workload, tally, answers, orders.length, deadLettered.map((m) => `${String(m.messageId)} (${m.deadLetterReason})`), checks, events);
     await dlq.close();
     return Object.values(checks).every(Boolean);
   } finally {
@@ -102,11 +120,20 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
  * a time. The first publisher to run is killed (its lease left to expire) and replaced, so the run
  * shows a takeover from the last checkpoint with the same MessageIds sent again.
  */
-function startConsumers(stack: LocalStack, functions: readonly RegisteredFunction[], tally: Tally, crashOnFirstDelivery: Set<string>): LocalFunctionsHost[] {
+function startConsumers(stack: LocalStack, functions: readonly RegisteredFunction[], tally: Tally, crashOnFirstDelivery: Set<string>, intakeUrls: string[]): LocalFunctionsHost[] {
   const hosts: LocalFunctionsHost[] = [];
-  const start = (host: number): LocalFunctionsHost =>
-    startLocalFunctionsHost(functions, {
+  const start = (host: number): LocalFunctionsHost => {
+    intakeUrls[host] = '';
+    const started = startLocalFunctionsHost(functions, {
       settings: stack.settings,
+      http: {
+        port: 0,
+        onInvocation: (_fn, result) => {
+          tally.requests += 1;
+          const outcome = String(findOutcomeLine(result)?.outcome ?? 'unknown');
+          tally.requestOutcomes[outcome] = (tally.requestOutcomes[outcome] ?? 0) + 1;
+        },
+      },
       cosmos: {
         intervals: publisherIntervals,
         onInvocation: () => {
@@ -140,8 +167,41 @@ function startConsumers(stack: LocalStack, functions: readonly RegisteredFunctio
         return undefined;
       },
     });
+    void started.http.then((listener) => {
+      if (listener) intakeUrls[host] = listener.url;
+    });
+    return started;
+  };
   for (let host = 0; host < consumerCount; host += 1) hosts.push(start(host));
   return hosts;
+}
+
+/** Every order through the intake, 16 clients at a time; a `concurrent` one sends its copy at once, an `after-answer` one once answered. */
+async function submitAll(placements: readonly Placement[], baseUrls: () => readonly string[]): Promise<{ placement: Placement; answers: IntakeAnswer[] }[]> {
+  const results: { placement: Placement; answers: IntakeAnswer[] }[] = [];
+  let next = 0;
+  const client = async () => {
+    while (next < placements.length) {
+      const placement = placements[next++] as Placement;
+      const send = () => submitOrderOverHttp(placement.idempotencyKey, placement.body, { baseUrls });
+      const answers = placement.clientRetry === 'concurrent' ? await Promise.all([send(), send()]) : [await send()];
+      if (placement.clientRetry === 'after-answer') answers.push(await send());
+      results.push({ placement, answers });
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, client));
+  return results;
+}
+
+/**
+ * Every answer a client got for an order is the same 202, at most one of them fresh (none when the
+ * first answer was lost with an instance that went away: the client's retry got it replayed).
+ */
+function acceptedOnce(results: readonly { answers: readonly IntakeAnswer[] }[], orders: number): boolean {
+  return (
+    results.length === orders &&
+    results.every(({ answers }) => answers.every((a) => a.status === 202 && JSON.stringify(a.body) === JSON.stringify(answers[0]?.body)) && answers.filter((a) => !a.replayed).length <= 1)
+  );
 }
 
 /** Orders whose shipment id is recorded, and whose id is one the carrier booked. */
@@ -188,6 +248,7 @@ function printSummary(
   stack: LocalStack,
   workload: ReturnType<typeof sampleWorkload>,
   tally: Tally,
+  submissions: readonly { answers: readonly IntakeAnswer[] }[],
   orderDocuments: number,
   deadLettered: string[],
   checks: Record<string, boolean>,
@@ -195,8 +256,13 @@ function printSummary(
 ): void {
   const o = tally.outcomes;
   const carrier = stack.carrier.stats();
+  const answers = submissions.flatMap((s) => s.answers);
+  const r = tally.requestOutcomes;
   const rows: [string, string | number][] = [
-    ['messages sent by the producer', `${workload.sends.length + 1}`],
+    ['orders submitted over HTTP (POST /api/orders)', workload.placements.length],
+    ['  client retries, same key: at once, after the answer', `${workload.clientRetriesConcurrent}, ${workload.clientRetriesAfterAnswer}`],
+    ['requests: accepted, replayed, in progress (409, retried)', `${r.created ?? 0}, ${r.duplicate ?? 0}, ${r.retry ?? 0} (${tally.requests} requests, ${answers.filter((a) => a.retries > 0).length} clients waited)`],
+    ['messages sent by the producer (payments, status changes)', `${workload.sends.length + 1}`],
     ['  of which producer retries, same MessageId', workload.producerRetriesSameId],
     ['  of which producer retries, new MessageId + idempotency-key', workload.producerRetriesNewId],
     ['dropped by the broker (duplicate detection)', stack.serviceBus.entity('orders')?.duplicatesDropped ?? 0],

@@ -106,7 +106,9 @@ var cosmosDataContributor = '${cosmos.id}/sqlRoleDefinitions/${roles.cosmosBuilt
 // Data Owner, not only Data Receiver: with identity connections the Functions scale controller reads
 // the queue's length through the management API, which needs the Manage claim; with Receiver alone
 // the Service Bus extension logs the missing claim and falls back to peeking, and Flex Consumption
-// scales on a guess. Scoped to the one queue, so it manages nothing else in the namespace.
+// scales on a guess. Scoped to the one queue, so it manages nothing else in the namespace. Owner
+// includes Send, which the app needs on this queue too: delayed retries are re-sent here, and the
+// outbox publisher sends the HTTP intake's OrderPlaced events here.
 resource appOwnsOrdersQueue 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   scope: ordersQueue
   name: guid(ordersQueue.id, appIdentity.id, roles.serviceBusDataOwner)

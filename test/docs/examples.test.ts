@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { creditPointsOnce } from '../../docs/examples/creditLoyaltyPoints.js';
 import { InMemoryDocumentStore } from '../../src/idempotency/index.js';
 
-describe('the README\'s "use the core in your own consumer" example', () => {
+describe('the "use the core in your own consumer" example (docs/architecture.md)', () => {
   it('credits once, absorbs a redelivery, flags a reused key, refuses a keyless message', async () => {
     const store = new InMemoryDocumentStore();
     const message = { messageId: 'earn-1', body: { customerId: 'c-1', points: 50 } };
@@ -23,9 +23,9 @@ describe('the README\'s "use the core in your own consumer" example', () => {
     expect((await store.read<{ id: string; balance: number }>('c-2', 'c-2'))?.document.balance).toBe(15);
   });
 
-  it('is quoted in the README as it is in the file, so the two cannot drift', () => {
+  it('is quoted in docs/architecture.md as it is in the file, so the two cannot drift', () => {
     const example = readFileSync('docs/examples/creditLoyaltyPoints.ts', 'utf8');
     const body = example.slice(example.indexOf('export async function'));
-    expect(readFileSync('README.md', 'utf8')).toContain(body.trim());
+    expect(readFileSync('docs/architecture.md', 'utf8')).toContain(body.trim());
   });
 });

@@ -12,10 +12,11 @@ let functions: RegisteredFunction[];
 beforeAll(async () => {
   stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs: 2_000 });
   Object.assign(process.env, stack.settings);
+  await import('../../functions/submitOrder.js');
   await import('../../functions/processOrder.js');
   await import('../../functions/publishOutbox.js');
   await import('../../functions/requestShipment.js');
-  functions = ['processOrder', 'publishOutbox', 'requestShipment'].map((name) => registeredFunctions().filter((f) => f.metadata.name === name).slice(-1)[0]!);
+  functions = ['submitOrder', 'processOrder', 'publishOutbox', 'requestShipment'].map((name) => registeredFunctions().filter((f) => f.metadata.name === name).slice(-1)[0]!);
 });
 afterAll(() => stack.close());
 

@@ -348,6 +348,11 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       ]);
     });
 
+    it('lets the app send on the orders queue (delayed retries, and the intake\'s OrderPlaced through the outbox): Data Owner includes Send', () => {
+      const onQueue = grants().filter((g) => g.to === 'app' && g.scope === 'orders queue').map((g) => g.role);
+      expect(onQueue.some((role) => role === 'Service Bus Data Owner' || role === 'Service Bus Data Sender')).toBe(true);
+    });
+
     it('uses the built-in role definitions by their fixed ids', () => {
       for (const r of of('Microsoft.Authorization/roleAssignments')) {
         expect(String(props(r).roleDefinitionId)).toMatch(new RegExp(`^/subscriptions/${testSubscriptionId}/providers/Microsoft.Authorization/roleDefinitions/[0-9a-f-]{36}$`));
@@ -391,5 +396,11 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     );
     expect(deployment.outputs.AZURE_RESOURCE_GROUP).toBe('rg-ci');
     expect(deployment.outputs.INBOX_MARKER_TTL_SECONDS).toBe(queueFile.operations.inboxMarkerTtlSeconds);
+  });
+
+  it('outputs the HTTP intake\'s URL: the app\'s host name, the host\'s api prefix and submitOrder\'s route', () => {
+    expect(String(deployment.outputs.ORDER_INTAKE_URL)).toMatch(/^https:\/\/.+\/api\/orders$/);
+    const hostJson = JSON.parse(readFileSync('host.json', 'utf8')) as { extensions?: { http?: { routePrefix?: string } } };
+    expect(hostJson.extensions?.http?.routePrefix).toBeUndefined(); // the default, api
   });
 });

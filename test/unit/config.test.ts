@@ -101,6 +101,23 @@ describe('loadSettings', () => {
     });
   });
 
+  describe('the HTTP intake', () => {
+    it('refuses a key retention shorter than the client retry horizon plus the lease, naming both', () => {
+      const problems = problemsOf({ ...minimal, INTAKE_CLIENT_RETRY_HORIZON_SECONDS: '3600', INTAKE_LEASE_SECONDS: '10', INTAKE_KEY_RETENTION_SECONDS: '3609' });
+      expect(problems).toContain('INTAKE_KEY_RETENTION_SECONDS: idempotency key retention 3609 s is shorter than required: client retry horizon 3600 s + lease 10 s = 3610 s');
+      expect(loadSettings({ ...minimal, INTAKE_CLIENT_RETRY_HORIZON_SECONDS: '3600', INTAKE_LEASE_SECONDS: '10', INTAKE_KEY_RETENTION_SECONDS: '3610' }).intake.keyRetentionSeconds).toBe(3610);
+    });
+
+    it('refuses a body limit above what a message may carry', () => {
+      expect(problemsOf({ ...minimal, MAX_MESSAGE_BYTES: '65536', INTAKE_MAX_BODY_BYTES: '65537' })).toContain('INTAKE_MAX_BODY_BYTES: must be at most MAX_MESSAGE_BYTES (65536)');
+      expect(loadSettings({ ...minimal, MAX_MESSAGE_BYTES: '65536', INTAKE_MAX_BODY_BYTES: '65536' }).intake.maxBodyBytes).toBe(65536);
+    });
+
+    it('defaults to 64 KiB bodies, a 10 s lease and 48 h of retention against a 24 h horizon', () => {
+      expect(loadSettings(minimal).intake).toEqual({ maxBodyBytes: 65536, leaseSeconds: 10, keyRetentionSeconds: 172_800 });
+    });
+  });
+
   it('reads a function disabled by its app setting, in either spelling the host accepts', () => {
     expect(isFunctionDisabled('requestShipment', { 'AzureWebJobs.requestShipment.Disabled': 'true' })).toBe(true);
     expect(isFunctionDisabled('requestShipment', { AzureWebJobs__requestShipment__Disabled: '1' })).toBe(true);
