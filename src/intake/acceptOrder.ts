@@ -57,7 +57,7 @@ export async function acceptOrderOnce(request: OrderRequest, owner: string, ctx:
     if (record.state === 'completed' && record.response) return { outcome: 'duplicate', response: replayed(record.response) };
     // In progress: its batch may have committed already (the owner died before step 3).
     const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
-    if (claim && claim.document.idempotencyKey === request.idempotencyKey) {
+    if (claim && isSameRequest(claim.document, request)) {
       await completeKeyRecord(keyId, claim.document.response, ctx);
       return { outcome: 'duplicate', response: replayed(claim.document.response) };
     }
@@ -109,11 +109,19 @@ async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext
   return finish(keyId, { outcome: 'invalid', response: orderExists(orderId) }, ctx);
 }
 
-/** The order's claim decides: ours (an earlier attempt's batch committed) replays, another key's is a 409. */
+/**
+ * The order's claim decides: ours (an earlier attempt's batch committed) replays; another key's is
+ * a 409; our key with another body (possible only once the key's record has expired) is a 422.
+ */
 async function settleWithClaim(claim: OrderIntakeClaim, request: OrderRequest, keyId: string, ctx: IntakeContext): Promise<IntakeResult> {
   if (claim.idempotencyKey !== request.idempotencyKey) return finish(keyId, { outcome: 'invalid', response: orderExists(request.order.orderId) }, ctx);
+  if (!isSameRequest(claim, request)) return finish(keyId, reusedKey({ requestOrderId: claim.orderId }, request), ctx);
   await completeKeyRecord(keyId, claim.response, ctx);
   return { outcome: 'duplicate', response: replayed(claim.response) };
+}
+
+function isSameRequest(claim: OrderIntakeClaim, request: OrderRequest): boolean {
+  return claim.idempotencyKey === request.idempotencyKey && claim.fingerprint === request.fingerprint;
 }
 
 async function finish(keyId: string, result: IntakeResult, ctx: IntakeContext): Promise<IntakeResult> {
@@ -177,7 +185,7 @@ function leaseEnd(ctx: IntakeContext): string {
   return new Date(ctx.now().getTime() + ctx.leaseSeconds * 1000).toISOString();
 }
 
-function reusedKey(record: IntakeKeyRecord, request: OrderRequest): IntakeResult {
+function reusedKey(record: Pick<IntakeKeyRecord, 'requestOrderId'>, request: OrderRequest): IntakeResult {
   const sameOrder = record.requestOrderId === request.order.orderId;
   const detail = sameOrder
     ? `this Idempotency-Key was used for order ${record.requestOrderId} with another body; retry with the body of the first request, or use a new key for a new request`

@@ -126,6 +126,17 @@ describe('POST /api/orders: one order per Idempotency-Key', () => {
     expect(late).toEqual({ ...first, headers: { ...first.headers, 'Idempotent-Replayed': 'true' } });
     expect(await outboxOf(orderId)).toHaveLength(1);
   });
+
+  it('refuses with 422 the same key with another body once the key record has expired: the order claim still knows the first body', async () => {
+    const { submit } = intakeOn(store, new TestClock());
+    const orderId = newOrderId();
+    const key = newKey();
+    await submit(orderRequest(key, orderPlaced(orderId)));
+    await container.item(intakeKeyRecordId(key), intakeKeyRecordId(key)).delete();
+    const changed = await submit(orderRequest(key, orderPlaced(orderId, { customerId: 'someone-else' })));
+    expect([changed.status, typeOf(changed)]).toEqual([422, 'idempotency-key-reused']);
+    expect(await outboxOf(orderId)).toHaveLength(1);
+  });
 });
 
 describe('POST /api/orders: concurrent copies and crashes', () => {

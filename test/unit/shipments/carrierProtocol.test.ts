@@ -13,7 +13,9 @@ describe('the carrier protocol', () => {
   });
 
   it('the stand-in refuses what the draft calls malformed: unquoted, unescaped quotes, control characters, empty', () => {
-    for (const bad of ['abc', '"a"b"', '"a\\x"', '"\u0001"', '""', '"abc']) expect(parseIdempotencyKey(bad)).toBeUndefined();
+    for (const bad of ['abc', '"a"b"', '"a\\x"', '"\u0001"', '""', '"abc', '"a\\"', '"é"']) expect(parseIdempotencyKey(bad)).toBeUndefined();
+    expect(parseIdempotencyKey('  "a\\\\b"  ')).toBe('a\\b');
+    expect(parseIdempotencyKey(null)).toBeUndefined();
     expect(parseIdempotencyKey(undefined)).toBeUndefined();
   });
 
