@@ -2,14 +2,14 @@ import { app } from '@azure/functions';
 import type { InvocationContext } from '@azure/functions';
 import { loadSettings } from '../src/config.js';
 import { createOrderConsumer, throwUnlessCompletable } from '../src/orders/index.js';
-import { envelopeFromTriggerMetadata } from '../src/servicebus/index.js';
+import { envelopeFromInvocation } from '../src/servicebus/index.js';
 
 // Built when the worker loads the app: a bad setting stops start-up with its name, not the first message.
 const consumer = createOrderConsumer(loadSettings());
 
 /** Adapts one Service Bus delivery to the consumer flow; returning completes it, throwing abandons it. */
 export async function processOrder(message: unknown, context: InvocationContext): Promise<void> {
-  const result = await consumer.consume(envelopeFromTriggerMetadata(context.triggerMetadata), message, context);
+  const result = await consumer.consume(envelopeFromInvocation(context), message, context);
   throwUnlessCompletable(result.outcome);
 }
 

@@ -42,14 +42,14 @@ export const inProgressRetryAfterSeconds = 1;
  * A crash after 2 leaves the claim, which holds the response: the client's retry finds it and gets
  * the stored answer, with no second event. A crash before 2 leaves nothing a retry cannot redo.
  */
-export async function acceptOrderOnce(request: OrderRequest, owner: string, ctx: IntakeContext): Promise<IntakeResult> {
+export async function acceptOrderOnce(request: OrderRequest, owner: string, ctx: IntakeContext, traceparent?: string): Promise<IntakeResult> {
   const keyId = intakeKeyRecordId(request.idempotencyKey);
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
     const existing = await ctx.store.read<IntakeKeyRecord>(keyId, keyId);
     if (!existing) {
       const fresh = newKeyRecord(request, owner, ctx);
       const created = await ctx.store.commit(keyId, [create(fresh)]);
-      if (created.kind === 'committed') return carryOut(request, keyId, ctx);
+      if (created.kind === 'committed') return carryOut(request, keyId, ctx, traceparent);
       continue; // another copy created it first: read what it says
     }
     const record = existing.document;
@@ -62,13 +62,13 @@ export async function acceptOrderOnce(request: OrderRequest, owner: string, ctx:
       return { outcome: 'duplicate', response: replayed(claim.document.response) };
     }
     if (leaseIsLive(record, ctx.now())) return { outcome: 'retry', response: inProgress(request) };
-    if (await takeOver(existing, owner, ctx)) return carryOut(request, keyId, ctx);
+    if (await takeOver(existing, owner, ctx)) return carryOut(request, keyId, ctx, traceparent);
   }
   // Every read found the record changed again: a storm of retries of one request; ask for one more.
   return { outcome: 'retry', response: inProgress(request) };
 }
 
-async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext): Promise<IntakeResult> {
+async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext, traceparent: string | undefined): Promise<IntakeResult> {
   const { orderId } = request.order;
   const [claim, order] = await Promise.all([
     ctx.store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId)),
@@ -98,6 +98,7 @@ async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext
     // The order id as MessageId: the queue's duplicate detection and the consumer see one order as one message.
     messageId: orderId,
     source: orderIntakeSource,
+    ...(traceparent === undefined ? {} : { traceparent }),
   });
   const result = await ctx.store.commit(orderId, [create(newClaim), create(event)]);
   if (result.kind === 'committed') return finish(keyId, { outcome: 'created', response }, ctx);

@@ -14,6 +14,8 @@ export interface IntakeInvocation {
   /** Owns the key while this request is handled: the Functions invocation id. */
   readonly invocationId: string;
   readonly log: LogSink;
+  /** The invocation's W3C trace context: the OrderPlaced event carries it to the consumer. */
+  readonly traceparent?: string;
 }
 
 /** The one line written per request: the key, the order and what became of it. */
@@ -47,7 +49,7 @@ export class OrderIntake {
     }
     const base = { event: 'order-request', idempotencyKey: read.idempotencyKey, orderId: read.order.orderId } as const;
     try {
-      const result = await acceptOrderOnce(read, invocation.invocationId, this.ctx);
+      const result = await acceptOrderOnce(read, invocation.invocationId, this.ctx, invocation.traceparent);
       log(invocation.log, {
         ...base,
         outcome: result.outcome,

@@ -33,7 +33,8 @@ export function createParkedItemSweeper(settings: Settings, overrides: SweeperOv
     async sweep(log) {
       const result = await sweepParkedItems(ctx, options);
       reportParkedItems(log, parkedMetrics, 'sweep', result.applied, result.rejected);
-      log.info(JSON.stringify({ event: 'parked-sweep', examined: result.examined, applied: result.applied, rejected: result.rejected.length, horizonSeconds: options.horizonSeconds }));
+      parkedMetrics.recordOldestAge(result.oldestParkedAgeSeconds);
+      log.info(JSON.stringify({ event: 'parked-sweep', examined: result.examined, applied: result.applied, rejected: result.rejected.length, oldestParkedAgeSeconds: result.oldestParkedAgeSeconds, horizonSeconds: options.horizonSeconds }));
       return result;
     },
   };

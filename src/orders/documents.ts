@@ -113,7 +113,7 @@ export function newOrderDocument(order: OrderPlaced, processed: Processed): Orde
 }
 
 /** The event other services act on, written in the order's own batch: `publishOutbox` sends it. */
-export function newOrderAcceptedOutbox(order: OrderDocument, destination: string): OutboxDocument {
+export function newOrderAcceptedOutbox(order: OrderDocument, destination: string, traceparent?: string): OutboxDocument {
   return newOutboxDocument({
     id: outboxDocumentId(order.orderId),
     orderId: order.orderId,
@@ -122,6 +122,7 @@ export function newOrderAcceptedOutbox(order: OrderDocument, destination: string
     body: { orderId: order.orderId, customerId: order.customerId, currency: order.currency, total: order.total, placedAt: order.placedAt },
     causationMessageId: order.messageId,
     createdAt: order.processedAt,
+    ...(traceparent === undefined ? {} : { traceparent }),
   });
 }
 

@@ -17,6 +17,8 @@ export type ParsedOrderMessage = OrderMessage & {
   readonly key: DedupKey;
   readonly fingerprint: string;
   readonly messageId?: string;
+  /** The invocation's trace context (the envelope's), for the events this message causes. */
+  readonly traceparent?: string;
 };
 
 export interface ParseOptions {
@@ -36,7 +38,7 @@ export function parseOrderMessage(envelope: MessageEnvelope, body: unknown, opti
   }
   const type = resolveMessageType(envelope.subject, cloudEvent?.type, payload, key.value);
   const fingerprint = fingerprintPayload(type, payload);
-  const base = { key, fingerprint, messageId: envelope.messageId };
+  const base = { key, fingerprint, messageId: envelope.messageId, ...(envelope.traceparent ? { traceparent: envelope.traceparent } : {}) };
   return { ...base, ...validatePayload(type, payload, key.value) } as ParsedOrderMessage;
 }
 

@@ -30,7 +30,7 @@ export async function createOrderOrDetectDuplicate(
     processedAt: ctx.now().toISOString(),
   });
   const closedLot = parkingLot(order.orderId, 'closed', order.processedAt, ctx.markerTtlSeconds);
-  const result = await ctx.store.commit(order.orderId, [create(order), create(newOrderAcceptedOutbox(order, ctx.orderEventsDestination)), create(closedLot)]);
+  const result = await ctx.store.commit(order.orderId, [create(order), create(newOrderAcceptedOutbox(order, ctx.orderEventsDestination, message.traceparent)), create(closedLot)]);
   if (result.kind === 'committed') return { kind: 'created' };
   if (result.kind === 'already-exists' && result.operationIndex === 0) return classifyExistingRecord(message, order.id, ctx);
   if (result.kind === 'already-exists' && result.operationIndex === 2) return createWithParkedItems(message, order, ctx);
@@ -48,7 +48,7 @@ async function createWithParkedItems(message: ParsedOrderMessage, fresh: OrderDo
     const closed = parkingLot(orderId, 'closed', fresh.processedAt, ctx.markerTtlSeconds);
     const result = await ctx.store.commit(orderId, [
       create(plan.order),
-      create(newOrderAcceptedOutbox(plan.order, ctx.orderEventsDestination)),
+      create(newOrderAcceptedOutbox(plan.order, ctx.orderEventsDestination, message.traceparent)),
       replace(closed, lot.etag),
       ...plan.operations,
     ]);

@@ -21,6 +21,8 @@ export interface SweepResult {
   readonly applied: number;
   /** Rejected now: OrderNeverArrived, or found unusable once their order was there. */
   readonly rejected: readonly ParkedItemRejected[];
+  /** Age of the oldest item still parked after the sweep (its order missing, the horizon not reached); 0 when none. */
+  readonly oldestParkedAgeSeconds: number;
 }
 
 export const orderNeverArrived = 'OrderNeverArrived';
@@ -37,6 +39,7 @@ export async function sweepParkedItems(ctx: FlowContext, options: SweepOptions):
   const horizon = new Date(nowMs - options.horizonSeconds * 1000).toISOString();
   const stale = await ctx.store.find<ParkedItemDocument>({ docType: 'parked', equals: { state: 'parked' }, before: { field: 'parkedAt', value: cutoff } });
   let applied = 0;
+  let oldestLeft: string | undefined;
   const rejected: ParkedItemRejected[] = [];
   for (const [orderId, items] of groupByOrder(stale)) {
     const order = await ctx.store.read<OrderDocument>(orderId, orderDocumentId(orderId));
@@ -46,12 +49,17 @@ export async function sweepParkedItems(ctx: FlowContext, options: SweepOptions):
       rejected.push(...drained.rejected.map(describeRejection));
       continue;
     }
-    for (const item of items.filter((i) => i.document.parkedAt < horizon)) {
+    for (const item of items) {
+      if (item.document.parkedAt >= horizon) {
+        if (oldestLeft === undefined || item.document.parkedAt < oldestLeft) oldestLeft = item.document.parkedAt;
+        continue;
+      }
       const escalated = await escalate(item, options.horizonSeconds, ctx);
       if (escalated) rejected.push(escalated);
     }
   }
-  return { examined: stale.length, applied, rejected };
+  const oldestParkedAgeSeconds = oldestLeft === undefined ? 0 : Math.max(0, Math.round((nowMs - Date.parse(oldestLeft)) / 1000));
+  return { examined: stale.length, applied, rejected, oldestParkedAgeSeconds };
 }
 
 async function escalate(parked: VersionedDocument<ParkedItemDocument>, horizonSeconds: number, ctx: FlowContext): Promise<ParkedItemRejected | undefined> {

@@ -57,7 +57,12 @@ export interface NewOutboxEvent {
   readonly messageId?: string;
   /** Who the event says it comes from: `orderEventsSource` unless given. */
   readonly source?: string;
+  /** The W3C trace context of the invocation that wrote it: sent as `Diagnostic-Id`, its consumer's parent. */
+  readonly traceparent?: string;
 }
+
+/** The application property the Service Bus SDKs and the Functions host read a message's trace context from. */
+export const diagnosticIdProperty = 'Diagnostic-Id';
 
 /** Where the HTTP intake's OrderPlaced events say they come from. */
 export const orderIntakeSource = '/idempotent-order-consumer/intake';
@@ -88,6 +93,7 @@ export function newOutboxDocument(event: NewOutboxEvent): OutboxDocument {
         'cloudEvents:type': event.eventType,
         'cloudEvents:time': event.createdAt,
         'cloudEvents:subject': event.orderId,
+        ...(event.traceparent === undefined ? {} : { [diagnosticIdProperty]: event.traceparent }),
       },
     },
     ...(event.causationMessageId === undefined ? {} : { causationMessageId: event.causationMessageId }),

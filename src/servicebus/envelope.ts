@@ -12,6 +12,17 @@ export interface MessageEnvelope {
   readonly sequenceNumber?: number;
   readonly enqueuedTimeUtc?: string;
   readonly applicationProperties: Readonly<Record<string, unknown>>;
+  /**
+   * The invocation's W3C trace context (`context.traceContext.traceParent`), not the message's:
+   * the events this delivery causes carry it on, so one order is one trace across every hop.
+   */
+  readonly traceparent?: string;
+}
+
+/** What a Service Bus–triggered function knows of its delivery: the host's metadata and the invocation's trace context. */
+export function envelopeFromInvocation(context: { readonly triggerMetadata?: Readonly<Record<string, unknown>>; readonly traceContext?: { readonly traceParent?: string | null } }): MessageEnvelope {
+  const traceparent = context.traceContext?.traceParent ?? undefined;
+  return { ...envelopeFromTriggerMetadata(context.triggerMetadata), ...(traceparent ? { traceparent } : {}) };
 }
 
 export function envelopeFromTriggerMetadata(metadata: Readonly<Record<string, unknown>> | undefined): MessageEnvelope {

@@ -1,4 +1,4 @@
-import type { Counter, Meter } from '@opentelemetry/api';
+import type { Counter, Histogram, Meter } from '@opentelemetry/api';
 import type { ParkedItemRejected } from '../idempotency/index.js';
 import type { LogSink } from './messageLog.js';
 
@@ -10,9 +10,16 @@ export type ParkedItemEvent = 'applied' | 'rejected';
  */
 export class ParkedItemMetrics {
   private readonly items: Counter;
+  private readonly oldestAge: Histogram;
 
   constructor(meter: Meter) {
     this.items = meter.createCounter('orders.parked_items', { description: 'Early arrivals applied to their order or rejected, by event and reason' });
+    this.oldestAge = meter.createHistogram('orders.parked_items.oldest_age', { unit: 's', description: 'Age of the oldest early arrival still waiting for its order, at each sweep' });
+  }
+
+  /** One value per sweep (0 when nothing waits): an alert on its maximum sees an order that never comes before the horizon does. */
+  recordOldestAge(seconds: number): void {
+    this.oldestAge.record(seconds);
   }
 
   record(event: ParkedItemEvent, count: number, reason?: string): void {

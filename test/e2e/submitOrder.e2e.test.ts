@@ -23,7 +23,7 @@ let host: LocalFunctionsHost;
 let http: HttpListener;
 let cosmos: CosmosClient;
 let container: Container;
-const deliveries: { messageId?: string; outcome?: unknown; source?: unknown }[] = [];
+const deliveries: { fn: string; messageId?: string; outcome?: unknown; source?: unknown; diagnosticId?: unknown; orderId?: unknown }[] = [];
 
 beforeAll(async () => {
   stack = await startLocalStack({ wellKnownPorts: false });
@@ -31,14 +31,19 @@ beforeAll(async () => {
   await import('../../functions/submitOrder.js');
   await import('../../functions/processOrder.js');
   await import('../../functions/publishOutbox.js');
-  const functions = ['submitOrder', 'processOrder', 'publishOutbox'].map((name) => [...registeredFunctions()].reverse().find((f) => f.metadata.name === name) as RegisteredFunction);
+  await import('../../functions/requestShipment.js');
+  const functions = ['submitOrder', 'processOrder', 'publishOutbox', 'requestShipment'].map((name) => [...registeredFunctions()].reverse().find((f) => f.metadata.name === name) as RegisteredFunction);
   host = startLocalFunctionsHost(functions, {
     settings: stack.settings,
     host: { maxConcurrentCalls: 8, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
     cosmos: { intervals: { feedPollDelayMs: 100, leaseAcquireIntervalMs: 200, leaseRenewIntervalMs: 300, leaseExpirationIntervalMs: 1500 } },
     http: { port: 0 },
-    onInvocation: (_fn, delivery, result: InvocationResult) =>
-      deliveries.push({ messageId: delivery.messageId, outcome: findOutcomeLine(result)?.outcome, source: delivery.applicationProperties?.['cloudEvents:source'] }),
+    onInvocation: (fn, delivery, result: InvocationResult) => {
+      const line = findOutcomeLine(result);
+      const properties = delivery.applicationProperties ?? {};
+      const record = { fn: fn.metadata.name, messageId: delivery.messageId, outcome: line?.outcome, source: properties['cloudEvents:source'], diagnosticId: properties['Diagnostic-Id'], orderId: line?.orderId };
+      deliveries.push(record);
+    },
   });
   const listener = await host.http;
   if (!listener) throw new Error('the host serves no HTTP');
@@ -95,7 +100,7 @@ describe('submitOrder over HTTP, as Core Tools serves it', () => {
     expect([retry.status, retry.headers.get('idempotent-replayed')]).toEqual([202, 'true']);
     expect(await retry.json()).toEqual(body);
     await new Promise((resolve) => setTimeout(resolve, 1000)); // a second event would arrive by now
-    expect(deliveries.filter((d) => d.messageId === orderId)).toEqual([{ messageId: orderId, outcome: 'created', source: '/idempotent-order-consumer/intake' }]);
+    expect(deliveries.filter((d) => d.messageId === orderId)).toEqual([expect.objectContaining({ fn: 'processOrder', messageId: orderId, outcome: 'created', source: '/idempotent-order-consumer/intake' })]);
   });
 
   it('turns 50 concurrent identical requests into one order and one OrderPlaced; every client ends with the same 202', async () => {
@@ -110,6 +115,21 @@ describe('submitOrder over HTTP, as Core Tools serves it', () => {
     expect(outbox).toHaveLength(1);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(deliveries.filter((d) => d.messageId === orderId).map((d) => d.outcome)).toEqual(['created']);
+  });
+
+  it('keeps one trace from the request to the carrier: every hop carries the caller\'s trace id', async () => {
+    const orderId = newOrderId();
+    const traceId = randomUUID().replaceAll('-', '');
+    const response = await post(randomUUID(), orderPlaced(orderId), { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
+    expect(response.status).toBe(202);
+    await eventually('the booking', () => stack.carrier.bookings().some((b) => b.orderReference === orderId), 30_000);
+    const traceOf = (value: unknown) => String(value).split('-')[1];
+    const placed = deliveries.find((d) => d.fn === 'processOrder' && d.messageId === orderId);
+    const accepted = deliveries.find((d) => d.fn === 'requestShipment' && d.orderId === orderId);
+    const booking = stack.carrier.bookings().find((b) => b.orderReference === orderId);
+    expect([traceOf(placed?.diagnosticId), traceOf(accepted?.diagnosticId), traceOf(booking?.traceparent)]).toEqual([traceId, traceId, traceId]);
+    // Each hop is a child of the one before: the span ids differ.
+    expect(new Set([placed?.diagnosticId, accepted?.diagnosticId, booking?.traceparent]).size).toBe(3);
   });
 
   it('answers the HTTP contract with problem+json: 400, 409, 413, 415, 422', async () => {

@@ -88,6 +88,7 @@ describe('parking on Cosmos DB (the stand-in, through the real SDK)', () => {
     const early = new RecordingLog();
     await sweeper.sweep(early);
     expect(early.lines.filter((l) => l.level === 'error')).toEqual([]);
+    expect(early.lines.find((l) => l.record.event === 'parked-sweep')?.record.oldestParkedAgeSeconds).toBeGreaterThanOrEqual(0);
     nowMs += 601_000;
     const log = new RecordingLog();
     const result = await sweeper.sweep(log);
@@ -95,5 +96,9 @@ describe('parking on Cosmos DB (the stand-in, through the real SDK)', () => {
     expect(log.lines.find((l) => l.level === 'error' && l.record.orderId === orderId)?.record).toMatchObject({ event: 'parked-item', outcome: 'rejected', source: 'sweep', reason: 'OrderNeverArrived' });
     expect(log.lines.find((l) => l.record.event === 'parked-sweep')?.record).toMatchObject({ horizonSeconds: 600, rejected: result.rejected.length });
     expect(await parkedItemCount('rejected', 'OrderNeverArrived')).toBeGreaterThanOrEqual(1);
+    const { resourceMetrics } = await reader.collect();
+    const ages = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === 'orders.parked_items.oldest_age');
+    expect(ages?.descriptor.unit).toBe('s');
+    expect((ages?.dataPoints[0]?.value as { count?: number } | undefined)?.count).toBeGreaterThanOrEqual(2);
   });
 });

@@ -212,6 +212,8 @@ describe('the parked-item sweeper', () => {
     t.advance(700);
     const result = await sweepParkedItems(t.ctx, sweepOptions);
     expect(result).toMatchObject({ examined: 2, applied: 0, rejected: [expect.objectContaining({ reason: 'OrderNeverArrived', orderId: 'w1', messageId: 'pay-old' })] });
+    // The one left waiting, for the age alert: parked 700 s ago (the rejected one no longer counts).
+    expect(result.oldestParkedAgeSeconds).toBe(700);
     expect(t.parked('w1')[0]).toMatchObject({ state: 'rejected', rejection: { reason: 'OrderNeverArrived', description: expect.stringContaining('3600 s') } });
     expect(t.parked('w2')[0]?.state).toBe('parked');
     // A second sweep finds nothing more to reject.
@@ -228,7 +230,7 @@ describe('the parked-item sweeper', () => {
     };
     await t.memory.commit('w3', [{ kind: 'create', document: item }]);
     t.advance(120);
-    expect(await sweepParkedItems(t.ctx, sweepOptions)).toMatchObject({ applied: 1, rejected: [] });
+    expect(await sweepParkedItems(t.ctx, sweepOptions)).toMatchObject({ applied: 1, rejected: [], oldestParkedAgeSeconds: 0 });
     expect(await t.order('w3')).toMatchObject({ amountPaid: 3, paymentCount: 1 });
     expect((await sweepParkedItems(t.ctx, sweepOptions)).applied).toBe(0);
   });
