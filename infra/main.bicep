@@ -57,6 +57,15 @@ param principalType string = 'User'
 @description('Base URL of the carrier API requestShipment books with. Empty: requestShipment and reconcileShipments are deployed disabled (events wait on the fulfilment subscription).')
 param carrierApiUrl string = ''
 
+@description('An e-mail address the alerts notify (the operators action group). Empty: alerts fire in the portal only.')
+param alertEmail string = ''
+
+@description('Seconds of outbox lag that raise the outbox-lag alert; also the app\'s OUTBOX_LAG_ALERT_SECONDS.')
+param outboxLagAlertSeconds int = 300
+
+@description('Duplicates per 100 messages that raise the duplicate-ratio alert.')
+param duplicateRatioPercent int = 20
+
 @secure()
 @description('The carrier API key, written to Key Vault. Empty: set it later (az keyvault secret set --name carrier-api-key).')
 param carrierApiKey string = ''
@@ -162,7 +171,24 @@ module functionApp 'modules/functionApp.bicep' = {
       TRANSIENT_RETRY_BUDGET_SECONDS: queueFile.operations.transientRetryBudgetSeconds
       DLQ_RESUBMIT_HORIZON_SECONDS: queueFile.operations.deadLetterResubmitHorizonSeconds
       INBOX_MARKER_TTL_SECONDS: queueFile.operations.inboxMarkerTtlSeconds
+      // Not retention, but the same rule: the app's error line and the alert share one threshold.
+      OUTBOX_LAG_ALERT_SECONDS: outboxLagAlertSeconds
     }
+  }
+}
+
+module alerts 'modules/alerts.bicep' = {
+  scope: resourceGroup
+  name: 'alerts'
+  dependsOn: [monitoring, serviceBus]
+  params: {
+    applicationInsightsName: names.applicationInsights
+    serviceBusNamespaceName: names.serviceBus
+    location: location
+    tags: tags
+    alertEmail: alertEmail
+    outboxLagAlertSeconds: outboxLagAlertSeconds
+    duplicateRatioPercent: duplicateRatioPercent
   }
 }
 

@@ -212,6 +212,8 @@ function call(name: string, argNodes: Node[], scope: Scope): unknown {
       return false;
     case 'null':
       return null;
+    case 'createarray':
+      return args;
     case 'createobject':
       return Object.fromEntries(Array.from({ length: args.length / 2 }, (_, i) => [String(args[2 * i]), args[2 * i + 1]]));
     case 'trygetproperty':

@@ -398,6 +398,68 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     expect(deployment.outputs.INBOX_MARKER_TTL_SECONDS).toBe(queueFile.operations.inboxMarkerTtlSeconds);
   });
 
+  describe('alerts, the action group and the workbook', () => {
+    const logAlerts = () => of('Microsoft.Insights/scheduledQueryRules');
+    const criterion = (r: DeployedResource) => (props(r).criteria as { allOf: { query: string; threshold: number; operator: string; metricMeasureColumn: string }[] }).allOf[0]!;
+    const alertNamed = (name: string) => {
+      const found = logAlerts().find((r) => r.name === `alert-orders-${name}`);
+      expect(found, name).toBeDefined();
+      return found!;
+    };
+
+    it('raises one log alert per fault, on Application Insights, every 5 minutes, to the operators action group', () => {
+      expect(logAlerts().map((r) => r.name).sort()).toEqual(['conflict-or-invalid', 'duplicate-ratio', 'outbox-lag', 'parked-items-old', 'shipment-escalated'].map((n) => `alert-orders-${n}`));
+      const group = one('Microsoft.Insights/actionGroups');
+      for (const alert of logAlerts()) {
+        expect(props(alert)).toMatchObject({ enabled: true, evaluationFrequency: 'PT5M', autoMitigate: true });
+        expect(String((props(alert).scopes as string[])[0])).toContain('Microsoft.Insights/components/');
+        expect(JSON.stringify(props(alert).actions)).toContain(String(group.name));
+        expect(criterion(alert).operator).toBe('GreaterThan');
+      }
+    });
+
+    it('fires on any conflict or invalid message in 5 minutes, from the outcome counter', () => {
+      const alert = alertNamed('conflict-or-invalid');
+      expect(props(alert)).toMatchObject({ windowSize: 'PT5M', severity: 1 });
+      expect(criterion(alert)).toMatchObject({ threshold: 0, metricMeasureColumn: 'total' });
+      expect(criterion(alert).query).toMatch(/name == "orders\.messages".*outcome in \("conflict", "invalid"\)/);
+    });
+
+    it('fires on a duplicate ratio above the parameter, on the outbox lag above OUTBOX_LAG_ALERT_SECONDS (the app\'s setting too), on old parked items and on escalations', () => {
+      expect(criterion(alertNamed('duplicate-ratio'))).toMatchObject({ threshold: 20, metricMeasureColumn: 'percent' });
+      expect(criterion(alertNamed('duplicate-ratio')).query).toContain('sumif(value, outcome == "duplicate")');
+      expect(criterion(alertNamed('outbox-lag'))).toMatchObject({ threshold: 300, query: expect.stringContaining('name == "outbox.lag"') });
+      const site = one('Microsoft.Web/sites');
+      const appSettings = (props(site).siteConfig as { appSettings: { name: string; value: string }[] }).appSettings;
+      expect(appSettings.find((s) => s.name === 'OUTBOX_LAG_ALERT_SECONDS')?.value).toBe('300');
+      expect(criterion(alertNamed('parked-items-old'))).toMatchObject({ threshold: 3600, query: expect.stringContaining('orders.parked_items.oldest_age') });
+      expect(criterion(alertNamed('shipment-escalated'))).toMatchObject({ threshold: 0, query: expect.stringContaining('shipments.escalations') });
+    });
+
+    it('fires on any dead-lettered message on any queue or subscription of the namespace', () => {
+      const alert = one('Microsoft.Insights/metricAlerts');
+      expect(String((props(alert).scopes as string[])[0])).toContain('Microsoft.ServiceBus/namespaces/');
+      expect((props(alert).criteria as { allOf: unknown[] }).allOf).toEqual([
+        expect.objectContaining({ metricName: 'DeadletteredMessages', operator: 'GreaterThan', threshold: 0, dimensions: [{ name: 'EntityName', operator: 'Include', values: ['*'] }] }),
+      ]);
+    });
+
+    it('e-mails the operators only when an address is given', () => {
+      expect(props(one('Microsoft.Insights/actionGroups')).emailReceivers).toEqual([]);
+      const withEmail = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, alertEmail: 'ops@example.com' });
+      const group = withEmail.resources.find((r) => r.type === 'Microsoft.Insights/actionGroups');
+      expect((group?.body.properties as { emailReceivers: unknown[] }).emailReceivers).toEqual([{ name: 'operator', emailAddress: 'ops@example.com', useCommonAlertSchema: true }]);
+    });
+
+    it('ships a workbook on Application Insights: outcome rates, the duplicate ratio, dead-letter depth, outbox lag', () => {
+      const workbook = one('Microsoft.Insights/workbooks');
+      const data = JSON.parse(String(props(workbook).serializedData)) as { items: { name: string; content: { query?: string; metrics?: { metric: string }[] } }[] };
+      expect(data.items.map((i) => i.name)).toEqual(['title', 'outcomes', 'duplicate-ratio', 'dead-letter-depth', 'outbox-lag']);
+      expect(data.items.find((i) => i.name === 'dead-letter-depth')?.content.metrics?.[0]?.metric).toContain('DeadletteredMessages');
+      for (const item of data.items.filter((i) => i.content.query)) expect(item.content.query).toMatch(/^customMetrics \| where name/);
+    });
+  });
+
   it('outputs the HTTP intake\'s URL: the app\'s host name, the host\'s api prefix and submitOrder\'s route', () => {
     expect(String(deployment.outputs.ORDER_INTAKE_URL)).toMatch(/^https:\/\/.+\/api\/orders$/);
     const hostJson = JSON.parse(readFileSync('host.json', 'utf8')) as { extensions?: { http?: { routePrefix?: string } } };
