@@ -1,3 +1,4 @@
+import '../src/telemetry/startup.js'; // first: telemetry before the SDKs load and before any meter is taken
 import { app } from '@azure/functions';
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { loadSettings } from '../src/config.js';

@@ -23,11 +23,19 @@ interface ProgrammingModel {
   };
 }
 
+/** A hook the app registered (`app.hook.preInvocation`, `log`, ...), as the worker keeps them. */
+export type HookCallback = (coreContext: Record<string, unknown>) => unknown;
+
 const state = globalThis as typeof globalThis & {
   __registeredFunctions?: RegisteredFunction[];
   __programmingModel?: ProgrammingModel;
+  __hooks?: Map<string, Set<HookCallback>>;
 };
 state.__registeredFunctions ??= [];
+state.__hooks ??= new Map();
+
+/** The hooks registered under a name (`preInvocation`, `postInvocation`, `log`), in registration order. */
+export const registeredHooks = (name: string): readonly HookCallback[] => [...(state.__hooks?.get(name) ?? [])];
 
 export const registeredFunctions = (): readonly RegisteredFunction[] => state.__registeredFunctions ?? [];
 export const programmingModel = (): ProgrammingModel => {
@@ -38,7 +46,12 @@ export const programmingModel = (): ProgrammingModel => {
 const functionsCore = {
   version: 'test',
   hostVersion: '4.1040.0',
-  registerHook: () => ({ dispose() {} }),
+  registerHook: (name: string, callback: HookCallback) => {
+    const hooks = state.__hooks?.get(name) ?? new Set<HookCallback>();
+    hooks.add(callback);
+    state.__hooks?.set(name, hooks);
+    return { dispose: () => hooks.delete(callback) };
+  },
   setProgrammingModel: (model: ProgrammingModel) => {
     state.__programmingModel = model;
   },

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, isSpanContextValid, propagation, trace } from '@opentelemetry/api';
 import { childTraceparent } from '../../src/telemetry/index.js';
-import { programmingModel } from './functionsCore.js';
+import { programmingModel, registeredHooks } from './functionsCore.js';
 import type { RegisteredFunction } from './functionsCore.js';
 
 /** One Service Bus delivery, described with the host's (.NET) property names and types. */
@@ -39,7 +40,8 @@ export interface InvocationResult {
  */
 export async function invokeServiceBusFunction(fn: RegisteredFunction, delivery: ServiceBusDelivery): Promise<InvocationResult> {
   const data = typeof delivery.body === 'string' ? { string: delivery.body } : { bytes: delivery.body };
-  return invokeRegisteredFunction(fn, data, rpcTriggerMetadata(delivery), invocationTraceParent(delivery.applicationProperties?.['Diagnostic-Id']));
+  const diagnosticId = delivery.applicationProperties?.['Diagnostic-Id'];
+  return invokeRegisteredFunction(fn, data, rpcTriggerMetadata(delivery), typeof diagnosticId === 'string' ? diagnosticId : undefined);
 }
 
 /** RPC typed data, as the host sends a trigger's value and each metadata field. */
@@ -55,24 +57,63 @@ export interface RpcHttpRequest {
   readonly body?: { bytes: Uint8Array };
 }
 
-/** One invocation of any registered function: the library's own invocation model converts the input and calls the handler. */
-export async function invokeRegisteredFunction(fn: RegisteredFunction, data: RpcTypedData, triggerMetadata: Record<string, RpcTypedData>, traceParent: string = invocationTraceParent(undefined)): Promise<InvocationResult> {
+/**
+ * One invocation of any registered function: the library's own invocation model converts the input
+ * and calls the handler. `parentTraceparent` is what the trigger carried (a message's Diagnostic-Id,
+ * a request's traceparent). As the host does, the invocation is a span of its own, a child of that
+ * parent, exported as a request when telemetry is on (then its context is the worker's traceParent).
+ */
+export async function invokeRegisteredFunction(fn: RegisteredFunction, data: RpcTypedData, triggerMetadata: Record<string, RpcTypedData>, parentTraceparent?: string): Promise<InvocationResult> {
+  const parent = parentTraceparent ? propagation.extract(ROOT_CONTEXT, { traceparent: parentTraceparent }) : ROOT_CONTEXT;
+  const span = trace.getTracer('local-functions-host').startSpan(fn.metadata.name, { kind: SpanKind.SERVER, attributes: { 'faas.name': fn.metadata.name } }, parent);
+  const context = span.spanContext();
+  const traceParent = isSpanContextValid(context) ? `00-${context.traceId}-${context.spanId}-0${context.traceFlags & 1}` : invocationTraceParent(parentTraceparent);
+  try {
+    const result = await invokeWithTraceParent(fn, data, triggerMetadata, traceParent);
+    span.setAttribute('faas.invocation_id', result.invocationId);
+    span.setStatus({ code: result.error === undefined ? SpanStatusCode.OK : SpanStatusCode.ERROR });
+    return result;
+  } finally {
+    span.end();
+  }
+}
+
+async function invokeWithTraceParent(fn: RegisteredFunction, data: RpcTypedData, triggerMetadata: Record<string, RpcTypedData>, traceParent: string): Promise<InvocationResult> {
   const invocationId = randomUUID();
   const logs: InvocationResult['logs'] = [];
   const triggerName = Object.entries(fn.metadata.bindings).find(([, b]) => b.direction === 'in' && String(b.type).endsWith('Trigger'))?.[0];
   if (!triggerName) throw new Error(`function ${fn.metadata.name} has no trigger binding`);
+  const invocation: { context?: unknown } = {};
+  const hookData: Record<string, unknown> = {};
   const coreContext = {
     invocationId,
     metadata: fn.metadata,
     state: 'invocation',
-    log: (level: LogLevel, _category: string, message: string) => logs.push({ level, message }),
+    // As the worker does: each log line goes through the app's log hooks (an OpenTelemetry exporter, say) first.
+    log: (level: LogLevel, category: string, message: string) => {
+      for (const hook of registeredHooks('log')) hook({ level, category, message, invocationContext: invocation.context, hookData, appHookData: {} });
+      logs.push({ level, message });
+    },
     request: { inputData: [{ name: triggerName, data }], triggerMetadata, traceContext: { traceParent, traceState: '', attributes: {} } },
   };
   const model = programmingModel().getInvocationModel(coreContext);
   const { context, inputs } = await model.getArguments();
+  invocation.context = context;
   try {
-    const result = await model.invokeFunction(context, inputs, fn.callback);
-    const response = await model.getResponse(context, result);
+    // The worker's order: preInvocation hooks (which may wrap the handler), the handler, postInvocation hooks.
+    const pre = { invocationContext: context, inputs, functionCallback: fn.callback, hookData, appHookData: {} };
+    for (const hook of registeredHooks('preInvocation')) await hook(pre);
+    let result: unknown;
+    let error: unknown;
+    try {
+      result = await model.invokeFunction(context, pre.inputs, pre.functionCallback);
+    } catch (thrown) {
+      error = thrown ?? new Error('the function threw nothing');
+    }
+    const post = { invocationContext: context, inputs: pre.inputs, result, error, hookData, appHookData: {} };
+    for (const hook of registeredHooks('postInvocation')) await hook(post);
+    if (post.error !== undefined) return { invocationId, error: post.error, logs };
+    const response = await model.getResponse(context, post.result);
     return { invocationId, logs, returnValue: response.returnValue };
   } catch (error) {
     return { invocationId, error, logs };

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RegisteredFunction } from './functionsCore.js';
-import { invocationTraceParent, invokeRegisteredFunction } from './hostInvocation.js';
+import { invokeRegisteredFunction } from './hostInvocation.js';
 import type { InvocationResult, RpcHttpRequest } from './hostInvocation.js';
 
 export interface HttpListenerOptions {
@@ -82,7 +82,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, routes: readonly
     ...(method === 'GET' || method === 'HEAD' ? {} : { body: { bytes: body } }),
   };
   // As the host does: the invocation's activity is a child of the request's traceparent, when it has one.
-  const result = await invokeRegisteredFunction(route.fn, { http }, { Headers: { json: JSON.stringify(http.headers) }, Query: { json: JSON.stringify(http.query) } }, invocationTraceParent(http.headers.traceparent));
+  const result = await invokeRegisteredFunction(route.fn, { http }, { Headers: { json: JSON.stringify(http.headers) }, Query: { json: JSON.stringify(http.query) } }, http.headers.traceparent);
   options.onInvocation?.(route.fn, result);
   if (result.error !== undefined) {
     res.writeHead(500).end();

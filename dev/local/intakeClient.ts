@@ -13,6 +13,8 @@ export interface IntakeClientOptions {
   readonly baseUrls: () => readonly string[];
   readonly maxAttempts?: number;
   readonly timeoutMs?: number;
+  /** Sent with every attempt: the caller's trace, which the app continues. */
+  readonly traceparent?: string;
 }
 
 /**
@@ -30,7 +32,7 @@ export async function submitOrderOverHttp(idempotencyKey: string, order: unknown
     try {
       const response = await fetch(new URL('api/orders', base), {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKeyHeader(idempotencyKey) },
+        headers: { 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKeyHeader(idempotencyKey), ...(options.traceparent ? { traceparent: options.traceparent } : {}) },
         body: JSON.stringify(order),
         signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
       });

@@ -8,6 +8,7 @@ import { startLocalStack } from './localStack.js';
 import type { LocalStack } from './localStack.js';
 import { localSettingsJson } from './coreToolsSettings.js';
 import { deliveryLine } from './deliveryLine.js';
+import { startLocalTelemetry } from './localTelemetry.js';
 import { runDemo } from './runDemo.js';
 import { runbookDemoSettings, seedRunbookScenario } from './runbookDemo.js';
 
@@ -22,6 +23,7 @@ const program = new Command('npm run local --')
   .option('--verbose', "with --serve: print each delivery's JSON log lines instead of one short line")
   .option('--servicebus-config <Config.json>', "with --serve --no-functions: the entities of a Config.json of Microsoft's Service Bus emulator, so its samples run unchanged")
   .option('--orders <count>', 'orders in the sample workload', positiveInteger, 100)
+  .option('--telemetry', 'export telemetry to a local Application Insights ingestion stand-in and print what it received (with APPLICATIONINSIGHTS_CONNECTION_STRING set, the app exports there anyway)')
   .showHelpAfterError();
 
 function positiveInteger(value: string): number {
@@ -31,19 +33,25 @@ function positiveInteger(value: string): number {
 }
 
 async function main(): Promise<void> {
-  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number; runbookDemo?: boolean; verbose?: boolean; servicebusConfig?: string }>();
+  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number; runbookDemo?: boolean; verbose?: boolean; servicebusConfig?: string; telemetry?: boolean }>();
   if (options.runbookDemo && (!options.serve || !options.functions)) program.error('--runbook-demo needs --serve with the functions running');
   if (options.servicebusConfig && (!options.serve || options.functions)) program.error('--servicebus-config needs --serve --no-functions (the app needs the entities of infra/servicebus-queues.json)');
   if (options.serve) {
     await serve(options.functions, options.runbookDemo === true, options.verbose === true, options.servicebusConfig);
     return;
   }
+  const telemetry = await startLocalTelemetry(options.telemetry === true);
+  if (telemetry?.destination === 'relaunched') {
+    process.exitCode = telemetry.exitCode;
+    return;
+  }
+  if (telemetry) console.log(`Telemetry: exporting to ${telemetry.destination === 'stand-in' ? `an Application Insights ingestion stand-in on ${telemetry.url}` : 'the Application Insights resource of APPLICATIONINSIGHTS_CONNECTION_STRING'}.`);
   console.log(`Starting the local stack (queue lock shortened to ${demoLockDurationMs / 1000} s so that crashed consumers' locks run out quickly)...`);
   const stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs: demoLockDurationMs });
   Object.assign(process.env, stack.settings);
   const functions = loadFunctionApp(appRoot);
   console.log(`Loaded ${functions.map((f) => f.metadata.name).join(', ')}; sending ${options.orders} orders...`);
-  const ok = await runDemo(stack, functions, options.orders).finally(() => stack.close());
+  const ok = await runDemo(stack, functions, options.orders, telemetry).finally(() => stack.close());
   process.exitCode = ok ? 0 : 1;
 }
 

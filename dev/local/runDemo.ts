@@ -9,7 +9,10 @@ import { rejectionDocumentId } from '../../src/orders/index.js';
 import { localContainer, localDatabase } from './localStack.js';
 import type { LocalStack } from './localStack.js';
 import { findOutcomeLine } from './outcomeLine.js';
+import { flushTelemetry } from '../../src/telemetry/azureMonitor.js';
+import { telemetrySummary } from '../monitor/telemetryReport.js';
 import { submitOrderOverHttp } from './intakeClient.js';
+import type { LocalTelemetry } from './localTelemetry.js';
 import type { IntakeAnswer } from './intakeClient.js';
 import { sampleWorkload } from './sampleWorkload.js';
 import type { Placement } from './sampleWorkload.js';
@@ -45,7 +48,7 @@ const carrierFaults = { droppedAfterBooking: 3, unavailable: 3 };
  * checks the end state: one order per distinct order, each with the amounts and status sent, the
  * queue empty and only the conflicting message in the dead-letter queue. True when all holds.
  */
-export async function runDemo(stack: LocalStack, functions: readonly RegisteredFunction[], orderCount: number): Promise<boolean> {
+export async function runDemo(stack: LocalStack, functions: readonly RegisteredFunction[], orderCount: number, telemetry?: LocalTelemetry): Promise<boolean> {
   const workload = sampleWorkload(orderCount, Date.now().toString(36));
   const tally: Tally = { deliveries: 0, outcomes: {}, crashes: 0, byHost: Array(consumerCount).fill(0), publishInvocations: 0, publisherKills: 0, shipmentDeliveries: 0, shipmentOutcomes: {}, requests: 0, requestOutcomes: {} };
   stack.cosmos.injectFault({ statusCode: 503, times: failedMarks, method: 'PUT', urlIncludes: 'outbox|' });
@@ -106,6 +109,7 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
     };
     printSummary(stack, workload, tally, answers, orders.length, deadLettered.map((m) => `${String(m.messageId)} (${m.deadLetterReason})`), checks, events);
     await dlq.close();
+    if (telemetry) await printTelemetry(telemetry, workload.placements[0]?.traceId);
     return Object.values(checks).every(Boolean);
   } finally {
     clearInterval(progress);
@@ -176,6 +180,14 @@ function startConsumers(stack: LocalStack, functions: readonly RegisteredFunctio
   return hosts;
 }
 
+/** What the exporter sent, read back from the stand-in as Application Insights would store it. */
+async function printTelemetry(telemetry: LocalTelemetry, traceId: string | undefined): Promise<void> {
+  await flushTelemetry();
+  console.log('\nTelemetry');
+  if (telemetry.destination !== 'stand-in') return console.log('  exported to the Application Insights resource of APPLICATIONINSIGHTS_CONNECTION_STRING: see README, "Telemetry in Application Insights"');
+  for (const line of telemetrySummary(await telemetry.envelopes(), traceId)) console.log(line);
+}
+
 /** Every order through the intake, 16 clients at a time; a `concurrent` one sends its copy at once, an `after-answer` one once answered. */
 async function submitAll(placements: readonly Placement[], baseUrls: () => readonly string[]): Promise<{ placement: Placement; answers: IntakeAnswer[] }[]> {
   const results: { placement: Placement; answers: IntakeAnswer[] }[] = [];
@@ -183,7 +195,7 @@ async function submitAll(placements: readonly Placement[], baseUrls: () => reado
   const client = async () => {
     while (next < placements.length) {
       const placement = placements[next++] as Placement;
-      const send = () => submitOrderOverHttp(placement.idempotencyKey, placement.body, { baseUrls });
+      const send = () => submitOrderOverHttp(placement.idempotencyKey, placement.body, { baseUrls, traceparent: `00-${placement.traceId}-${placement.traceId.slice(0, 16)}-01` });
       const answers = placement.clientRetry === 'concurrent' ? await Promise.all([send(), send()]) : [await send()];
       if (placement.clientRetry === 'after-answer') answers.push(await send());
       results.push({ placement, answers });

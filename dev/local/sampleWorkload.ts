@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { ServiceBusMessage } from '@azure/service-bus';
 
 /** An order submitted through POST /api/orders, and how its client retries it. */
@@ -10,6 +11,8 @@ export interface Placement {
    * soon); `after-answer`: sent again once answered (the answer was lost on the way back).
    */
   readonly clientRetry: 'none' | 'concurrent' | 'after-answer';
+  /** The W3C trace id the client sends (traceparent): the order's one trace, from the request to the carrier. */
+  readonly traceId: string;
 }
 
 /** What the sample producer sends, and what the store must hold afterwards if nothing was lost or doubled. */
@@ -66,6 +69,7 @@ export function sampleWorkload(orderCount: number, run: string): Workload {
       idempotencyKey: `key-${orderId}`,
       body: { orderId, customerId: `customer-${i % 13}`, currency: 'EUR', lines, placedAt: new Date().toISOString() },
       clientRetry: i % 10 === 3 ? 'concurrent' : i % 20 === 7 ? 'after-answer' : 'none',
+      traceId: randomBytes(16).toString('hex'),
     });
     const payments = [10, 2.5];
     payments.forEach((amount, p) => {

@@ -2,6 +2,9 @@ import type { Settings } from '../config.js';
 import { TransientStoreError } from '../idempotency/index.js';
 import type { DocumentStore } from '../idempotency/index.js';
 import { ordersStore } from '../orders/ordersStore.js';
+import { metrics } from '@opentelemetry/api';
+import type { Meter } from '@opentelemetry/api';
+import { RequestMetrics, meterName } from '../telemetry/index.js';
 import type { LogSink } from '../telemetry/index.js';
 import { acceptOrderOnce, releaseKey } from './acceptOrder.js';
 import type { IntakeContext, IntakeResult } from './acceptOrder.js';
@@ -38,19 +41,24 @@ export class OrderIntake {
   constructor(
     private readonly ctx: IntakeContext,
     private readonly maxBodyBytes: number,
+    private readonly metrics?: RequestMetrics,
   ) {}
+
+  private log(sink: LogSink, record: RequestLogRecord): void {
+    log(sink, record, this.metrics);
+  }
 
   async handle(request: IntakeHttpRequest, invocation: IntakeInvocation): Promise<IntakeResponse> {
     const started = Date.now();
     const read = await readOrderRequest(request, this.maxBodyBytes);
     if (!isOrderRequest(read)) {
-      log(invocation.log, { event: 'order-request', outcome: 'refused', status: read.status, replayed: false, durationMs: Date.now() - started, reason: problemType(read) });
+      this.log(invocation.log, { event: 'order-request', outcome: 'refused', status: read.status, replayed: false, durationMs: Date.now() - started, reason: problemType(read) });
       return read;
     }
     const base = { event: 'order-request', idempotencyKey: read.idempotencyKey, orderId: read.order.orderId } as const;
     try {
       const result = await acceptOrderOnce(read, invocation.invocationId, this.ctx, invocation.traceparent);
-      log(invocation.log, {
+      this.log(invocation.log, {
         ...base,
         outcome: result.outcome,
         status: result.response.status,
@@ -63,7 +71,7 @@ export class OrderIntake {
       if (!(error instanceof TransientStoreError)) throw error;
       // Hand the key back so that the retry we ask for is not told "in progress" for a lease's length.
       await releaseKey(read.idempotencyKey, invocation.invocationId, this.ctx).catch(() => undefined);
-      log(invocation.log, { ...base, outcome: 'unavailable', status: 503, replayed: false, durationMs: Date.now() - started, reason: error.message });
+      this.log(invocation.log, { ...base, outcome: 'unavailable', status: 503, replayed: false, durationMs: Date.now() - started, reason: error.message });
       return problem(503, 'store-unavailable', 'Try again shortly', 'the order store is unavailable for now; nothing was accepted; retry with the same Idempotency-Key', {}, { 'Retry-After': String(unavailableRetryAfterSeconds) });
     }
   }
@@ -72,6 +80,7 @@ export class OrderIntake {
 export interface IntakeOverrides {
   readonly store?: DocumentStore;
   readonly now?: () => Date;
+  readonly meter?: Meter;
 }
 
 /** The intake from validated settings: the same store (one Cosmos client per process) as the consumers. */
@@ -86,6 +95,7 @@ export function createOrderIntake(settings: Settings, overrides: IntakeOverrides
       maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
     },
     settings.intake.maxBodyBytes,
+    new RequestMetrics(overrides.meter ?? metrics.getMeter(meterName)),
   );
 }
 
@@ -95,7 +105,8 @@ function problemType(response: IntakeResponse): string | undefined {
 }
 
 /** A conflict or a key reused needs a person: error. A refusal or a wait is the client's to fix: warning. */
-function log(sink: LogSink, record: RequestLogRecord): void {
+function log(sink: LogSink, record: RequestLogRecord, metrics?: RequestMetrics): void {
+  metrics?.record(record.outcome, record.status, record.durationMs);
   const line = JSON.stringify(record);
   if (record.outcome === 'conflict' || record.outcome === 'invalid') sink.error(line);
   else if (record.outcome === 'refused' || record.outcome === 'retry' || record.outcome === 'unavailable') sink.warn(line);

@@ -1,3 +1,4 @@
+import { withClientSpan } from '../telemetry/outgoingCall.js';
 import { idempotencyKeyHeader, idempotencyKeyValue, retryAfterMs } from './carrierHeaders.js';
 import { CarrierUnavailableError } from './carrierClient.js';
 import type { BookingAnswer, BookingRequest, CarrierAnswer, CarrierClient, LookupAnswer } from './carrierClient.js';
@@ -46,17 +47,19 @@ export class HttpCarrierClient implements CarrierClient {
     const url = new URL(path.replace(/^\//, ''), this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
     let response: Response;
     try {
-      response = await this.fetch(url, {
-        method,
-        headers: {
-          Accept: 'application/json',
-          ...(this.options.apiKey ? { Authorization: `Bearer ${this.options.apiKey}` } : {}),
-          ...(traceparent ? { traceparent } : {}),
-          ...init.headers,
-        },
-        body: init.body,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
+      const attributes = { 'http.request.method': method, 'url.full': `${url.origin}${url.pathname}`, 'server.address': url.hostname };
+      response = await withClientSpan(`${method} ${url.pathname}`, attributes, traceparent, (header) =>
+        this.fetch(url, {
+          method,
+          headers: {
+            Accept: 'application/json',
+            ...(this.options.apiKey ? { Authorization: `Bearer ${this.options.apiKey}` } : {}),
+            ...(header ? { traceparent: header } : {}),
+            ...init.headers,
+          },
+          body: init.body,
+          signal: AbortSignal.timeout(this.options.timeoutMs),
+        }), (r) => r.status);
     } catch (error) {
       // A timeout or a dropped connection: the carrier may have booked, and we cannot know.
       const why = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : `the connection failed (${errorText(error)})`;

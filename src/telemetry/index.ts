@@ -1,6 +1,7 @@
 export { writeMessageLog } from './messageLog.js';
 export type { LogSink, MessageLogRecord } from './messageLog.js';
 export { OutcomeMetrics, meterName } from './outcomeMetrics.js';
+export { RequestMetrics } from './requestMetrics.js';
 export { OutcomeTelemetry } from './outcomeTelemetry.js';
 export type { OutcomeReport } from './outcomeTelemetry.js';
 export { ParkedItemMetrics, reportParkedItems } from './parkedItemTelemetry.js';
@@ -10,3 +11,5 @@ export type { OutboxEventOutcome, OutboxFailureLine } from './outboxTelemetry.js
 export { ShipmentMetrics, reportReconcileRun } from './shipmentTelemetry.js';
 export type { ReconciledItemLine } from './shipmentTelemetry.js';
 export { childTraceparent } from './traceparent.js';
+export { traceparentOf, withClientSpan } from './outgoingCall.js';
+export { StructuredLineAttributes, structuredFields } from './structuredLineAttributes.js';
