@@ -13,6 +13,9 @@ export function coreToolsSettings(stackSettings: Readonly<Record<string, string>
     // Core Tools wants host storage for non-HTTP triggers: Azurite, or a real account.
     AzureWebJobsStorage: 'UseDevelopmentStorage=true',
     CONSUMER_NAME: '',
+    // Empty: no telemetry. An Application Insights connection string here exports there (README, telemetry).
+    APPLICATIONINSIGHTS_CONNECTION_STRING: '',
+    APPLICATIONINSIGHTS_AUTHENTICATION_STRING: '',
     ...defaults,
     ...stackSettings,
   };

@@ -1,11 +1,14 @@
 import { ManagedIdentityCredential } from '@azure/identity';
 import type { TokenCredential } from '@azure/identity';
-import { AzureFunctionsInstrumentation } from '@azure/functions-opentelemetry-instrumentation';
-import { registerInstrumentations } from '@opentelemetry/instrumentation';
-import { flushAzureMonitor, shutdownAzureMonitor, useAzureMonitor } from 'applicationinsights';
-import type { AzureMonitorOpenTelemetryOptions } from 'applicationinsights';
 import { ConfigurationError } from '../idempotency/index.js';
-import { StructuredLineAttributes } from './structuredLineAttributes.js';
+
+type Distro = typeof import('./azureMonitorDistro.js');
+
+/** The distro, loaded on first use: unset telemetry must cost nothing, not even the 0.6 s of loading it. */
+function distro(): Distro {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, on purpose (above)
+  return require('./azureMonitorDistro.js') as Distro;
+}
 
 let started = false;
 
@@ -28,31 +31,9 @@ export function startAzureMonitor(env: Readonly<Record<string, string | undefine
   // The distro raises the Azure SDKs' log level to warning, and Cosmos DB logs every 404 and 409 as one:
   // here those are answers (a duplicate, a record not yet written), not warnings. Either variable overrides.
   if (!process.env.AZURE_LOG_LEVEL && !process.env.APPLICATIONINSIGHTS_INSTRUMENTATION_LOGGING_LEVEL) process.env.AZURE_LOG_LEVEL = 'error';
-  useAzureMonitor(azureMonitorOptions(connectionString, credentialFrom(env.APPLICATIONINSIGHTS_AUTHENTICATION_STRING)));
-  registerInstrumentations({ instrumentations: [new AzureFunctionsInstrumentation()] });
+  distro().startDistro(connectionString, credentialFrom(env.APPLICATIONINSIGHTS_AUTHENTICATION_STRING));
   started = true;
   return true;
-}
-
-/**
- * Outgoing HTTP (Cosmos DB) as dependencies. The worker serves no HTTP in Azure (requests reach it
- * over gRPC, as invocations): an incoming request is a local host's, never the app's.
- */
-const outgoingHttpOnly = { enabled: true, ignoreIncomingRequestHook: () => true };
-
-/** The distro's options: the exporter, no sampling of any kind, structured lines as custom dimensions. */
-export function azureMonitorOptions(connectionString: string, credential: TokenCredential | undefined): AzureMonitorOpenTelemetryOptions {
-  return {
-    azureMonitorExporterOptions: { connectionString, ...(credential ? { credential } : {}) },
-    samplingRatio: 1,
-    // The distro's default is rate-limited sampling (5 traces a second): off, so no line is ever dropped.
-    tracesPerSecond: 0,
-    enableTraceBasedSamplingForLogs: false,
-    enableLiveMetrics: false,
-    enableAutoCollectPerformance: false,
-    logRecordProcessors: [new StructuredLineAttributes()],
-    instrumentationOptions: { azureSdk: { enabled: true }, http: outgoingHttpOnly },
-  };
 }
 
 /**
@@ -61,11 +42,12 @@ export function azureMonitorOptions(connectionString: string, credential: TokenC
  * this module, the compiled app's or the sources'.
  */
 export async function flushTelemetry(env: Readonly<Record<string, string | undefined>> = process.env): Promise<void> {
-  if (env.APPLICATIONINSIGHTS_CONNECTION_STRING?.trim()) await flushAzureMonitor();
+  if (env.APPLICATIONINSIGHTS_CONNECTION_STRING?.trim()) await distro().flushAzureMonitor();
 }
 
 export async function stopAzureMonitor(): Promise<void> {
-  await shutdownAzureMonitor();
+  if (!started) return;
+  await distro().shutdownAzureMonitor();
   started = false;
 }
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIngestionStandIn } from '../../dev/monitor/ingestionStandIn.js';
 import type { IngestionStandIn, TelemetryEnvelope } from '../../dev/monitor/ingestionStandIn.js';
 import { metricTotals, tablesOf, traceDimensions, traceTree } from '../../dev/monitor/telemetryReport.js';
-import { azureMonitorOptions } from '../../src/telemetry/azureMonitor.js';
+import { azureMonitorOptions } from '../../src/telemetry/azureMonitorDistro.js';
 
 // `npm run local` as a user with APPLICATIONINSIGHTS_CONNECTION_STRING set runs it, in its own
 // process (the OpenTelemetry providers are process-wide): the app exports through the Azure Monitor
