@@ -64,7 +64,8 @@ describe('telemetry, as Application Insights receives it', () => {
     expect(names).toEqual(expect.arrayContaining(['submitOrder', 'processOrder', 'requestShipment']));
     const flat = (nodes: ReturnType<typeof traceTree>): string[] => nodes.flatMap((n) => [n.name, ...flat(n.children)]);
     const tree = traceTree(envelopes, operationId);
-    expect(tree.map((n) => `${n.name} ${JSON.stringify(n.children.map((c) => c.name))}`)).toEqual([expect.stringMatching(/^submitOrder /)]);
+    // Every root is a request to the intake (a client's retry carries the same traceparent: the same operation).
+    expect(new Set(tree.map((n) => n.name))).toEqual(new Set(['submitOrder']));
     expect(flat(tree)).toEqual(expect.arrayContaining(['processOrder', 'requestShipment', 'POST /shipments']));
   });
 
