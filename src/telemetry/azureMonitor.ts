@@ -2,7 +2,9 @@ import { ManagedIdentityCredential } from '@azure/identity';
 import type { TokenCredential } from '@azure/identity';
 import { ConfigurationError } from '../idempotency/index.js';
 
-type Distro = typeof import('./azureMonitorDistro.js');
+import type * as DistroModule from './azureMonitorDistro.js';
+
+type Distro = typeof DistroModule;
 
 /** The distro, loaded on first use: unset telemetry must cost nothing, not even the 0.6 s of loading it. */
 function distro(): Distro {
