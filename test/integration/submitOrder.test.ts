@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 const newKey = () => randomUUID();
-const problemOf = (response: IntakeResponse) => response.body as { type: string; detail: string; orderId?: string; errors?: { path: string; message: string }[] };
+const problemOf = (response: IntakeResponse) => response.body as { type: string; title: string; detail: string; orderId?: string; errors?: { path: string; message: string }[] };
 const typeOf = (response: IntakeResponse) => problemOf(response).type.slice(problemTypeBase.length);
 
 async function outboxOf(orderId: string): Promise<OutboxDocument[]> {
@@ -92,7 +92,7 @@ describe('POST /api/orders: one order per Idempotency-Key', () => {
   });
 
   it('refuses another key for an order already submitted with 409 naming the order, and replays that answer to a retry of the same key', async () => {
-    const { submit } = intakeOn(store, new TestClock());
+    const { submit, log } = intakeOn(store, new TestClock());
     const orderId = newOrderId();
     await submit(orderRequest(newKey(), orderPlaced(orderId)));
     const second = newKey();
@@ -104,6 +104,35 @@ describe('POST /api/orders: one order per Idempotency-Key', () => {
     expect(await outboxOf(orderId)).toHaveLength(1);
     const retried = await submit(orderRequest(second, orderPlaced(orderId)));
     expect(retried).toEqual({ ...refused, headers: { ...refused.headers, 'Idempotent-Replayed': 'true' } });
+    expect(log.lines.map((l) => [l.level, l.record.outcome, l.record.status])).toEqual([['info', 'created', 202], ['error', 'invalid', 409], ['info', 'duplicate', 409]]);
+  });
+
+  it('never publishes a second OrderPlaced: an entry for the order without its claim (written by another tool) is a 409', async () => {
+    const { submit } = intakeOn(store, new TestClock());
+    const orderId = newOrderId();
+    const handWritten = { id: orderPlacedOutboxId(orderId), orderId, docType: 'outbox', state: 'pending' };
+    await store.commit(orderId, [create(handWritten)]);
+    const response = await submit(orderRequest(newKey(), orderPlaced(orderId)));
+    expect([response.status, typeOf(response)]).toEqual([409, 'order-exists']);
+    expect(await store.read(orderId, orderIntakeClaimId(orderId))).toBeUndefined();
+  });
+
+  it('accepts a key of exactly 255 characters and a body of exactly the limit', async () => {
+    const orderId = newOrderId();
+    const body = JSON.stringify(orderPlaced(orderId));
+    const { submit } = intakeOn(store, new TestClock(), Buffer.byteLength(body));
+    const response = await submit(orderRequest('k'.repeat(255), body, { 'Content-Length': String(Buffer.byteLength(body)) }));
+    expect(response.status).toBe(202);
+  });
+
+  it('refuses a body that is not UTF-8 even where a lenient decoder would make valid JSON of it', async () => {
+    const orderId = newOrderId();
+    const text = JSON.stringify(orderPlaced(orderId, { customerId: 'c-#' }));
+    const bytes = Buffer.from(text, 'latin1');
+    bytes[text.indexOf('#')] = 0xff;
+    const response = await intakeOn(store, new TestClock()).submit(orderRequest(newKey(), new Uint8Array(bytes)));
+    expect([response.status, typeOf(response)]).toEqual([400, 'body-not-json']);
+    expect(await documentsOf(container, orderId)).toEqual([]);
   });
 
   it('refuses an order placed on the queue directly (an order document and no claim) with 409, publishing nothing', async () => {
@@ -150,7 +179,9 @@ describe('POST /api/orders: concurrent copies and crashes', () => {
     shared.holdBeforeClaimBatch = gate;
     const first = slow.submit(orderRequest(key, orderPlaced(orderId)));
     await gate.reached();
-    const copy = await intakeOn(shared.sibling(), clock).submit(orderRequest(key, orderPlaced(orderId)));
+    const waiting = intakeOn(shared.sibling(), clock);
+    const copy = await waiting.submit(orderRequest(key, orderPlaced(orderId)));
+    expect(waiting.log.lines).toEqual([{ level: 'warn', record: expect.objectContaining({ outcome: 'retry', status: 409, reason: 'request-in-progress' }) }]);
     expect(copy.status).toBe(409);
     expect(copy.headers['Retry-After']).toBe('1');
     expect(typeOf(copy)).toBe('request-in-progress');
@@ -171,9 +202,11 @@ describe('POST /api/orders: concurrent copies and crashes', () => {
     await expect(intakeOn(dying, clock).submit(orderRequest(key, orderPlaced(orderId)))).rejects.toBeInstanceOf(ProcessKilled);
     expect(await keyRecordOf(store, key)).toMatchObject({ state: 'in-progress' });
     // The lease is still live: the claim, not the clock, tells the retry the batch committed.
-    const retry = await intakeOn(dying.sibling(), clock).submit(orderRequest(key, orderPlaced(orderId)));
+    const retrying = intakeOn(dying.sibling(), clock);
+    const retry = await retrying.submit(orderRequest(key, orderPlaced(orderId)));
     expect(retry.status).toBe(202);
     expect(retry.headers['Idempotent-Replayed']).toBe('true');
+    expect(retrying.log.lines[0]?.record).toMatchObject({ outcome: 'duplicate', replayed: true });
     expect(retry.body).toEqual((await store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId)))?.document.response.body);
     expect(await keyRecordOf(store, key)).toMatchObject({ state: 'completed' });
     expect(await outboxOf(orderId)).toHaveLength(1);
@@ -270,6 +303,7 @@ describe('POST /api/orders: requests refused before anything is written', () => 
       expect([response.status, typeOf(response)]).toEqual([status, type]);
       expect(response.headers['Content-Type']).toBe('application/problem+json');
       expect(problemOf(response).detail.length).toBeGreaterThan(20);
+      expect(problemOf(response).title.length).toBeGreaterThan(10);
       expect(await documentsOf(container, 'o-refused')).toEqual([]);
       expect(log.lines).toEqual([{ level: 'warn', record: expect.objectContaining({ outcome: 'refused', status, reason: type }) }]);
     });
