@@ -1,9 +1,10 @@
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RegisteredFunction } from './functionsCore.js';
 import { invokeRegisteredFunction } from './hostInvocation.js';
 import type { InvocationResult, RpcHttpRequest } from './hostInvocation.js';
+import { closeServer, readRequestBody } from '../httpServers.js';
 
 export interface HttpListenerOptions {
   readonly port: number;
@@ -68,7 +69,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, routes: readonly
   const method = (req.method ?? 'GET').toUpperCase();
   // Routes match case-insensitively, as ASP.NET routing does; a method the function does not accept is no match.
   const route = routes.find((r) => r.path === url.pathname.replace(/\/$/, '').toLowerCase() && r.methods.includes(method));
-  const body = await readAll(req);
+  const body = await readRequestBody(req);
   if (!route) {
     res.writeHead(404).end();
     return;
@@ -107,15 +108,4 @@ interface RpcHttpResponse {
 
 function flatHeaders(req: IncomingMessage): Record<string, string> {
   return Object.fromEntries(Object.entries(req.headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, Array.isArray(value) ? value.join(', ') : value]])));
-}
-
-async function readAll(req: IncomingMessage): Promise<Uint8Array> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-async function closeServer(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
 }

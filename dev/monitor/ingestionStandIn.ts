@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
-import type { Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { generate } from 'selfsigned';
+import { closeServer, readRequestBody } from '../httpServers.js';
 
 /**
  * Application Insights' ingestion endpoint (Breeze) as the Azure Monitor exporter speaks to it:
@@ -62,7 +62,7 @@ export async function startIngestionStandIn(options: { port?: number } = {}): Pr
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const raw = await readAll(req);
+    const raw = await readRequestBody(req);
     if (req.method === 'GET' && path === '/_standin/envelopes') return answer(res, 200, accepted);
     if (req.method !== 'POST' || !['/v2.1/track', '/v2/track'].includes(path)) {
       received.push({ path, gzip: false, envelopes: 0, status: 404 });
@@ -124,15 +124,4 @@ function envelopeProblem(item: unknown, instrumentationKey: string): string | un
 
 function answer(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-}
-
-async function readAll(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-async function closeServer(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
 }
