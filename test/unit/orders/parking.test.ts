@@ -1,71 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { metrics } from '@opentelemetry/api';
-import { InMemoryDocumentStore } from '../../../src/idempotency/index.js';
-import type { CommitResult, DocumentQuery, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from '../../../src/idempotency/index.js';
-import { OrderConsumer, inboxMarkerId, parkingLotId, rejectionDocumentId, sweepParkedItems, throwUnlessCompletable } from '../../../src/orders/index.js';
-import type { ConsumeResult, OrderDocument, ParkedItemDocument, ParkingLotDocument } from '../../../src/orders/index.js';
-import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
-import { OutcomeMetrics, OutcomeTelemetry } from '../../../src/telemetry/index.js';
+import { inboxMarkerId, parkingLotId, rejectionDocumentId, sweepParkedItems, throwUnlessCompletable } from '../../../src/orders/index.js';
+import type { ParkedItemDocument, ParkingLotDocument } from '../../../src/orders/index.js';
+import { flowStartMs, orderFlow } from '../../support/orderFlowHarness.js';
 import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/orderMessages.js';
-import { RecordingLog } from '../../support/recordingLog.js';
-
-const startMs = Date.parse('2026-11-30T12:00:00Z');
-
-/**
- * Runs `interleave` once, just before the first commit that `when` picks: the other writer's step
- * lands exactly between this flow's read and its write, every time.
- */
-class InterleavingStore implements DocumentStore {
-  commits = 0;
-  reads = 0;
-  queries = 0;
-  private pending?: { when: (pk: string, ops: readonly WriteOperation[]) => boolean; interleave: () => Promise<unknown> };
-  constructor(readonly inner: InMemoryDocumentStore) {}
-  beforeCommit(when: (pk: string, ops: readonly WriteOperation[]) => boolean, interleave: () => Promise<unknown>): void {
-    this.pending = { when, interleave };
-  }
-  read<D extends StoredDocument>(pk: string, id: string): Promise<VersionedDocument<D> | undefined> {
-    this.reads += 1;
-    return this.inner.read<D>(pk, id);
-  }
-  async commit(pk: string, ops: readonly WriteOperation[]): Promise<CommitResult> {
-    this.commits += 1;
-    const pending = this.pending;
-    if (pending?.when(pk, ops)) {
-      this.pending = undefined;
-      await pending.interleave();
-    }
-    return this.inner.commit(pk, ops);
-  }
-  find<D extends StoredDocument>(query: DocumentQuery): Promise<VersionedDocument<D>[]> {
-    this.queries += 1;
-    return this.inner.find<D>(query);
-  }
-  get trips(): number {
-    return this.reads + this.commits + this.queries;
-  }
-}
-
-function setup() {
-  let nowMs = startMs;
-  const memory = new InMemoryDocumentStore(() => nowMs);
-  const store = new InterleavingStore(memory);
-  const ctx = { store, now: () => new Date(nowMs), markerTtlSeconds: 3600, maxConcurrencyAttempts: 5, orderEventsDestination: 'order-events' };
-  const consumer = new OrderConsumer({ ...ctx, maxMessageBytes: 262_144, telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('unit'))) });
-  const log = new RecordingLog();
-  let sequence = 0;
-  const send = (messageId: string, subject: string, body: unknown, deliveryCount = 1, applicationProperties?: Record<string, string>): Promise<ConsumeResult> =>
-    consumer.consume(envelopeFromTriggerMetadata({ messageId, subject, deliveryCount, sequenceNumber: (sequence += 1), applicationProperties }), body, log);
-  const order = async (orderId: string) => (await memory.read<OrderDocument>(orderId, orderId))?.document;
-  const parked = (orderId: string) => memory.list(orderId).filter((d): d is ParkedItemDocument => (d as ParkedItemDocument).docType === 'parked');
-  return { memory, store, ctx, consumer, log, send, order, parked, advance: (seconds: number) => (nowMs += seconds * 1000) };
-}
 
 const sweepOptions = { horizonSeconds: 3600, minAgeSeconds: 60 };
 
 describe('early arrivals are parked, not retried', () => {
   it('parks a payment that comes before its order, completes it, and applies it exactly once with the order', async () => {
-    const t = setup();
+    const t = orderFlow();
     const pay = paymentReceived('o1', { amount: 5 });
     const first = await t.send('pay-1', 'PaymentReceived', pay);
     expect(first.outcome).toEqual({ kind: 'parked', itemId: expect.stringMatching(/^parked\|payment\|/) });
@@ -84,7 +27,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('parks in two round trips and stores a new order in one when nothing is parked', async () => {
-    const t = setup();
+    const t = orderFlow();
     t.store.commits = 0;
     await t.send('pay-rt', 'PaymentReceived', paymentReceived('o-rt'));
     expect(t.store.trips).toBe(2);
@@ -94,7 +37,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('tells a redelivered parked payment (duplicate) from another payload under its key (conflict, recorded with its reason)', async () => {
-    const t = setup();
+    const t = orderFlow();
     const pay = paymentReceived('o2', { amount: 5 });
     await t.send('pay-2', 'PaymentReceived', pay);
     expect((await t.send('pay-2', 'PaymentReceived', pay, 2)).outcome.kind).toBe('duplicate');
@@ -107,7 +50,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('applies every parked payment and ends parked status changes at the highest version', async () => {
-    const t = setup();
+    const t = orderFlow();
     await t.send('s-3', 'OrderStatusChanged', orderStatusChanged('o3', 3, 'Delivered'));
     await t.send('s-1', 'OrderStatusChanged', orderStatusChanged('o3', 1, 'Paid'));
     await t.send('p-a', 'PaymentReceived', paymentReceived('o3', { amount: 1.1 }));
@@ -123,7 +66,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('treats another status at a parked version as a conflict, as on a stored order', async () => {
-    const t = setup();
+    const t = orderFlow();
     await t.send('s-a', 'OrderStatusChanged', orderStatusChanged('o4', 2, 'Shipped'));
     const other = await t.send('s-b', 'OrderStatusChanged', orderStatusChanged('o4', 2, 'Cancelled'));
     expect(other.outcome.kind).toBe('conflict');
@@ -131,7 +74,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('rejects a parked payment in another currency when its order comes, logs it at error and never counts it', async () => {
-    const t = setup();
+    const t = orderFlow();
     await t.send('pay-usd', 'PaymentReceived', paymentReceived('o5', { currency: 'USD' }));
     const placed = await t.send('m-o5', 'OrderPlaced', orderPlaced('o5'));
     expect(placed.outcome).toMatchObject({ kind: 'created', appliedParked: 0, rejectedParked: [expect.objectContaining({ reason: 'CurrencyMismatch', orderId: 'o5', messageId: 'pay-usd' })] });
@@ -141,7 +84,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('applies more parked items than one batch holds: the rest right after, each exactly once', async () => {
-    const t = setup();
+    const t = orderFlow();
     for (let i = 0; i < 70; i += 1) await t.send(`pay-many-${i}`, 'PaymentReceived', paymentReceived('o6', { amount: 1 }));
     const placed = await t.send('m-o6', 'OrderPlaced', orderPlaced('o6'));
     expect(placed.outcome).toMatchObject({ kind: 'created', appliedParked: 70 });
@@ -152,7 +95,7 @@ describe('early arrivals are parked, not retried', () => {
 
 describe('the race window between a parker and its order, provoked deterministically', () => {
   it('a parker that read "no order" just before the order landed finds the gate closed and applies on the normal path', async () => {
-    const t = setup();
+    const t = orderFlow();
     const pay = paymentReceived('r1', { amount: 4 });
     // The payment's parking batch waits until the order's whole batch has committed.
     t.store.beforeCommit((_pk, ops) => ops.some((op) => (op.document as { docType?: string }).docType === 'parked'), () => t.send('m-r1', 'OrderPlaced', orderPlaced('r1')));
@@ -164,7 +107,7 @@ describe('the race window between a parker and its order, provoked deterministic
   });
 
   it('a parker that joins after the order read the partition makes the order batch fail on the gate, and the order reads again', async () => {
-    const t = setup();
+    const t = orderFlow();
     await t.send('pay-j1', 'PaymentReceived', paymentReceived('r2', { amount: 1 }));
     // The order's second batch (with the parked items it read) waits while another payment parks.
     t.store.beforeCommit(
@@ -177,7 +120,7 @@ describe('the race window between a parker and its order, provoked deterministic
   });
 
   it('two copies of the OrderPlaced racing over parked items apply them once', async () => {
-    const t = setup();
+    const t = orderFlow();
     await t.send('pay-c1', 'PaymentReceived', paymentReceived('r3', { amount: 6 }));
     t.store.beforeCommit(
       (_pk, ops) => ops.length > 3 && (ops[0]?.document as { docType?: string }).docType === 'order',
@@ -189,7 +132,7 @@ describe('the race window between a parker and its order, provoked deterministic
   });
 
   it('a sweep racing the order batch changes each item once: applied or rejected, never both', async () => {
-    const t = setup();
+    const t = orderFlow();
     await t.send('pay-s1', 'PaymentReceived', paymentReceived('r4', { amount: 8 }));
     t.advance(7200);
     t.store.beforeCommit(
@@ -205,7 +148,7 @@ describe('the race window between a parker and its order, provoked deterministic
 
 describe('the parked-item sweeper', () => {
   it('rejects as OrderNeverArrived only what waited past the horizon for an order that is still missing', async () => {
-    const t = setup();
+    const t = orderFlow();
     await t.send('pay-old', 'PaymentReceived', paymentReceived('w1'));
     t.advance(3000);
     await t.send('pay-young', 'PaymentReceived', paymentReceived('w2'));
@@ -221,12 +164,12 @@ describe('the parked-item sweeper', () => {
   });
 
   it('applies what is still parked for a stored order (left by a crash between batches)', async () => {
-    const t = setup();
+    const t = orderFlow();
     await t.send('m-w3', 'OrderPlaced', orderPlaced('w3'));
     // As a crash after the order's first batch would leave it: parked, with the order stored.
     const item: ParkedItemDocument = {
       id: 'parked|payment|left-over', orderId: 'w3', docType: 'parked', state: 'parked', messageType: 'PaymentReceived', messageId: 'left-over',
-      dedupKey: 'left-over', fingerprint: 'f', payload: paymentReceived('w3', { amount: 3 }), parkedAt: new Date(startMs).toISOString(),
+      dedupKey: 'left-over', fingerprint: 'f', payload: paymentReceived('w3', { amount: 3 }), parkedAt: new Date(flowStartMs).toISOString(),
     };
     await t.memory.commit('w3', [{ kind: 'create', document: item }]);
     t.advance(120);
@@ -236,14 +179,14 @@ describe('the parked-item sweeper', () => {
   });
 
   it('parks a rejected item afresh when it comes again (a resubmit), and the order then applies it', async () => {
-    const t = setup();
+    const t = orderFlow();
     const pay = paymentReceived('w4', { amount: 9 });
     await t.send('pay-w4', 'PaymentReceived', pay);
     t.advance(7200);
     await sweepParkedItems(t.ctx, sweepOptions);
     expect(t.parked('w4')[0]?.state).toBe('rejected');
     expect((await t.send('pay-w4~resubmit-1', 'PaymentReceived', pay, 1, { 'idempotency-key': 'pay-w4' })).outcome.kind).toBe('parked');
-    expect(t.parked('w4')[0]).toMatchObject({ state: 'parked', parkedAt: new Date(startMs + 7_200_000).toISOString() });
+    expect(t.parked('w4')[0]).toMatchObject({ state: 'parked', parkedAt: new Date(flowStartMs + 7_200_000).toISOString() });
     await t.send('m-w4', 'OrderPlaced', orderPlaced('w4'));
     expect(await t.order('w4')).toMatchObject({ amountPaid: 9, paymentCount: 1 });
   });
