@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // npm run test:mutation: Stryker 10 needs Node 22 or later. On an older Node (this project supports
-// 20), Node 22 is taken from the npm registry, pinned here, for this run only.
+// 20), Node 22 is taken from the npm registry, pinned here, for this run only. Then the scores are
+// checked per folder and per file (tools/mutation/scores.cjs).
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { join } = require('node:path');
@@ -17,4 +18,7 @@ if (run.error) {
   console.error(`could not start Stryker: ${run.error.message}`);
   process.exit(2);
 }
-process.exit(run.status ?? 1);
+if (run.status !== 0) process.exit(run.status ?? 1);
+// Stryker prints its own table; this adds the bar per folder and per file, and fails below it.
+const scores = spawnSync(process.execPath, [join(__dirname, 'scores.cjs')], { stdio: 'inherit' });
+process.exit(scores.status ?? 1);
