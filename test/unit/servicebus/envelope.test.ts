@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PermanentMessageError } from '../../../src/idempotency/index.js';
-import { applicationProperty, decodeJsonBody, envelopeFromTriggerMetadata, unwrapCloudEvent } from '../../../src/servicebus/index.js';
+import { applicationProperty, decodeJsonBody, envelopeFromInvocation, envelopeFromTriggerMetadata, unwrapCloudEvent } from '../../../src/servicebus/index.js';
 
 describe('envelopeFromTriggerMetadata', () => {
   it('reads the fields the host sends and tolerates the ones it leaves out', () => {
@@ -15,6 +15,28 @@ describe('envelopeFromTriggerMetadata', () => {
       applicationProperties: {},
     });
     expect(envelopeFromTriggerMetadata(undefined).applicationProperties).toEqual({});
+  });
+
+  it('takes counts sent as digit strings and ids sent as numbers, and drops what is neither', () => {
+    const envelope = envelopeFromTriggerMetadata({ messageId: 1234, correlationId: 10n, deliveryCount: '3', sequenceNumber: '42', subject: 'OrderPlaced', label: 'ignored' });
+    expect(envelope).toMatchObject({ messageId: '1234', correlationId: '10', deliveryCount: 3, sequenceNumber: 42, subject: 'OrderPlaced' });
+    const odd = envelopeFromTriggerMetadata({ messageId: { id: 'm' }, deliveryCount: 1.5, sequenceNumber: '-1', contentType: true, enqueuedTimeUtc: null });
+    expect(odd).toEqual({ messageId: undefined, correlationId: undefined, contentType: undefined, subject: undefined, deliveryCount: undefined, sequenceNumber: undefined, enqueuedTimeUtc: undefined, applicationProperties: {} });
+    expect(envelopeFromTriggerMetadata({ deliveryCount: '2x' }).deliveryCount).toBeUndefined();
+  });
+
+  it('reads application properties from userProperties too (older hosts), and only from an object', () => {
+    expect(envelopeFromTriggerMetadata({ userProperties: { a: 1 } }).applicationProperties).toEqual({ a: 1 });
+    expect(envelopeFromTriggerMetadata({ applicationProperties: { b: 2 }, userProperties: { a: 1 } }).applicationProperties).toEqual({ b: 2 });
+    expect(envelopeFromTriggerMetadata({ applicationProperties: ['a'], userProperties: null }).applicationProperties).toEqual({});
+    expect(envelopeFromTriggerMetadata({ applicationProperties: 'a=1' }).applicationProperties).toEqual({});
+  });
+
+  it('carries the invocation trace context, not the message\'s, and nothing when there is none', () => {
+    const traceParent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    expect(envelopeFromInvocation({ triggerMetadata: { messageId: 'm' }, traceContext: { traceParent } })).toMatchObject({ messageId: 'm', traceparent: traceParent });
+    expect(envelopeFromInvocation({ triggerMetadata: { messageId: 'm' }, traceContext: { traceParent: null } })).not.toHaveProperty('traceparent');
+    expect(envelopeFromInvocation({ triggerMetadata: { messageId: 'm' } })).not.toHaveProperty('traceparent');
   });
 
   it('finds application properties whatever their case', () => {
