@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isFunctionDisabled, loadSettings, settingDefaults } from '../../src/config.js';
 import { ConfigurationError } from '../../src/idempotency/index.js';
+import { documentedDefaults } from '../support/documentedSettings.js';
 
 const minimal = {
   ServiceBusConnection: 'Endpoint=sb://127.0.0.1;SharedAccessKeyName=k;SharedAccessKey=v;UseDevelopmentEmulator=true',
@@ -38,6 +39,29 @@ describe('loadSettings', () => {
     expect(() => loadSettings({ ...rest, ServiceBusConnection__fullyQualifiedNamespace: 'ns.servicebus.windows.net' })).not.toThrow();
   });
 
+  it('has the defaults the settings reference states, each one of them', () => {
+    const documented = documentedDefaults();
+    for (const [name, value] of Object.entries(settingDefaults)) {
+      // PARKED_ITEM_HORIZON_SECONDS defaults to another setting, which the reference names instead of a value.
+      const expected = name === 'PARKED_ITEM_HORIZON_SECONDS' ? 'DLQ_RESUBMIT_HORIZON_SECONDS' : String(value);
+      expect(documented.get(name), name).toBe(expected);
+    }
+    expect(settingDefaults.PARKED_ITEM_HORIZON_SECONDS).toBeUndefined();
+  });
+
+  it('applies every default when a setting is absent', () => {
+    const s = loadSettings(minimal);
+    expect(s).toMatchObject({
+      maxConcurrencyAttempts: 10,
+      parking: { horizonSeconds: 1_209_600, sweepMinAgeSeconds: 60 },
+      retry: { inInvocationMs: 10_000, firstDelayMs: 30_000, maxDelayMs: 900_000, budgetMs: 86_400_000, delayedRetryEnabled: true },
+      outbox: { orderEventsTopicName: 'order-events', publishedTtlSeconds: 604_800, sweepMinAgeSeconds: 60, lagAlertSeconds: 300 },
+      shipments: { fulfilmentSubscriptionName: 'fulfilment', carrierTimeoutMs: 10_000, leaseSeconds: 60, reconcileMaxAttempts: 5, reconcileBatchSize: 50 },
+      intake: { maxBodyBytes: 65_536, leaseSeconds: 10, keyRetentionSeconds: 172_800 },
+    });
+    expect(loadSettings({ ...minimal, DELAYED_RETRY_ENABLED: 'false', PARKED_ITEM_HORIZON_SECONDS: '7200' })).toMatchObject({ retry: { delayedRetryEnabled: false }, parking: { horizonSeconds: 7200 } });
+  });
+
   it('names every missing or bad setting at once', () => {
     const message = problemsOf({ COSMOS_ENDPOINT: 'not a url', QUEUE_MAX_DELIVERY_COUNT: 'ten' });
     expect(message).toContain('ORDERS_QUEUE_NAME');
@@ -61,8 +85,20 @@ describe('loadSettings', () => {
     );
   });
 
-  it('refuses a CA file that does not exist', () => {
+  it('refuses a CA file that does not exist, and takes one that does', () => {
     expect(problemsOf({ ...minimal, COSMOS_CA_CERT_PATH: '/nowhere/ca.pem' })).toContain('COSMOS_CA_CERT_PATH: names a file that does not exist');
+    expect(loadSettings({ ...minimal, COSMOS_CA_CERT_PATH: 'package.json' }).cosmos.caCertificatePath).toBe('package.json');
+  });
+
+  it('caps the in-invocation retry at 60 s, well inside the lock', () => {
+    expect(loadSettings({ ...minimal, TRANSIENT_RETRY_IN_INVOCATION_MS: '60000' }).retry.inInvocationMs).toBe(60_000);
+    expect(problemsOf({ ...minimal, TRANSIENT_RETRY_IN_INVOCATION_MS: '60001' })).toContain('TRANSIENT_RETRY_IN_INVOCATION_MS: must be at most 60000 (well inside the lock)');
+  });
+
+  it('refuses a delayed-retry cap below the first delay, and takes one equal to it', () => {
+    expect(problemsOf({ ...minimal, DELAYED_RETRY_FIRST_DELAY_SECONDS: '60', DELAYED_RETRY_MAX_DELAY_SECONDS: '59' })).toContain('DELAYED_RETRY_MAX_DELAY_SECONDS: must be at least DELAYED_RETRY_FIRST_DELAY_SECONDS (60)');
+    expect(loadSettings({ ...minimal, DELAYED_RETRY_FIRST_DELAY_SECONDS: '60', DELAYED_RETRY_MAX_DELAY_SECONDS: '60' }).retry.maxDelayMs).toBe(60_000);
+    expect(problemsOf({ ...minimal, DELAYED_RETRY_ENABLED: 'yes' })).toContain('DELAYED_RETRY_ENABLED: must be true or false');
   });
 
   it('treats an empty setting as unset', () => {
