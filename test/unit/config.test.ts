@@ -62,6 +62,56 @@ describe('loadSettings', () => {
     expect(loadSettings({ ...minimal, DELAYED_RETRY_ENABLED: 'false', PARKED_ITEM_HORIZON_SECONDS: '7200' })).toMatchObject({ retry: { delayedRetryEnabled: false }, parking: { horizonSeconds: 7200 } });
   });
 
+  it('trims the white space the portal leaves around a value, and takes names of any length', () => {
+    const s = loadSettings({
+      ...minimal,
+      ORDERS_QUEUE_NAME: ' orders-eu ',
+      COSMOS_KEY: ' key ',
+      COSMOS_DATABASE: ' db-1 ',
+      COSMOS_ORDERS_CONTAINER: ' c-1 ',
+      CONSUMER_NAME: ' billing ',
+      PARKED_SWEEP_SCHEDULE: ' 0 */7 * * * * ',
+      ORDER_EVENTS_TOPIC_NAME: ' events-1 ',
+      COSMOS_LEASES_CONTAINER: ' leases-1 ',
+      OUTBOX_SWEEP_SCHEDULE: ' 0 */3 * * * * ',
+      FULFILMENT_SUBSCRIPTION_NAME: ' ship-1 ',
+      SHIPMENT_RECONCILE_SCHEDULE: ' 0 */9 * * * * ',
+      ServiceBusConnection__clientId: ' id-1 ',
+    });
+    expect(s).toMatchObject({
+      ordersQueueName: 'orders-eu',
+      cosmos: { key: 'key', databaseName: 'db-1', ordersContainerName: 'c-1' },
+      consumerName: 'billing',
+      outbox: { orderEventsTopicName: 'events-1' },
+      shipments: { fulfilmentSubscriptionName: 'ship-1' },
+      serviceBus: { connectionString: minimal.ServiceBusConnection, clientId: 'id-1' },
+    });
+  });
+
+  it('passes the Service Bus connection through in either form', () => {
+    const { ServiceBusConnection: _unused, ...withoutString } = minimal;
+    expect(loadSettings({ ...withoutString, ServiceBusConnection__fullyQualifiedNamespace: 'ns.servicebus.windows.net' }).serviceBus).toEqual({
+      connectionString: undefined,
+      fullyQualifiedNamespace: 'ns.servicebus.windows.net',
+      clientId: undefined,
+    });
+  });
+
+  it('takes a setting present with no value as unset', () => {
+    expect(loadSettings({ ...minimal, CONSUMER_NAME: undefined, COSMOS_DATABASE: undefined }).cosmos.databaseName).toBe('orders');
+  });
+
+  it('takes only the schemes it names: https for Cosmos, http or https for the carrier', () => {
+    expect(problemsOf({ ...minimal, COSMOS_ENDPOINT: 'httpsx://localhost:8081/' })).toContain('COSMOS_ENDPOINT: must be an https:// URL');
+    expect(problemsOf({ ...minimal, COSMOS_ENDPOINT: 'xhttps://localhost:8081/' })).toContain('COSMOS_ENDPOINT: must be an https:// URL');
+    for (const url of ['ftp://carrier/', 'xhttp://carrier/', 'httpsx://carrier/']) expect(problemsOf({ ...minimal, CARRIER_API_URL: url }), url).toContain('CARRIER_API_URL: must be an http(s):// URL');
+    expect(loadSettings({ ...minimal, CARRIER_API_URL: 'http://127.0.0.1:7080/' }).shipments.carrierApiUrl).toBe('http://127.0.0.1:7080/');
+  });
+
+  it('takes the carrier timeout and the reconciler batch at their maximum', () => {
+    expect(loadSettings({ ...minimal, CARRIER_TIMEOUT_MS: '120000', SHIPMENT_LEASE_SECONDS: '360', SHIPMENT_RECONCILE_BATCH_SIZE: '1000' }).shipments).toMatchObject({ carrierTimeoutMs: 120_000, reconcileBatchSize: 1000 });
+  });
+
   it('names every missing or bad setting at once', () => {
     const message = problemsOf({ COSMOS_ENDPOINT: 'not a url', QUEUE_MAX_DELIVERY_COUNT: 'ten' });
     expect(message).toContain('ORDERS_QUEUE_NAME');
@@ -157,6 +207,7 @@ describe('loadSettings', () => {
   it('reads a function disabled by its app setting, in either spelling the host accepts', () => {
     expect(isFunctionDisabled('requestShipment', { 'AzureWebJobs.requestShipment.Disabled': 'true' })).toBe(true);
     expect(isFunctionDisabled('requestShipment', { AzureWebJobs__requestShipment__Disabled: '1' })).toBe(true);
+    expect(isFunctionDisabled('requestShipment', { 'AzureWebJobs.requestShipment.Disabled': ' TRUE ' })).toBe(true);
     expect(isFunctionDisabled('requestShipment', { 'AzureWebJobs.requestShipment.Disabled': 'False' })).toBe(false);
     expect(isFunctionDisabled('requestShipment', { 'AzureWebJobs.reconcileShipments.Disabled': 'true' })).toBe(false);
     expect(isFunctionDisabled('requestShipment', {})).toBe(false);

@@ -58,6 +58,7 @@ describe('InMemoryDocumentStore, as the yardstick of the store contract', () => 
     await store.commit('b', [create({ id: '3', docType: 'x' } as { id: string }), create({ id: '4', docType: 'y' } as { id: string })]);
     nowMs += 1000;
     expect((await store.find({ docType: 'x' })).map((f) => f.document.id).sort()).toEqual(['1', '3']);
+    expect(store.list('a').map((d) => d.id)).toEqual(['1']);
     expect((await store.find({ docType: 'x', partitionKey: 'b' })).map((f) => f.document.id)).toEqual(['3']);
     expect(await store.find({ docType: 'x', limit: 1 })).toHaveLength(1);
     expect((await store.find({ docType: 'x' }))[0]?.etag).toMatch(/^"\d+"$/);

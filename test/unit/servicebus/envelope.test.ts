@@ -42,6 +42,7 @@ describe('envelopeFromTriggerMetadata', () => {
   it('finds application properties whatever their case', () => {
     const envelope = envelopeFromTriggerMetadata({ applicationProperties: { 'idempotency-Key': 'k' } });
     expect(applicationProperty(envelope, 'Idempotency-Key')).toBe('k');
+    expect(applicationProperty(envelopeFromTriggerMetadata({ applicationProperties: { undefined: 'x' } }), 'idempotency-key')).toBeUndefined();
   });
 });
 
