@@ -44,6 +44,12 @@ export interface DispositionState {
 export const lockLostDescription =
   'The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue.';
 
+/** What Service Bus answers a dead-letter of a message in a dead-letter queue; the JS SDK reports it as GeneralError. */
+export const deadLetterInDeadLetterQueue = {
+  condition: 'amqp:not-allowed',
+  description: 'A message in a dead-letter queue cannot be dead-lettered: complete it, or abandon it to leave it there.',
+} as const;
+
 export function settlementFor(outcome: 'accepted' | 'rejected' | 'modified' | 'released', state: DispositionState | undefined): Settlement {
   if (outcome === 'accepted') return { kind: 'complete' };
   if (outcome === 'rejected') {

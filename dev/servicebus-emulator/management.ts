@@ -1,4 +1,5 @@
 import rhea from 'rhea';
+import { deadLetterInDeadLetterQueue } from './amqpLinks.js';
 import { uuidBytes, uuidText } from './lockTokens.js';
 import { sessionIdOf } from './messageEntity.js';
 import type { AmqpMessage, MessageEntity, Settlement } from './messageEntity.js';
@@ -133,8 +134,9 @@ function updateDisposition(body: Record<string, unknown>, lockHolder: LockHolder
         ? { kind }
         : { kind, properties };
   for (const token of lockTokensOf(body)) {
-    const holder = lockHolder(token);
-    if (!holder?.settle(token, settlement)) return lockLost;
+    const result = lockHolder(token)?.settle(token, settlement) ?? 'lock-lost';
+    if (result === 'lock-lost') return lockLost;
+    if (result === 'not-allowed') return { status: 400, ...deadLetterInDeadLetterQueue };
   }
   return { status: 200, body: {} };
 }

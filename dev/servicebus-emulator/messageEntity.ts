@@ -46,6 +46,8 @@ export type Settlement =
   | { readonly kind: 'defer'; readonly properties?: Record<string, unknown> }
   | { readonly kind: 'dead-letter'; readonly info: DeadLetterInfo };
 
+export type SettleResult = 'settled' | 'lock-lost' | 'not-allowed';
+
 export type AcceptResult = { readonly kind: 'enqueued'; readonly sequenceNumber: number } | { readonly kind: 'duplicate' };
 
 const scheduledEnqueueTimeAnnotation = 'x-opt-scheduled-enqueue-time';
@@ -166,30 +168,39 @@ export class MessageEntity {
     return this.locks.has(token);
   }
 
-  /** Applies a settlement by lock token; false when the lock is unknown (expired or already settled). */
-  settle(token: string, settlement: Settlement): boolean {
+  /**
+   * Applies a settlement by lock token: `lock-lost` when the lock is unknown (expired or already
+   * settled); `not-allowed` for dead-lettering in a dead-letter queue, which Service Bus refuses
+   * ("you can't dead-letter a message from a DLQ"): the message is handed back as an abandon there
+   * would (uncounted), so the refusal loses nothing and a receiver may take it again.
+   */
+  settle(token: string, settlement: Settlement): SettleResult {
     const m = this.locks.get(token);
-    if (!m) return false;
+    if (!m) return 'lock-lost';
     this.unlock(m);
+    if (settlement.kind === 'dead-letter' && !this.expiresMessages) {
+      this.makeAvailable(m);
+      return 'not-allowed';
+    }
     switch (settlement.kind) {
       case 'complete':
         this.messages.delete(m.sequenceNumber);
-        return true;
+        return 'settled';
       case 'abandon':
         this.mergeProperties(m, settlement.properties);
         // In a dead-letter queue the count is the story of the original deliveries: it stays.
         if (this.expiresMessages) this.countFailedDelivery(m);
         else this.makeAvailable(m);
-        return true;
+        return 'settled';
       case 'defer':
         this.mergeProperties(m, settlement.properties);
         // The delivery that deferred it counts: received again by sequence number, it says 1.
         m.deliveryCount += 1;
         m.state = 'deferred';
-        return true;
+        return 'settled';
       case 'dead-letter':
         this.deadLetter(m, settlement.info);
-        return true;
+        return 'settled';
     }
   }
 

@@ -9,7 +9,7 @@ import { deliveryTagFor, newLockToken } from './lockTokens.js';
 import { handleManagementRequest, handleTopicManagementRequest } from './management.js';
 import type { ManagementReply } from './management.js';
 import { MessageEntity } from './messageEntity.js';
-import { entityPath, hasUnusedCredit, lockLostDescription, notFound, settlementFor } from './amqpLinks.js';
+import { deadLetterInDeadLetterQueue, entityPath, hasUnusedCredit, lockLostDescription, notFound, settlementFor } from './amqpLinks.js';
 import type { DispositionState, LinkInternals } from './amqpLinks.js';
 import type { AmqpMessage, StoredMessage } from './messageEntity.js';
 import { azureDefaultQueueSettings, loadQueueFile, standardMaxMessageSizeBytes, toQueueSettings, toTopicConfig } from './queueDefinitions.js';
@@ -465,15 +465,18 @@ class Broker {
     const settled = ref.entity.settle(ref.token, settlementFor(outcome, state));
     // Echo a settled outcome so the SDK's settle promise resolves; never with an `error` (the JS SDK
     // rejects the promise for any echoed error, even com.microsoft:dead-letter). A settlement whose
-    // lock is gone (expired, or settled already) is answered with message-lock-lost.
+    // lock is gone (expired, or settled already) is answered with message-lock-lost, a dead-letter
+    // in a dead-letter queue with not-allowed.
     const outcomes = rhea.message as unknown as Record<'accepted' | 'rejected' | 'modified', (fields?: object) => { described(): unknown }>;
-    const echo = settled
-      ? outcome === 'rejected'
-        ? outcomes.rejected({})
-        : outcome === 'accepted'
-          ? outcomes.accepted()
-          : outcomes.modified({})
-      : outcomes.rejected({ error: { condition: 'com.microsoft:message-lock-lost', description: lockLostDescription } });
+    const echo =
+      settled === 'settled'
+        ? outcome === 'rejected'
+          ? outcomes.rejected({})
+          : outcome === 'accepted'
+            ? outcomes.accepted()
+            : outcomes.modified({})
+        : outcomes.rejected({ error: settled === 'not-allowed' ? deadLetterInDeadLetterQueue : { condition: 'com.microsoft:message-lock-lost', description: lockLostDescription } });
+
     delivery.update(true, echo.described() as never);
     // In rcv-settle-mode "second" the SDK settles after our echo without another frame: rhea's session
     // buffer (2048 slots) would never free this one and delivery would stop. It is settled on both sides.

@@ -212,6 +212,25 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
     await dlq.close();
   });
 
+  it('refuses to dead-letter a message in $DeadLetterQueue (the SDK reports GeneralError), by link and through $management, losing nothing', async () => {
+    const dlq = client.createReceiver(queues.main, { subQueueType: 'deadLetter' });
+    await client.createSender(queues.main).sendMessages({ messageId: 'dl-twice', body: 'x' });
+    await receiver.deadLetterMessage(await receiveOne(), { deadLetterReason: 'First' });
+    const dead = await receiveOne(dlq);
+    await expect(dlq.deadLetterMessage(dead, { deadLetterReason: 'Second' })).rejects.toMatchObject({ code: 'GeneralError' });
+    const again = await receiveOne(dlq);
+    expect(again).toMatchObject({ messageId: 'dl-twice', deadLetterReason: 'First', deliveryCount: dead.deliveryCount });
+    // A message received by sequence number is settled through $management: refused there too.
+    await dlq.deferMessage(again);
+    const [deferred] = await dlq.receiveDeferredMessages(again.sequenceNumber!);
+    await expect(dlq.deadLetterMessage(deferred!, { deadLetterReason: 'Second' })).rejects.toMatchObject({ code: 'GeneralError' });
+    const [still] = await dlq.receiveDeferredMessages(again.sequenceNumber!);
+    expect(still).toMatchObject({ messageId: 'dl-twice', deadLetterReason: 'First' });
+    await dlq.completeMessage(still!);
+    expect(await dlq.peekMessages(10, { fromSequenceNumber: first })).toEqual([]);
+    await dlq.close();
+  });
+
   it('sends batches, as an array and as a message batch', async () => {
     const sender = client.createSender(queues.main);
     await sender.sendMessages([

@@ -48,7 +48,7 @@ describe('MessageEntity', () => {
       const m = q.takeNextAvailable()!;
       const { token } = q.lock(m);
       vi.advanceTimersByTime(60_000);
-      expect(q.settle(token, { kind: 'complete' })).toBe(false);
+      expect(q.settle(token, { kind: 'complete' })).toBe('lock-lost');
       expect(q.takeNextAvailable()).toMatchObject({ sequenceNumber: m.sequenceNumber, deliveryCount: 1 });
     });
 
@@ -94,7 +94,7 @@ describe('MessageEntity', () => {
       q.accept({ message_id: 'm', ttl: 1_000 });
       const { token } = q.lock(q.takeNextAvailable()!);
       vi.advanceTimersByTime(5_000);
-      expect(q.settle(token, { kind: 'complete' })).toBe(true);
+      expect(q.settle(token, { kind: 'complete' })).toBe('settled');
       expect(q.deadLetterQueue!.peek(1, 10)).toEqual([]);
     });
   });
