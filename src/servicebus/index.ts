@@ -3,5 +3,5 @@ export type { MessageEnvelope } from './envelope.js';
 export { unwrapCloudEvent } from './cloudEvents.js';
 export type { CloudEventAttributes, UnwrappedBody } from './cloudEvents.js';
 export { decodeJsonBody } from './messageBody.js';
-export { ServiceBusRetryScheduler } from './retryScheduler.js';
-export type { RetryScheduler, ScheduledCopy, ServiceBusConnectionSettings } from './retryScheduler.js';
+export { ServiceBusRetryScheduler, chooseServiceBusClient } from './retryScheduler.js';
+export type { RetryScheduler, ScheduledCopy, ServiceBusClientChoice, ServiceBusConnectionSettings } from './retryScheduler.js';

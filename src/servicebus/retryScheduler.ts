@@ -25,6 +25,18 @@ export interface ServiceBusConnectionSettings {
   readonly clientId?: string;
 }
 
+/** Which client the trigger's connection settings make: a connection string first, as the host does. */
+export type ServiceBusClientChoice =
+  | { readonly kind: 'connection-string'; readonly connectionString: string }
+  | { readonly kind: 'managed-identity'; readonly fullyQualifiedNamespace: string; readonly managedIdentityClientId?: string };
+
+export function chooseServiceBusClient(connection: ServiceBusConnectionSettings): ServiceBusClientChoice {
+  const { connectionString, fullyQualifiedNamespace, clientId } = connection;
+  if (connectionString) return { kind: 'connection-string', connectionString };
+  if (fullyQualifiedNamespace) return { kind: 'managed-identity', fullyQualifiedNamespace, ...(clientId ? { managedIdentityClientId: clientId } : {}) };
+  throw new Error('no Service Bus connection to schedule a delayed retry with: set ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace');
+}
+
 /**
  * Schedules copies on the entity the trigger reads (a queue, or a subscription's topic), through the trigger's own connection settings:
  * a connection string locally, the namespace and the managed identity in Azure. The client is made
@@ -66,10 +78,11 @@ export class ServiceBusRetryScheduler implements RetryScheduler {
 
   private senderOf(): ServiceBusSender {
     if (this.sender) return this.sender;
-    const { connectionString, fullyQualifiedNamespace, clientId } = this.connection;
-    if (connectionString) this.client = new ServiceBusClient(connectionString);
-    else if (fullyQualifiedNamespace) this.client = new ServiceBusClient(fullyQualifiedNamespace, new DefaultAzureCredential(clientId ? { managedIdentityClientId: clientId } : {}));
-    else throw new Error('no Service Bus connection to schedule a delayed retry with');
+    const choice = chooseServiceBusClient(this.connection);
+    this.client =
+      choice.kind === 'connection-string'
+        ? new ServiceBusClient(choice.connectionString)
+        : new ServiceBusClient(choice.fullyQualifiedNamespace, new DefaultAzureCredential({ managedIdentityClientId: choice.managedIdentityClientId }));
     this.sender = this.client.createSender(this.entityName);
     return this.sender;
   }
