@@ -54,6 +54,7 @@ export async function acceptOrderOnce(request: OrderRequest, owner: string, ctx:
     }
     const record = existing.document;
     if (record.fingerprint !== request.fingerprint) return reusedKey(record, request);
+    // Stryker disable next-line LogicalOperator: a completed record always holds its response, an in-progress one never does
     if (record.state === 'completed' && record.response) return { outcome: 'duplicate', response: replayed(record.response) };
     // In progress: its batch may have committed already (the owner died before step 3).
     const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
@@ -98,12 +99,14 @@ async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext
     // The order id as MessageId: the queue's duplicate detection and the consumer see one order as one message.
     messageId: orderId,
     source: orderIntakeSource,
-    ...(traceparent === undefined ? {} : { traceparent }),
+    traceparent,
   });
   const result = await ctx.store.commit(orderId, [create(newClaim), create(event)]);
   if (result.kind === 'committed') return finish(keyId, { outcome: 'created', response }, ctx);
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: on any other failure there is no claim, so the read below finds none and the order-exists answer follows either way
   if (result.kind === 'already-exists' && result.operationIndex === 0) {
     const winner = await ctx.store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId));
+    // Stryker disable next-line ConditionalExpression: a claim has no ttl and is never deleted, so after a 409 on it the read finds it
     if (winner) return settleWithClaim(winner.document, request, keyId, ctx);
   }
   // An OrderPlaced entry without a claim: written by hand or by another tool. Never publish a second.

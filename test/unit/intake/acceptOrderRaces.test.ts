@@ -1,0 +1,202 @@
+import { describe, expect, it } from 'vitest';
+import { InMemoryDocumentStore, create, replace } from '../../../src/idempotency/index.js';
+import { acceptOrderOnce, intakeKeyRecordId, orderPlacedOutboxId, readOrderRequest, releaseKey } from '../../../src/intake/index.js';
+import type { IntakeKeyRecord, OrderRequest } from '../../../src/intake/index.js';
+import { newOrderDocument } from '../../../src/orders/documents.js';
+import { orderRequest } from '../../support/intakeHarness.js';
+import { InterleavingStore, touches } from '../../support/interleavingStore.js';
+import { orderPlaced } from '../../support/orderMessages.js';
+
+// The intake's decisions over the in-memory store, with the other request's step put exactly
+// between this one's read and its write: every race on cue, none left to timing.
+const startMs = Date.parse('2026-12-01T10:00:00Z');
+
+function intake(maxConcurrencyAttempts = 5) {
+  let nowMs = startMs;
+  const memory = new InMemoryDocumentStore(() => nowMs);
+  const store = new InterleavingStore(memory);
+  const ctx = { store, now: () => new Date(nowMs), ordersQueueName: 'orders', keyRetentionSeconds: 172_800, leaseSeconds: 10, maxConcurrencyAttempts };
+  const keyId = (key: string) => intakeKeyRecordId(key);
+  const keyRecord = async (key: string) => (await memory.read<IntakeKeyRecord>(keyId(key), keyId(key)))?.document;
+  /** Another writer changes the key's record (its etag moves), with whatever it changes. */
+  const rewriteKeyRecord = async (key: string, change: (r: IntakeKeyRecord) => IntakeKeyRecord) => {
+    const current = await memory.read<IntakeKeyRecord>(keyId(key), keyId(key));
+    if (!current) throw new Error(`no record for key ${key}`);
+    expect((await memory.commit(keyId(key), [replace(change(current.document), current.etag)])).kind).toBe('committed');
+  };
+  return { memory, store, ctx, keyRecord, rewriteKeyRecord, advance: (seconds: number) => (nowMs += seconds * 1000) };
+}
+
+async function requestFor(key: string, orderId: string): Promise<OrderRequest> {
+  const read = await readOrderRequest(orderRequest(key, orderPlaced(orderId)), 65_536);
+  if (!('order' in read)) throw new Error(`not a valid request: ${JSON.stringify(read.body)}`);
+  return read;
+}
+
+/** A key record as a request that died right after writing it left it: in progress, its lease running from now. */
+async function leftInProgress(t: ReturnType<typeof intake>, request: OrderRequest, owner: string) {
+  const id = intakeKeyRecordId(request.idempotencyKey);
+  const record: IntakeKeyRecord = {
+    id,
+    orderId: id,
+    docType: 'intake-key',
+    idempotencyKey: request.idempotencyKey,
+    fingerprint: request.fingerprint,
+    requestOrderId: request.order.orderId,
+    state: 'in-progress',
+    owner,
+    attempt: 1,
+    leaseExpiresAt: new Date(t.ctx.now().getTime() + 10_000).toISOString(),
+    createdAt: t.ctx.now().toISOString(),
+    ttl: 172_800,
+  };
+  expect((await t.memory.commit(id, [create(record)])).kind).toBe('committed');
+}
+
+const isKeyWrite = (owner?: string) => (_pk: string, ops: readonly { document: unknown }[]) =>
+  ops.some((op) => (op.document as IntakeKeyRecord).docType === 'intake-key' && (owner === undefined || (op.document as IntakeKeyRecord).owner === owner));
+
+describe('two copies of one request', () => {
+  it('answers 409 in progress to the copy whose key record lost to another copy\'s, which is still being handled', async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    t.store.beforeCommit(isKeyWrite('copy-b'), () => leftInProgress(t, request, 'copy-a'));
+
+    const result = await acceptOrderOnce(request, 'copy-b', t.ctx);
+
+    expect(result).toMatchObject({ outcome: 'retry', response: { status: 409, headers: { 'Retry-After': '1' } } });
+    expect(await t.memory.read('o-1', orderPlacedOutboxId('o-1'))).toBeUndefined();
+    expect(await t.keyRecord('k-1')).toMatchObject({ owner: 'copy-a', state: 'in-progress' });
+  });
+
+  it('lets only one of two retries take over an expired lease: the one that loses the takeover answers 409', async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    await leftInProgress(t, request, 'dead');
+    t.advance(11);
+    t.store.beforeCommit(isKeyWrite('retry-b'), () => t.rewriteKeyRecord('k-1', (r) => ({ ...r, owner: 'retry-c', leaseExpiresAt: new Date(t.ctx.now().getTime() + 10_000).toISOString() })));
+
+    const result = await acceptOrderOnce(request, 'retry-b', t.ctx);
+
+    expect(result).toMatchObject({ outcome: 'retry', response: { status: 409 } });
+    expect(await t.memory.read('o-1', orderPlacedOutboxId('o-1'))).toBeUndefined();
+    expect(await t.keyRecord('k-1')).toMatchObject({ owner: 'retry-c' });
+  });
+
+  it('reads the record again after a lost takeover, up to maxConcurrencyAttempts rounds, and takes it over once it can', async () => {
+    const t = intake(2);
+    const request = await requestFor('k-1', 'o-1');
+    await leftInProgress(t, request, 'dead');
+    t.advance(11);
+    // The first takeover loses to a writer that changes nothing that matters: the lease is still expired.
+    t.store.beforeCommit(isKeyWrite('retry-b'), () => t.rewriteKeyRecord('k-1', (r) => ({ ...r, attempt: r.attempt })));
+
+    const result = await acceptOrderOnce(request, 'retry-b', t.ctx);
+
+    expect(result).toMatchObject({ outcome: 'created', response: { status: 202 } });
+    expect(await t.keyRecord('k-1')).toMatchObject({ owner: 'retry-b', attempt: 2, state: 'completed', response: { status: 202 } });
+  });
+
+  it('asks for one more retry when every round finds the record changed again', async () => {
+    const t = intake(2);
+    const request = await requestFor('k-1', 'o-1');
+    await leftInProgress(t, request, 'dead');
+    t.advance(11);
+    t.store.beforeCommit(isKeyWrite('retry-b'), () => t.rewriteKeyRecord('k-1', (r) => ({ ...r })), Infinity);
+
+    const result = await acceptOrderOnce(request, 'retry-b', t.ctx);
+
+    expect(result).toMatchObject({ outcome: 'retry', response: { status: 409 } });
+    expect(t.store.commitLog.filter((c) => isKeyWrite('retry-b')(c.partitionKey, c.operations))).toHaveLength(2);
+  });
+});
+
+describe('completing the key record', () => {
+  it('tries again when another writer changed the record between its read and its write, and completes it', async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    const completing = (_pk: string, ops: readonly { document: unknown }[]) => ops.some((op) => (op.document as IntakeKeyRecord).state === 'completed');
+    t.store.beforeCommit(completing, () => t.rewriteKeyRecord('k-1', (r) => ({ ...r })));
+
+    const result = await acceptOrderOnce(request, 'first', t.ctx);
+
+    expect(result.response.status).toBe(202);
+    expect(await t.keyRecord('k-1')).toMatchObject({ state: 'completed', response: { status: 202 } });
+    expect(t.store.commitLog.filter((c) => completing(c.partitionKey, c.operations))).toHaveLength(2);
+  });
+
+  it('leaves it be when it expired before the completion: the order claim holds the answer', async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    t.store.beforeCommit(touches('intake'), () => Promise.resolve(t.advance(172_801)));
+
+    const result = await acceptOrderOnce(request, 'first', t.ctx);
+
+    expect(result).toMatchObject({ outcome: 'created', response: { status: 202 } });
+    expect(await t.keyRecord('k-1')).toBeUndefined();
+    expect(await t.memory.read('o-1', orderPlacedOutboxId('o-1'))).toBeDefined();
+  });
+});
+
+describe('the order claim', () => {
+  it('replays the stored answer to a retry after the key record expired, even once the consumer has stored the order', async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    const first = await acceptOrderOnce(request, 'first', t.ctx);
+    t.advance(172_801);
+    const order = newOrderDocument(request.order, { messageId: 'o-1', dedupKey: 'o-1', fingerprint: 'f', processedAt: t.ctx.now().toISOString() });
+    await t.memory.commit('o-1', [create(order)]);
+
+    const late = await acceptOrderOnce(request, 'late', t.ctx);
+
+    expect(late).toMatchObject({ outcome: 'duplicate', response: { status: 202, body: first.response.body, headers: { 'Idempotent-Replayed': 'true' } } });
+  });
+
+  it('names the order a reused key was first used for, when only the claim remembers it', async () => {
+    const t = intake();
+    await acceptOrderOnce(await requestFor('k-1', 'o-1'), 'first', t.ctx);
+    t.advance(172_801);
+    const changed = await readOrderRequest(orderRequest('k-1', orderPlaced('o-1', { customerId: 'someone-else' })), 65_536);
+    if (!('order' in changed)) throw new Error('not a valid request');
+
+    const result = await acceptOrderOnce(changed, 'late', t.ctx);
+
+    expect(result).toMatchObject({ outcome: 'conflict', response: { status: 422, body: { orderId: 'o-1' } } });
+  });
+
+  it('carries the invocation trace context into the outbox entry, and no trace context field when there is none', async () => {
+    const t = intake();
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await acceptOrderOnce(await requestFor('k-1', 'o-1'), 'a', t.ctx, traceparent);
+    await acceptOrderOnce(await requestFor('k-2', 'o-2'), 'b', t.ctx);
+    const propertiesOf = async (orderId: string) =>
+      ((await t.memory.read<{ id: string; message: { applicationProperties: Record<string, unknown> } }>(orderId, orderPlacedOutboxId(orderId)))?.document.message.applicationProperties);
+    expect(await propertiesOf('o-1')).toMatchObject({ 'Diagnostic-Id': traceparent });
+    expect(await propertiesOf('o-2')).not.toHaveProperty('Diagnostic-Id');
+  });
+});
+
+describe('releaseKey', () => {
+  it('ends only its own live lease on a record in progress', async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    await leftInProgress(t, request, 'owner-a');
+    const leaseBefore = (await t.keyRecord('k-1'))?.leaseExpiresAt;
+
+    await releaseKey('k-1', 'owner-b', t.ctx);
+    expect((await t.keyRecord('k-1'))?.leaseExpiresAt).toBe(leaseBefore);
+
+    await releaseKey('k-1', 'owner-a', t.ctx);
+    expect((await t.keyRecord('k-1'))?.leaseExpiresAt).toBe(t.ctx.now().toISOString());
+  });
+
+  it('leaves a completed record alone, and does nothing for a key it never saw', async () => {
+    const t = intake();
+    await acceptOrderOnce(await requestFor('k-1', 'o-1'), 'owner-a', t.ctx);
+    const before = await t.keyRecord('k-1');
+    await releaseKey('k-1', 'owner-a', t.ctx);
+    expect(await t.keyRecord('k-1')).toEqual(before);
+    await expect(releaseKey('never-seen', 'owner-a', t.ctx)).resolves.toBeUndefined();
+    expect(t.store.commitLog.filter((c) => c.partitionKey === intakeKeyRecordId('never-seen'))).toEqual([]);
+  });
+});
