@@ -1,6 +1,7 @@
 import { DefaultAzureCredential } from '@azure/identity';
 import { ServiceBusClient, isServiceBusError } from '@azure/service-bus';
 import type { ServiceBusMessage, ServiceBusSender } from '@azure/service-bus';
+import { chooseServiceBusClient } from '../servicebus/index.js';
 import type { ServiceBusConnectionSettings } from '../servicebus/index.js';
 import { TransientSendError } from './eventSender.js';
 import type { EventSender, SendOutcome } from './eventSender.js';
@@ -82,8 +83,9 @@ export function toServiceBusMessage(message: OutboxMessage): ServiceBusMessage {
   };
 }
 
-function connect({ connectionString, fullyQualifiedNamespace, clientId }: ServiceBusConnectionSettings): ServiceBusClient {
-  if (connectionString) return new ServiceBusClient(connectionString);
-  if (fullyQualifiedNamespace) return new ServiceBusClient(fullyQualifiedNamespace, new DefaultAzureCredential(clientId ? { managedIdentityClientId: clientId } : {}));
-  throw new Error('no Service Bus connection to publish the outbox with (ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace)');
+function connect(connection: ServiceBusConnectionSettings): ServiceBusClient {
+  const choice = chooseServiceBusClient(connection);
+  return choice.kind === 'connection-string'
+    ? new ServiceBusClient(choice.connectionString)
+    : new ServiceBusClient(choice.fullyQualifiedNamespace, new DefaultAzureCredential({ managedIdentityClientId: choice.managedIdentityClientId }));
 }

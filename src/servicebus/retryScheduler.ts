@@ -34,7 +34,7 @@ export function chooseServiceBusClient(connection: ServiceBusConnectionSettings)
   const { connectionString, fullyQualifiedNamespace, clientId } = connection;
   if (connectionString) return { kind: 'connection-string', connectionString };
   if (fullyQualifiedNamespace) return { kind: 'managed-identity', fullyQualifiedNamespace, ...(clientId ? { managedIdentityClientId: clientId } : {}) };
-  throw new Error('no Service Bus connection to schedule a delayed retry with: set ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace');
+  throw new Error('no Service Bus connection: set ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace');
 }
 
 /**

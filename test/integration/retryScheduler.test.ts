@@ -78,7 +78,7 @@ describe('ServiceBusRetryScheduler, against the emulator through the SDK', () =>
     await new ServiceBusRetryScheduler({ connectionString: emulator.connectionString }, 'orders').close();
     const unconfigured = new ServiceBusRetryScheduler({}, 'orders');
     await expect(unconfigured.schedule(copy, new Date())).rejects.toThrow(
-      'no Service Bus connection to schedule a delayed retry with: set ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace',
+      'no Service Bus connection: set ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace',
     );
   });
 });
