@@ -23,5 +23,10 @@ export function throwUnlessCompletable(outcome: ProcessingOutcome): void {
       throw outcome.error;
     case 'retry':
       throw outcome.cause instanceof Error ? outcome.cause : new TransientStoreError(outcome.reason);
+    default: {
+      // An outcome nobody decided on is never completed: completing it could lose the message.
+      const unknown: never = outcome;
+      throw new TypeError(`no settlement for outcome ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);
+    }
   }
 }

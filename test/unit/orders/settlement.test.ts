@@ -7,6 +7,15 @@ describe('throwUnlessCompletable', () => {
     expect(() => throwUnlessCompletable({ kind })).not.toThrow();
   });
 
+  it('completes a parked message (the item is durable in the store) and a rescheduled one (its copy is accepted)', () => {
+    expect(() => throwUnlessCompletable({ kind: 'parked', itemId: 'parked|payment|p-1' })).not.toThrow();
+    expect(() => throwUnlessCompletable({ kind: 'rescheduled', attempt: 1, copyMessageId: 'm~retry-1', enqueueAt: '2026-12-01T10:00:00Z', reason: 'r' })).not.toThrow();
+  });
+
+  it('never completes an outcome it has no decision for', () => {
+    expect(() => throwUnlessCompletable({ kind: 'future' } as never)).toThrow(new TypeError('no settlement for outcome "future"'));
+  });
+
   it('completes a stale message', () => {
     expect(() => throwUnlessCompletable({ kind: 'stale', storedVersion: 3 })).not.toThrow();
   });
