@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { InMemoryDocumentStore, PermanentMessageError } from '../../../src/idempotency/index.js';
+import type { StoredDocument } from '../../../src/idempotency/index.js';
+import { findRejectionRecord, rejectedMessagesPartition, rejectionDocumentId } from '../../../src/orders/index.js';
+import type { RejectionDocument } from '../../../src/orders/index.js';
+import { recordRejection } from '../../../src/orders/rejections.js';
+import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
+
+// Where a rejection's reason is kept, by MessageId, for the operator tool; over the in-memory store.
+const ctx = (store: InMemoryDocumentStore, consumerName?: string) => ({
+  store,
+  consumerName,
+  now: () => new Date('2026-12-01T10:00:00Z'),
+  markerTtlSeconds: 3600,
+  maxConcurrencyAttempts: 5,
+  orderEventsDestination: 'order-events',
+});
+const delivery = (sequenceNumber: number, deliveryCount = 1, messageId = 'm-1') => envelopeFromTriggerMetadata({ messageId, sequenceNumber, deliveryCount });
+const invalid = new PermanentMessageError('SchemaViolation', 'amount: must be > 0', 'k-from-error');
+const conflict = (fingerprint: string): StoredDocument & Record<string, unknown> => ({ id: `conflict|k-1|${fingerprint}`, orderId: 'o-1', docType: 'conflict', fingerprint });
+
+describe('recordRejection', () => {
+  it('keeps an invalid message\'s reason in #rejected, with the error\'s key when the message gave none', async () => {
+    const store = new InMemoryDocumentStore();
+    await recordRejection(delivery(7), { error: invalid, messageType: 'PaymentReceived', orderId: 'o-1' }, ctx(store));
+    expect((await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId('m-1')))?.document).toMatchObject({
+      orderId: rejectedMessagesPartition,
+      messageId: 'm-1',
+      sequenceNumber: 7,
+      dedupKey: 'k-from-error',
+      messageOrderId: 'o-1',
+      reason: 'SchemaViolation',
+      ttl: 3600,
+    });
+    expect(store.list('o-1')).toEqual([]);
+  });
+
+  it('keeps a conflict\'s record with its evidence in the order\'s partition, and in #rejected when the order is unknown', async () => {
+    const store = new InMemoryDocumentStore();
+    await recordRejection(delivery(1), { error: invalid, dedupKey: 'k-1', orderId: 'o-1', evidence: conflict('f2') }, ctx(store));
+    expect(store.list('o-1').map((d) => d.id).sort()).toEqual(['conflict|k-1|f2', rejectionDocumentId('m-1')]);
+    const loose = new InMemoryDocumentStore();
+    await recordRejection(delivery(1), { error: invalid, dedupKey: 'k-1', evidence: conflict('f2') }, ctx(loose));
+    expect(loose.list(rejectedMessagesPartition).map((d) => d.id).sort()).toEqual(['conflict|k-1|f2', rejectionDocumentId('m-1')]);
+  });
+
+  it('records a conflict of a message without a MessageId, though it has nothing to find it by', async () => {
+    const store = new InMemoryDocumentStore();
+    await recordRejection(envelopeFromTriggerMetadata({ sequenceNumber: 1, deliveryCount: 1 }), { error: invalid, orderId: 'o-1', evidence: conflict('f2') }, ctx(store));
+    expect(store.list('o-1').map((d) => d.id)).toEqual(['conflict|k-1|f2']);
+  });
+
+  it('leaves the record of a redelivery as its first delivery wrote it', async () => {
+    const store = new InMemoryDocumentStore();
+    await recordRejection(delivery(7), { error: invalid }, ctx(store));
+    await recordRejection(delivery(7, 2), { error: new PermanentMessageError('SchemaViolation', 'changed'), dedupKey: 'k-2' }, ctx(store));
+    expect((await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId('m-1')))?.document).toMatchObject({ sequenceNumber: 7, description: 'amount: must be > 0' });
+  });
+
+  it('points the record at a resubmitted copy (another broker message under the MessageId), and records that copy\'s new conflict too', async () => {
+    const store = new InMemoryDocumentStore();
+    await recordRejection(delivery(7), { error: invalid, dedupKey: 'k-1', orderId: 'o-1', evidence: conflict('f2') }, ctx(store));
+    await recordRejection(delivery(9), { error: invalid, dedupKey: 'k-1', orderId: 'o-1', evidence: conflict('f3') }, ctx(store));
+    expect((await store.read<RejectionDocument>('o-1', rejectionDocumentId('m-1')))?.document).toMatchObject({ sequenceNumber: 9, conflictDocumentId: 'conflict|k-1|f3' });
+    expect(store.list('o-1').map((d) => d.id).sort()).toEqual(['conflict|k-1|f2', 'conflict|k-1|f3', rejectionDocumentId('m-1')]);
+  });
+});
+
+describe('findRejectionRecord', () => {
+  it('looks in #rejected first, then in the order\'s partition, under the consumer\'s name', async () => {
+    const store = new InMemoryDocumentStore();
+    await recordRejection(delivery(1, 1, 'bad'), { error: invalid }, ctx(store, 'billing'));
+    await recordRejection(delivery(2, 1, 'dup'), { error: invalid, dedupKey: 'k-1', orderId: 'o-1', evidence: conflict('f2') }, ctx(store, 'billing'));
+    expect(await findRejectionRecord(store, 'bad', 'o-1', 'billing')).toMatchObject({ messageId: 'bad', orderId: rejectedMessagesPartition });
+    expect(await findRejectionRecord(store, 'dup', 'o-1', 'billing')).toMatchObject({ messageId: 'dup', orderId: 'o-1' });
+    expect(await findRejectionRecord(store, 'dup', undefined, 'billing')).toBeUndefined();
+    expect(await findRejectionRecord(store, 'dup', 'o-1')).toBeUndefined();
+    expect(await findRejectionRecord(store, 'never', 'o-1', 'billing')).toBeUndefined();
+  });
+});
