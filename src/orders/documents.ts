@@ -122,7 +122,7 @@ export function newOrderAcceptedOutbox(order: OrderDocument, destination: string
     body: { orderId: order.orderId, customerId: order.customerId, currency: order.currency, total: order.total, placedAt: order.placedAt },
     causationMessageId: order.messageId,
     createdAt: order.processedAt,
-    ...(traceparent === undefined ? {} : { traceparent }),
+    traceparent,
   });
 }
 
