@@ -196,6 +196,42 @@ describe('the publisher (composition root)', () => {
     expect(log.lines).toContainEqual({ level: 'error', record: expect.objectContaining({ event: 'outbox', outcome: 'failed', id: 'a', destination: 'nowhere', reason: 'MessagingEntityNotFound' }) });
   });
 
+  it('counts each outcome by destination, measures the publish delay, and logs a line only when something happened', async () => {
+    const store = new InMemoryDocumentStore();
+    const [a, b] = await stored(store, entry('a', 'order-events', new Date(nowMs - 5000).toISOString()), entry('b', 'nowhere'));
+    const log = new RecordingLog();
+    const { publisher, reader } = publisherWith(store, new ScriptedSender((d) => (d === 'nowhere' ? { kind: 'refused', reason: 'MessagingEntityNotFound', detail: 'no such topic' } : { kind: 'sent' })));
+    await publisher.publishChanges([{ ...a!.document, _etag: a!.etag }, { ...b!.document, _etag: b!.etag }], log);
+    expect(log.lines).toContainEqual({ level: 'error', record: expect.objectContaining({ id: 'b', orderId: 'order-b', messageId: 'b', reason: 'MessagingEntityNotFound', detail: 'no such topic' }) });
+    expect(log.lines).toContainEqual({ level: 'info', record: { event: 'outbox-publish', source: 'change-feed', published: 1, failed: 1, alreadyHandled: 0, unmarked: 0 } });
+    const { resourceMetrics } = await reader.collect();
+    const metric = (name: string) => resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
+    expect(metric('outbox.events')?.dataPoints.map((p) => [p.attributes, p.value])).toEqual(
+      expect.arrayContaining([
+        [{ outcome: 'published', destination: 'order-events' }, 1],
+        [{ outcome: 'failed', destination: 'nowhere' }, 1],
+      ]),
+    );
+    expect((metric('outbox.publish_delay')?.dataPoints[0]?.value as { sum?: number }).sum).toBe(5);
+
+    const quiet = new RecordingLog();
+    await publisher.publishChanges([{ id: 'order-1', docType: 'order' }], quiet);
+    expect(quiet.lines).toEqual([]);
+  });
+
+  it('counts entries another publisher handled first, and says so in its line', async () => {
+    const store = new InMemoryDocumentStore();
+    const [a] = await stored(store, entry('a'));
+    await store.commit('order-a', [replace({ ...a!.document, state: 'published', publishedAt: new Date(nowMs).toISOString() }, a!.etag)]);
+    const log = new RecordingLog();
+    const { publisher, reader } = publisherWith(store, new ScriptedSender());
+    await publisher.publishChanges([{ ...a!.document, _etag: a!.etag }], log);
+    expect(log.lines).toContainEqual({ level: 'info', record: expect.objectContaining({ event: 'outbox-publish', published: 0, alreadyHandled: 1 }) });
+    const { resourceMetrics } = await reader.collect();
+    const events = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === 'outbox.events');
+    expect(events?.dataPoints.map((p) => [p.attributes, p.value])).toContainEqual([{ outcome: 'already-handled' }, 1]);
+  });
+
   it('sweeps: republishes what waited past the minimum age, leaves younger entries to the change feed, and logs the lag', async () => {
     const store = new InMemoryDocumentStore();
     await stored(store, entry('old', 'order-events', new Date(nowMs - 120_000).toISOString()), entry('young', 'order-events', new Date(nowMs - 10_000).toISOString()));
