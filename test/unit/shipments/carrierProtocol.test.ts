@@ -27,6 +27,17 @@ describe('the carrier protocol', () => {
     expect(retryAfterMs('soon')).toBeUndefined();
   });
 
+  it('reads Retry-After seconds with white space around them, only as whole digits, and nothing from a blank value', () => {
+    expect(retryAfterMs(' 12 ')).toBe(12_000);
+    expect(retryAfterMs('120')).toBe(120_000);
+    expect(retryAfterMs('   ')).toBeUndefined();
+    expect(retryAfterMs('')).toBeUndefined();
+    // Neither a number with a fraction or a sign nor digits inside other text are seconds; as dates they are nothing either.
+    expect(retryAfterMs('1.5x')).toBeUndefined();
+    expect(retryAfterMs('x12')).toBeUndefined();
+    expect(retryAfterMs('12x')).toBeUndefined();
+  });
+
   it('a call within an invocation is a child of its trace: same trace id and flags, a span id of its own', () => {
     const parent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00';
     const child = childTraceparent(parent);

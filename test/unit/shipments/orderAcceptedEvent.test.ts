@@ -52,4 +52,27 @@ describe('parseShipmentEvent', () => {
     expect(refusal(() => parseShipmentEvent(envelopeFromTriggerMetadata({ subject: 'OrderAccepted' }), message.body, 1 << 20))).toMatchObject({ code: 'NoDedupKey' });
     expect(refusal(() => parseShipmentEvent(envelope(), '{not json', 1 << 20))).toMatchObject({ code: 'InvalidJson' });
   });
+
+  it('takes a three-letter currency only, and a time with its offset', () => {
+    const body = message.body as Record<string, unknown>;
+    for (const currency of ['EU', 'EURO']) expect(refusal(() => parseShipmentEvent(envelope(), { ...body, currency }, 1 << 20)).description, currency).toContain('currency');
+    expect(parseShipmentEvent(envelope(), { ...body, placedAt: '2026-11-30T08:00:00+02:00' }, 1 << 20).orderId).toBe('o-7');
+    expect(refusal(() => parseShipmentEvent(envelope(), { ...body, placedAt: '2026-11-30T08:00:00' }, 1 << 20)).description).toContain('placedAt');
+  });
+
+  it('takes its type from a CloudEvents type when there is no subject, and names a missing one', () => {
+    const props = { ...message.applicationProperties, 'cloudEvents:type': 'com.shop.OrderAccepted' };
+    expect(parseShipmentEvent(envelopeFromTriggerMetadata({ messageId: message.messageId, applicationProperties: props }), message.body, 1 << 20).orderId).toBe('o-7');
+    const { 'cloudEvents:type': _type, ...untyped } = message.applicationProperties;
+    expect(refusal(() => parseShipmentEvent(envelopeFromTriggerMetadata({ messageId: message.messageId, applicationProperties: untyped }), message.body, 1 << 20))).toMatchObject({
+      code: 'UnknownMessageType',
+      description: 'type null is not OrderAccepted, the one event requestShipment handles',
+    });
+  });
+
+  it('says which keys it looked for when the event has none', () => {
+    expect(refusal(() => parseShipmentEvent(envelopeFromTriggerMetadata({ subject: 'OrderAccepted' }), message.body, 1 << 20)).description).toBe(
+      'the event has no idempotency-key property, CloudEvents source and id, or MessageId',
+    );
+  });
 });
