@@ -44,58 +44,65 @@ export const settingDefaults = {
   INTAKE_KEY_RETENTION_SECONDS: days(2),
 } as const;
 
-const optionalText = z.string().trim().min(1).optional();
 const wholeNumber = (min: number, fallback: number) => z.coerce.number().int().min(min).default(fallback);
 
-const settingsSchema = z.object({
-  ServiceBusConnection: optionalText,
-  ServiceBusConnection__fullyQualifiedNamespace: optionalText,
-  ServiceBusConnection__clientId: optionalText,
-  ORDERS_QUEUE_NAME: z.string().trim().min(1, 'is required (the queue the trigger listens to)'),
-  COSMOS_ENDPOINT: z.url({ protocol: /^https$/, error: 'must be an https:// URL such as https://myaccount.documents.azure.com:443/' }),
-  COSMOS_KEY: optionalText,
-  COSMOS_CA_CERT_PATH: optionalText.refine((path) => path === undefined || existsSync(path), 'names a file that does not exist'),
-  COSMOS_DATABASE: z.string().trim().min(1).default(settingDefaults.COSMOS_DATABASE),
-  COSMOS_ORDERS_CONTAINER: z.string().trim().min(1).default(settingDefaults.COSMOS_ORDERS_CONTAINER),
-  CONSUMER_NAME: optionalText,
-  INBOX_MARKER_TTL_SECONDS: wholeNumber(1, settingDefaults.INBOX_MARKER_TTL_SECONDS),
-  QUEUE_MAX_DELIVERY_COUNT: wholeNumber(1, settingDefaults.QUEUE_MAX_DELIVERY_COUNT),
-  QUEUE_LOCK_DURATION_SECONDS: wholeNumber(5, settingDefaults.QUEUE_LOCK_DURATION_SECONDS),
-  LOCK_RENEWAL_MAX_SECONDS: wholeNumber(0, settingDefaults.LOCK_RENEWAL_MAX_SECONDS),
-  QUEUE_MESSAGE_TTL_SECONDS: wholeNumber(1, settingDefaults.QUEUE_MESSAGE_TTL_SECONDS),
-  DLQ_RESUBMIT_HORIZON_SECONDS: wholeNumber(0, settingDefaults.DLQ_RESUBMIT_HORIZON_SECONDS),
-  MAX_MESSAGE_BYTES: wholeNumber(1024, settingDefaults.MAX_MESSAGE_BYTES),
-  MAX_CONCURRENCY_ATTEMPTS: wholeNumber(1, settingDefaults.MAX_CONCURRENCY_ATTEMPTS),
-  TRANSIENT_RETRY_IN_INVOCATION_MS: wholeNumber(0, settingDefaults.TRANSIENT_RETRY_IN_INVOCATION_MS).refine((ms) => ms <= 60_000, 'must be at most 60000 (well inside the lock)'),
-  DELAYED_RETRY_FIRST_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_FIRST_DELAY_SECONDS),
-  DELAYED_RETRY_MAX_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_MAX_DELAY_SECONDS),
-  TRANSIENT_RETRY_BUDGET_SECONDS: wholeNumber(0, settingDefaults.TRANSIENT_RETRY_BUDGET_SECONDS),
-  DELAYED_RETRY_ENABLED: z.enum(['true', 'false'], { error: 'must be true or false' }).default(settingDefaults.DELAYED_RETRY_ENABLED),
-  PARKED_ITEM_HORIZON_SECONDS: z.coerce.number().int().min(1).optional(),
-  PARKED_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.PARKED_SWEEP_SCHEDULE),
-  PARKED_SWEEP_MIN_AGE_SECONDS: wholeNumber(0, settingDefaults.PARKED_SWEEP_MIN_AGE_SECONDS),
-  ORDER_EVENTS_TOPIC_NAME: z.string().trim().min(1).default(settingDefaults.ORDER_EVENTS_TOPIC_NAME),
-  COSMOS_LEASES_CONTAINER: z.string().trim().min(1).default(settingDefaults.COSMOS_LEASES_CONTAINER),
-  OUTBOX_PUBLISHED_TTL_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_PUBLISHED_TTL_SECONDS),
-  OUTBOX_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.OUTBOX_SWEEP_SCHEDULE),
-  OUTBOX_SWEEP_MIN_AGE_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_SWEEP_MIN_AGE_SECONDS),
-  OUTBOX_LAG_ALERT_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_LAG_ALERT_SECONDS),
-  FULFILMENT_SUBSCRIPTION_NAME: z.string().trim().min(1).default(settingDefaults.FULFILMENT_SUBSCRIPTION_NAME),
-  CARRIER_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s):// URL, the base of the carrier API (https://api.carrier.example/v1/)' }).optional(),
-  CARRIER_API_KEY: optionalText.refine(
-    (key) => key === undefined || !key.startsWith('@Microsoft.KeyVault('),
-    'is still a Key Vault reference: the platform could not resolve it (check the app identity has Key Vault Secrets User on the vault, and keyVaultReferenceIdentity)',
-  ),
-  CARRIER_TIMEOUT_MS: wholeNumber(100, settingDefaults.CARRIER_TIMEOUT_MS).refine((ms) => ms <= 120_000, 'must be at most 120000'),
-  SHIPMENT_LEASE_SECONDS: wholeNumber(1, settingDefaults.SHIPMENT_LEASE_SECONDS),
-  SHIPMENT_RECONCILE_SCHEDULE: z.string().trim().min(1).default(settingDefaults.SHIPMENT_RECONCILE_SCHEDULE),
-  SHIPMENT_RECONCILE_MAX_ATTEMPTS: wholeNumber(1, settingDefaults.SHIPMENT_RECONCILE_MAX_ATTEMPTS),
-  SHIPMENT_RECONCILE_BATCH_SIZE: wholeNumber(1, settingDefaults.SHIPMENT_RECONCILE_BATCH_SIZE).refine((n) => n <= 1000, 'must be at most 1000'),
-  INTAKE_MAX_BODY_BYTES: wholeNumber(256, settingDefaults.INTAKE_MAX_BODY_BYTES),
-  INTAKE_LEASE_SECONDS: wholeNumber(1, settingDefaults.INTAKE_LEASE_SECONDS),
-  INTAKE_CLIENT_RETRY_HORIZON_SECONDS: wholeNumber(0, settingDefaults.INTAKE_CLIENT_RETRY_HORIZON_SECONDS),
-  INTAKE_KEY_RETENTION_SECONDS: wholeNumber(1, settingDefaults.INTAKE_KEY_RETENTION_SECONDS),
-});
+/**
+ * Built when the settings are read (once, at start-up), not when the module loads: so each rule is
+ * checked by the tests that read settings, mutation testing included (it cannot tell which test
+ * depends on code that ran at import).
+ */
+function settingsSchema() {
+  const optionalText = z.string().trim().min(1).optional();
+  return z.object({
+    ServiceBusConnection: optionalText,
+    ServiceBusConnection__fullyQualifiedNamespace: optionalText,
+    ServiceBusConnection__clientId: optionalText,
+    ORDERS_QUEUE_NAME: z.string().trim().min(1, 'is required (the queue the trigger listens to)'),
+    COSMOS_ENDPOINT: z.url({ protocol: /^https$/, error: 'must be an https:// URL such as https://myaccount.documents.azure.com:443/' }),
+    COSMOS_KEY: optionalText,
+    COSMOS_CA_CERT_PATH: optionalText.refine((path) => path === undefined || existsSync(path), 'names a file that does not exist'),
+    COSMOS_DATABASE: z.string().trim().min(1).default(settingDefaults.COSMOS_DATABASE),
+    COSMOS_ORDERS_CONTAINER: z.string().trim().min(1).default(settingDefaults.COSMOS_ORDERS_CONTAINER),
+    CONSUMER_NAME: optionalText,
+    INBOX_MARKER_TTL_SECONDS: wholeNumber(1, settingDefaults.INBOX_MARKER_TTL_SECONDS),
+    QUEUE_MAX_DELIVERY_COUNT: wholeNumber(1, settingDefaults.QUEUE_MAX_DELIVERY_COUNT),
+    QUEUE_LOCK_DURATION_SECONDS: wholeNumber(5, settingDefaults.QUEUE_LOCK_DURATION_SECONDS),
+    LOCK_RENEWAL_MAX_SECONDS: wholeNumber(0, settingDefaults.LOCK_RENEWAL_MAX_SECONDS),
+    QUEUE_MESSAGE_TTL_SECONDS: wholeNumber(1, settingDefaults.QUEUE_MESSAGE_TTL_SECONDS),
+    DLQ_RESUBMIT_HORIZON_SECONDS: wholeNumber(0, settingDefaults.DLQ_RESUBMIT_HORIZON_SECONDS),
+    MAX_MESSAGE_BYTES: wholeNumber(1024, settingDefaults.MAX_MESSAGE_BYTES),
+    MAX_CONCURRENCY_ATTEMPTS: wholeNumber(1, settingDefaults.MAX_CONCURRENCY_ATTEMPTS),
+    TRANSIENT_RETRY_IN_INVOCATION_MS: wholeNumber(0, settingDefaults.TRANSIENT_RETRY_IN_INVOCATION_MS).refine((ms) => ms <= 60_000, 'must be at most 60000 (well inside the lock)'),
+    DELAYED_RETRY_FIRST_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_FIRST_DELAY_SECONDS),
+    DELAYED_RETRY_MAX_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_MAX_DELAY_SECONDS),
+    TRANSIENT_RETRY_BUDGET_SECONDS: wholeNumber(0, settingDefaults.TRANSIENT_RETRY_BUDGET_SECONDS),
+    DELAYED_RETRY_ENABLED: z.enum(['true', 'false'], { error: 'must be true or false' }).default(settingDefaults.DELAYED_RETRY_ENABLED),
+    PARKED_ITEM_HORIZON_SECONDS: z.coerce.number().int().min(1).optional(),
+    PARKED_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.PARKED_SWEEP_SCHEDULE),
+    PARKED_SWEEP_MIN_AGE_SECONDS: wholeNumber(0, settingDefaults.PARKED_SWEEP_MIN_AGE_SECONDS),
+    ORDER_EVENTS_TOPIC_NAME: z.string().trim().min(1).default(settingDefaults.ORDER_EVENTS_TOPIC_NAME),
+    COSMOS_LEASES_CONTAINER: z.string().trim().min(1).default(settingDefaults.COSMOS_LEASES_CONTAINER),
+    OUTBOX_PUBLISHED_TTL_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_PUBLISHED_TTL_SECONDS),
+    OUTBOX_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.OUTBOX_SWEEP_SCHEDULE),
+    OUTBOX_SWEEP_MIN_AGE_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_SWEEP_MIN_AGE_SECONDS),
+    OUTBOX_LAG_ALERT_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_LAG_ALERT_SECONDS),
+    FULFILMENT_SUBSCRIPTION_NAME: z.string().trim().min(1).default(settingDefaults.FULFILMENT_SUBSCRIPTION_NAME),
+    CARRIER_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s):// URL, the base of the carrier API (https://api.carrier.example/v1/)' }).optional(),
+    CARRIER_API_KEY: optionalText.refine(
+      (key) => key === undefined || !key.startsWith('@Microsoft.KeyVault('),
+      'is still a Key Vault reference: the platform could not resolve it (check the app identity has Key Vault Secrets User on the vault, and keyVaultReferenceIdentity)',
+    ),
+    CARRIER_TIMEOUT_MS: wholeNumber(100, settingDefaults.CARRIER_TIMEOUT_MS).refine((ms) => ms <= 120_000, 'must be at most 120000'),
+    SHIPMENT_LEASE_SECONDS: wholeNumber(1, settingDefaults.SHIPMENT_LEASE_SECONDS),
+    SHIPMENT_RECONCILE_SCHEDULE: z.string().trim().min(1).default(settingDefaults.SHIPMENT_RECONCILE_SCHEDULE),
+    SHIPMENT_RECONCILE_MAX_ATTEMPTS: wholeNumber(1, settingDefaults.SHIPMENT_RECONCILE_MAX_ATTEMPTS),
+    SHIPMENT_RECONCILE_BATCH_SIZE: wholeNumber(1, settingDefaults.SHIPMENT_RECONCILE_BATCH_SIZE).refine((n) => n <= 1000, 'must be at most 1000'),
+    INTAKE_MAX_BODY_BYTES: wholeNumber(256, settingDefaults.INTAKE_MAX_BODY_BYTES),
+    INTAKE_LEASE_SECONDS: wholeNumber(1, settingDefaults.INTAKE_LEASE_SECONDS),
+    INTAKE_CLIENT_RETRY_HORIZON_SECONDS: wholeNumber(0, settingDefaults.INTAKE_CLIENT_RETRY_HORIZON_SECONDS),
+    INTAKE_KEY_RETENTION_SECONDS: wholeNumber(1, settingDefaults.INTAKE_KEY_RETENTION_SECONDS),
+  });
+}
 
 export interface Settings {
   readonly ordersQueueName: string;
@@ -158,7 +165,7 @@ export interface Settings {
  * the worker fails to start with the reason instead of failing on the first message.
  */
 export function loadSettings(env: Readonly<Record<string, string | undefined>> = process.env): Readonly<Settings> {
-  const parsed = settingsSchema.safeParse(withoutBlanks(env));
+  const parsed = settingsSchema().safeParse(withoutBlanks(env));
   if (!parsed.success) {
     // Stryker disable next-line StringLiteral: every issue of an object schema has a path; the fallback is for a zod change, not reachable from an env object
     throw new ConfigurationError(parsed.error.issues.map((i) => ({ setting: String(i.path[0] ?? '(settings)'), problem: i.message })));
@@ -202,7 +209,7 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>> =
   return deepFreeze(toSettings(s));
 }
 
-function toSettings(s: z.infer<typeof settingsSchema>): Settings {
+function toSettings(s: z.infer<ReturnType<typeof settingsSchema>>): Settings {
   return {
     ordersQueueName: s.ORDERS_QUEUE_NAME,
     cosmos: {

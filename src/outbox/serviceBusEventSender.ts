@@ -11,7 +11,9 @@ import type { OutboxMessage } from './outboxDocument.js';
  * Errors after which the same send can never succeed. Anything else, including UnauthorizedAccess
  * (a role assignment takes minutes to apply after a deployment), is worth trying again later.
  */
-const refusedFor = new Set(['MessagingEntityNotFound', 'MessagingEntityDisabled', 'MessageSizeExceeded']);
+function isRefusal(code: string | undefined): code is string {
+  return code === 'MessagingEntityNotFound' || code === 'MessagingEntityDisabled' || code === 'MessageSizeExceeded';
+}
 
 /**
  * Sends outbox messages with as few round trips as the broker allows: one batch per destination,
@@ -50,7 +52,7 @@ export class ServiceBusEventSender implements EventSender {
       await flush();
     } catch (error) {
       const code = isServiceBusError(error) ? error.code : undefined;
-      if (code === undefined || !refusedFor.has(code)) throw new TransientSendError(destination, error);
+      if (!isRefusal(code)) throw new TransientSendError(destination, error);
       const detail = (error as Error).message;
       for (let i = 0; i < messages.length; i += 1) outcomes[i] ??= { kind: 'refused', reason: code, detail };
     }
