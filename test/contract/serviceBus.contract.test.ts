@@ -215,15 +215,15 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
   it('refuses to dead-letter a message in $DeadLetterQueue (the SDK reports GeneralError), by link and through $management, losing nothing', async () => {
     const dlq = client.createReceiver(queues.main, { subQueueType: 'deadLetter' });
     await client.createSender(queues.main).sendMessages({ messageId: 'dl-twice', body: 'x' });
-    await receiver.deadLetterMessage(await receiveOne(), { deadLetterReason: 'First' });
+    await receiver.deadLetterMessage(await receiveOne(), { deadLetterReason: 'First', deadLetterErrorDescription: 'the first time' });
     const dead = await receiveOne(dlq);
-    await expect(dlq.deadLetterMessage(dead, { deadLetterReason: 'Second' })).rejects.toMatchObject({ code: 'GeneralError' });
+    await expect(dlq.deadLetterMessage(dead, { deadLetterReason: 'Second', deadLetterErrorDescription: 'not allowed' })).rejects.toMatchObject({ code: 'GeneralError' });
     const again = await receiveOne(dlq);
     expect(again).toMatchObject({ messageId: 'dl-twice', deadLetterReason: 'First', deliveryCount: dead.deliveryCount });
     // A message received by sequence number is settled through $management: refused there too.
     await dlq.deferMessage(again);
     const [deferred] = await dlq.receiveDeferredMessages(again.sequenceNumber!);
-    await expect(dlq.deadLetterMessage(deferred!, { deadLetterReason: 'Second' })).rejects.toMatchObject({ code: 'GeneralError' });
+    await expect(dlq.deadLetterMessage(deferred!, { deadLetterReason: 'Second', deadLetterErrorDescription: 'not allowed' })).rejects.toMatchObject({ code: 'GeneralError' });
     const [still] = await dlq.receiveDeferredMessages(again.sequenceNumber!);
     expect(still).toMatchObject({ messageId: 'dl-twice', deadLetterReason: 'First' });
     await dlq.completeMessage(still!);

@@ -222,7 +222,8 @@ describe('the publisher (composition root)', () => {
   it('counts entries another publisher handled first, and says so in its line', async () => {
     const store = new InMemoryDocumentStore();
     const [a] = await stored(store, entry('a'));
-    await store.commit('order-a', [replace({ ...a!.document, state: 'published', publishedAt: new Date(nowMs).toISOString() }, a!.etag)]);
+    const published: OutboxDocument = { ...a!.document, state: 'published', publishedAt: new Date(nowMs).toISOString() };
+    await store.commit('order-a', [replace(published, a!.etag)]);
     const log = new RecordingLog();
     const { publisher, reader } = publisherWith(store, new ScriptedSender());
     await publisher.publishChanges([{ ...a!.document, _etag: a!.etag }], log);

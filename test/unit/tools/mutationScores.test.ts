@@ -1,10 +1,5 @@
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-
-interface Check {
-  check(report: { files: Record<string, { mutants: { status: string }[] }> }): { lines: string[]; failures: string[] };
-}
-const { check } = createRequire(import.meta.url)('../../../tools/mutation/scores.cjs') as Check;
+import { check } from '../../../tools/mutation/scores.cjs';
 
 const mutants = (counts: Record<string, number>) => Object.entries(counts).flatMap(([status, n]) => Array.from({ length: n }, () => ({ status })));
 
