@@ -33,24 +33,16 @@ async function requestFor(key: string, orderId: string): Promise<OrderRequest> {
   return read;
 }
 
-/** A key record as a request that died right after writing it left it: in progress, its lease running from now. */
+/** A key record as a request that died right after writing it leaves it: in progress, its lease running from now. */
 async function leftInProgress(t: ReturnType<typeof intake>, request: OrderRequest, owner: string) {
-  const id = intakeKeyRecordId(request.idempotencyKey);
-  const record: IntakeKeyRecord = {
-    id,
-    orderId: id,
-    docType: 'intake-key',
-    idempotencyKey: request.idempotencyKey,
-    fingerprint: request.fingerprint,
-    requestOrderId: request.order.orderId,
-    state: 'in-progress',
-    owner,
-    attempt: 1,
-    leaseExpiresAt: new Date(t.ctx.now().getTime() + 10_000).toISOString(),
-    createdAt: t.ctx.now().toISOString(),
-    ttl: 172_800,
+  const dying = {
+    read: t.memory.read.bind(t.memory),
+    find: t.memory.find.bind(t.memory),
+    commit: (pk: string, ops: readonly { kind: 'create' | 'replace'; document: unknown }[]) =>
+      touches('intake')(pk, ops as never) ? Promise.reject(new Error('the process died before its claim batch')) : t.memory.commit(pk, ops as never),
   };
-  expect((await t.memory.commit(id, [create(record)])).kind).toBe('committed');
+  await expect(acceptOrderOnce(request, owner, { ...t.ctx, store: dying })).rejects.toThrow('died before its claim batch');
+  expect(await t.keyRecord(request.idempotencyKey)).toMatchObject({ state: 'in-progress', owner });
 }
 
 const isKeyWrite = (owner?: string) => (_pk: string, ops: readonly { document: unknown }[]) =>
