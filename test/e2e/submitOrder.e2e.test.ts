@@ -123,6 +123,8 @@ describe('submitOrder over HTTP, as Core Tools serves it', () => {
     const response = await post(randomUUID(), orderPlaced(orderId), { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
     expect(response.status).toBe(202);
     await eventually('the booking', () => stack.carrier.bookings().some((b) => b.orderReference === orderId), 30_000);
+    // The carrier sees the booking before requestShipment returns, and the host records an invocation only once it returns.
+    await eventually('the requestShipment invocation', () => deliveries.some((d) => d.fn === 'requestShipment' && d.orderId === orderId), 10_000);
     const traceOf = (value: unknown) => String(value).split('-')[1];
     const placed = deliveries.find((d) => d.fn === 'processOrder' && d.messageId === orderId);
     const accepted = deliveries.find((d) => d.fn === 'requestShipment' && d.orderId === orderId);
