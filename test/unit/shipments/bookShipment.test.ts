@@ -6,6 +6,7 @@ import { bookShipmentOnce, leaseIsLive, reconcileShipments, shipmentRecordId } f
 import type { BookingAnswer, CarrierClient, LookupAnswer, ShipmentEvent, ShipmentRecord } from '../../../src/shipments/index.js';
 import { CarrierUnavailableError } from '../../../src/shipments/index.js';
 import { releaseLease } from '../../../src/shipments/bookShipment.js';
+import { AnsweringStore, firstIs } from '../../support/answeringStore.js';
 
 // The two-phase booking's bookkeeping, over the in-memory reference store and a scripted carrier
 // (our own port, answering as told): what each state of the record holds, field by field.
@@ -262,7 +263,7 @@ describe('writes that lost to another owner', () => {
     const env = setUp(carrier);
     const store = (late.store = env.store);
     await storeOrder(store);
-    expect((await bookShipmentOnce(event, env.ctx, { owner: 'me' })).outcome.kind).toBe('retry');
+    expect((await bookShipmentOnce(event, env.ctx, { owner: 'me' })).outcome).toMatchObject({ kind: 'retry', reason: 'another consumer (other) holds the booking until 2026-12-01T11:00:00.000Z' });
     expect(await recordIn(store)).toMatchObject({ state: 'in-progress', owner: 'other' });
   });
 
@@ -356,5 +357,105 @@ describe('the reconciler, interleaved', () => {
     const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10 }, { owner: 'reconciler' });
     expect(run.items).toEqual([{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'refused', reason: 'the carrier refused the shipment for order o-1: the carrier answered 422' }]);
     expect(await recordIn(first.store)).toMatchObject({ state: 'refused' });
+  });
+});
+
+describe('what the store answers besides committed', () => {
+  const recordId = shipmentRecordId(event.key);
+  const isRecord = (_pk: string, id: string) => id === recordId;
+  const deleted = { kind: 'not-found', operationIndex: 0 } as const;
+
+  function answering(carrier: CarrierClient, maxConcurrencyAttempts = 3) {
+    const env = setUp(carrier);
+    const store = new AnsweringStore(env.store);
+    return { ...env, store, memory: env.store, ctx: { ...env.ctx, store, maxConcurrencyAttempts } };
+  }
+
+  /** A record another owner left in progress, its lease run out: the next caller looks it up first. */
+  async function abandonedRecord(t: ReturnType<typeof answering>): Promise<void> {
+    await bookShipmentOnce(event, { ...t.ctx, carrier: new ScriptedCarrier([down()]) }, { owner: 'dead' });
+    t.advance(leaseMs);
+  }
+
+  it('books in one round when one round is all it may take', async () => {
+    const t = answering(new ScriptedCarrier([booked('SHP-1')]), 1);
+    await storeOrder(t.memory);
+    expect(await bookShipmentOnce(event, t.ctx, { owner: 'me' })).toMatchObject({ outcome: { kind: 'created' }, shipmentId: 'SHP-1' });
+  });
+
+  it('every round losing its create to a record gone by the time it is read: a retry after exactly the rounds allowed, nobody called', async () => {
+    const carrier = new ScriptedCarrier([]);
+    const t = answering(carrier);
+    await storeOrder(t.memory);
+    t.store.answerCommit(firstIs('create', 'shipment'), { kind: 'already-exists', operationIndex: 0 }, 10);
+    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toEqual({ kind: 'retry', reason: 'the shipment record kept changing: 3 rounds lost' });
+    expect([t.store.answered, carrier.calls]).toEqual([3, []]);
+  });
+
+  it('a record gone right after its create (deleted by hand) is a retry before anyone is called', async () => {
+    const carrier = new ScriptedCarrier([]);
+    const t = answering(carrier);
+    await storeOrder(t.memory);
+    t.store.emptyRead(isRecord, 1, 1);
+    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toEqual({ kind: 'retry', reason: 'the shipment record just created cannot be read back' });
+    expect(carrier.calls).toEqual([]);
+  });
+
+  it('an escalated record without a reason, or a refused one without its reason, still says what it is', async () => {
+    const t = answering(new ScriptedCarrier([]));
+    await storeOrder(t.memory);
+    await abandonedRecord(t);
+    const stored = await t.memory.read<ShipmentRecord>('o-1', recordId);
+    const { replace } = await import('../../../src/idempotency/index.js');
+    const escalating: ShipmentRecord = { ...stored!.document, state: 'escalated' };
+    await t.memory.commit('o-1', [replace(escalating, stored!.etag)]);
+    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toMatchObject({
+      kind: 'invalid',
+      error: { code: 'ShipmentEscalated', description: 'the booking under this key was escalated (unresolved); resolve it with: npm run dlq -- shipments resolve o-1' },
+    });
+    const escalated = await t.memory.read<ShipmentRecord>('o-1', recordId);
+    const refusing: ShipmentRecord = { ...escalated!.document, state: 'refused' };
+    await t.memory.commit('o-1', [replace(refusing, escalated!.etag)]);
+    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toMatchObject({ kind: 'invalid', error: { code: 'CarrierRefused', description: 'the carrier refused the shipment for order o-1: no reason given' } });
+  });
+
+  it('a takeover of a record deleted meanwhile is a retry, and nobody is called', async () => {
+    const carrier = new ScriptedCarrier([], [{ kind: 'not-found' }]);
+    const t = answering(carrier);
+    await storeOrder(t.memory);
+    await abandonedRecord(t);
+    t.store.answerCommit(firstIs('replace', 'shipment'), deleted);
+    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toEqual({ kind: 'retry', reason: 'taking the shipment lease over: not-found' });
+    expect(carrier.calls).toEqual(['lookup']);
+  });
+
+  it('a record gone right after the takeover is a retry, and nobody is called', async () => {
+    const carrier = new ScriptedCarrier([], [{ kind: 'not-found' }]);
+    const t = answering(carrier);
+    await storeOrder(t.memory);
+    await abandonedRecord(t);
+    t.store.emptyRead(isRecord, 1, 1);
+    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toEqual({ kind: 'retry', reason: 'the shipment record cannot be read back after the takeover' });
+    expect(carrier.calls).toEqual(['lookup']);
+  });
+
+  it("a refusal or a booking on a record deleted meanwhile is a retry naming the write", async () => {
+    const refusing = answering(new ScriptedCarrier([{ kind: 'refused', answer: { status: 400, body: {} }, reason: 'no' }]));
+    await storeOrder(refusing.memory);
+    refusing.store.answerCommit(firstIs('replace', 'shipment'), deleted);
+    expect((await bookShipmentOnce(event, refusing.ctx, { owner: 'me' })).outcome).toEqual({ kind: 'retry', reason: "recording the carrier's refusal: not-found" });
+    const booking = answering(new ScriptedCarrier([booked('SHP-1')]));
+    await storeOrder(booking.memory);
+    booking.store.answerCommit(firstIs('replace', 'shipment'), deleted);
+    expect((await bookShipmentOnce(event, booking.ctx, { owner: 'me' })).outcome).toEqual({ kind: 'retry', reason: 'recording the booking: not-found' });
+  });
+
+  it('an order changed once between its read and the batch is read again, and the booking recorded with one call', async () => {
+    const carrier = new ScriptedCarrier([booked('SHP-1')]);
+    const t = answering(carrier);
+    await storeOrder(t.memory);
+    t.store.answerCommit((_pk, operations) => operations.length === 2, { kind: 'lost-race', operationIndex: 1 });
+    expect(await bookShipmentOnce(event, t.ctx, { owner: 'me' })).toEqual({ outcome: { kind: 'created' }, shipmentId: 'SHP-1', via: 'booking' });
+    expect([carrier.calls, (await orderIn(t.memory))?.shipmentId]).toEqual([['book'], 'SHP-1']);
   });
 });
