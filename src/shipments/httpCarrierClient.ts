@@ -27,7 +27,7 @@ export class HttpCarrierClient implements CarrierClient {
   }
 
   async book(request: BookingRequest): Promise<BookingAnswer> {
-    const response = await this.call('POST', '/shipments', request.traceparent, {
+    const response = await this.call('POST', 'shipments', request.traceparent, {
       headers: { 'Idempotency-Key': idempotencyKeyHeader(request.idempotencyKey), 'Content-Type': 'application/json' },
       body: JSON.stringify(request.shipment),
     });
@@ -35,7 +35,7 @@ export class HttpCarrierClient implements CarrierClient {
   }
 
   async lookup(idempotencyKey: string, traceparent?: string): Promise<LookupAnswer> {
-    const response = await this.call('GET', `/shipments?idempotencyKey=${encodeURIComponent(idempotencyKeyValue(idempotencyKey))}`, traceparent, {}, [404, 409]);
+    const response = await this.call('GET', `shipments?idempotencyKey=${encodeURIComponent(idempotencyKeyValue(idempotencyKey))}`, traceparent, {}, [404, 409]);
     if (response.status === 404) return { kind: 'not-found' };
     if (response.status === 409) return { kind: 'in-flight' };
     const stored = response.body as { status?: unknown; body?: unknown } | undefined;
@@ -43,8 +43,10 @@ export class HttpCarrierClient implements CarrierClient {
     return answerOf({ status: stored.status, body: stored.body });
   }
 
+  /** `path` is relative (no leading slash), so it is resolved under the base URL's own path. */
+  // Stryker disable next-line ArrayDeclaration: a default list holding a string matches no status, exactly as the empty one
   private async call(method: string, path: string, traceparent: string | undefined, init: { headers?: Record<string, string>; body?: string }, accepted: number[] = []): Promise<CarrierAnswer> {
-    const url = new URL(path.replace(/^\//, ''), this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
+    const url = new URL(path, this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
     let response: Response;
     try {
       const attributes = { 'http.request.method': method, 'url.full': `${url.origin}${url.pathname}`, 'server.address': url.hostname };

@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { SpanKind, SpanStatusCode, propagation, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CarrierUnavailableError, HttpCarrierClient } from '../../../src/shipments/index.js';
 
 // Pure logic: how the client reads each answer. A fetch that answers as told (the wire itself is
@@ -24,7 +27,7 @@ describe('HttpCarrierClient', () => {
     const seen: { url?: string; init?: RequestInit }[] = [];
     expect(await clientAnswering(201, '{"shipmentId":"SHP-1"}', {}, seen).book(request)).toMatchObject({ kind: 'booked', shipmentId: 'SHP-1', answer: { status: 201 } });
     expect(seen[0]?.url).toBe('https://carrier.example/v1/shipments');
-    expect(seen[0]?.init?.headers).toMatchObject({ 'Idempotency-Key': '"a|\\"b\\""', traceparent: request.traceparent, Authorization: 'Bearer k', 'Content-Type': 'application/json' });
+    expect(seen[0]?.init?.headers).toEqual({ Accept: 'application/json', 'Idempotency-Key': '"a|\\"b\\""', traceparent: request.traceparent, Authorization: 'Bearer k', 'Content-Type': 'application/json' });
     expect(JSON.parse(String(seen[0]?.init?.body))).toEqual(request.shipment);
   });
 
@@ -56,6 +59,61 @@ describe('HttpCarrierClient', () => {
     const timingOut = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, fetch: (async () => Promise.reject(Object.assign(new Error('aborted'), { name: 'TimeoutError' }))) as typeof fetch });
     expect((await unavailable(() => timingOut.book(request))).message).toBe('POST /shipments: no answer within 1000 ms');
     const refusing = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, fetch: (async () => Promise.reject(new TypeError('fetch failed', { cause: new Error('ECONNREFUSED') }))) as typeof fetch });
-    expect((await unavailable(() => refusing.book(request))).message).toBe('POST /shipments: the connection failed (fetch failed: ECONNREFUSED)');
+    const failed = await unavailable(() => refusing.book(request));
+    expect(failed.message).toBe('POST /shipments: the connection failed (fetch failed: ECONNREFUSED)');
+    expect(failed.cause).toBeInstanceOf(TypeError);
+    const hungUp = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, fetch: (() => Promise.reject('socket hang up')) as typeof fetch });
+    expect((await unavailable(() => hungUp.lookup('k'))).message).toBe('GET /shipments: the connection failed (socket hang up)');
+  });
+
+  it('sends no credential and no trace context when it has none', async () => {
+    const seen: { init?: RequestInit }[] = [];
+    const anonymous = new HttpCarrierClient({ baseUrl: 'https://carrier.example/v1/', timeoutMs: 1000, fetch: (async (_url: URL | string, init?: RequestInit) => (seen.push({ init }), new Response('', { status: 404 }))) as typeof fetch });
+    await anonymous.lookup('k');
+    expect(seen[0]?.init?.headers).toEqual({ Accept: 'application/json' });
+  });
+
+  it('reads an answer body as JSON, else as text cut at 2000 characters, and an empty or unreadable one as none', async () => {
+    expect(await clientAnswering(422, '').book(request)).toEqual({ kind: 'refused', answer: { status: 422, body: undefined }, reason: 'the carrier answered 422' });
+    expect(await clientAnswering(422, 'parcel too heavy').book(request)).toMatchObject({ answer: { status: 422, body: 'parcel too heavy' } });
+    const long = await clientAnswering(422, 'x'.repeat(3000)).book(request);
+    expect(long.kind === 'refused' && long.answer.body).toBe('x'.repeat(2000));
+    expect(await clientAnswering(422, '{"title":5}').book(request)).toMatchObject({ reason: 'the carrier answered 422' });
+    const broken = new ReadableStream({ start: (controller) => controller.error(new Error('connection reset')) });
+    const unreadable = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, fetch: (async () => new Response(broken, { status: 422 })) as typeof fetch });
+    expect(await unreadable.book(request)).toEqual({ kind: 'refused', answer: { status: 422, body: undefined }, reason: 'the carrier answered 422' });
+  });
+
+  it('takes only a 2xx with a non-empty shipment id as booked: a 300 is an answer, an empty id or body settles nothing', async () => {
+    expect(await clientAnswering(300, '{"shipmentId":"SHP-3"}').book(request)).toMatchObject({ kind: 'refused', reason: 'the carrier answered 300' });
+    expect(await clientAnswering(299, '{"shipmentId":"SHP-4"}').book(request)).toMatchObject({ kind: 'booked', shipmentId: 'SHP-4' });
+    expect((await unavailable(() => clientAnswering(201, '{"shipmentId":""}').book(request))).message).toBe('the carrier answered 201 without a shipmentId');
+    expect((await unavailable(() => clientAnswering(201, '').book(request))).message).toBe('the carrier answered 201 without a shipmentId');
+    expect((await unavailable(() => clientAnswering(200, '').lookup('k'))).message).toBe("the carrier's look-up answered 200 without the stored status");
+  });
+});
+
+describe('HttpCarrierClient, traced', () => {
+  const exporter = new InMemorySpanExporter();
+  beforeAll(() => {
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  });
+  afterAll(() => {
+    trace.disable();
+    propagation.disable();
+  });
+
+  it('records each call as a client span under the caller\'s trace, and sends that span as the traceparent', async () => {
+    const seen: { url?: string; init?: RequestInit }[] = [];
+    await clientAnswering(201, '{"shipmentId":"SHP-1"}', {}, seen).book(request);
+    await clientAnswering(503, '').lookup('k').catch(() => undefined);
+    const [booking, lookup] = exporter.getFinishedSpans();
+    expect(booking).toMatchObject({ name: 'POST /v1/shipments', kind: SpanKind.CLIENT, status: { code: SpanStatusCode.OK } });
+    expect(booking?.attributes).toEqual({ 'http.request.method': 'POST', 'url.full': 'https://carrier.example/v1/shipments', 'server.address': 'carrier.example', 'http.response.status_code': 201 });
+    expect(booking?.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect((seen[0]?.init?.headers as Record<string, string>).traceparent).toBe(`00-0af7651916cd43dd8448eb211c80319c-${booking?.spanContext().spanId}-01`);
+    expect(lookup).toMatchObject({ name: 'GET /v1/shipments', status: { code: SpanStatusCode.ERROR } });
+    expect(lookup?.attributes).toMatchObject({ 'url.full': 'https://carrier.example/v1/shipments', 'http.response.status_code': 503 });
   });
 });
