@@ -6,6 +6,6 @@ export { diagnosticIdProperty, isPendingOutbox, maxMessageIdLength, messageIdFor
 export type { NewOutboxEvent, OutboxDocument, OutboxMessage, OutboxState } from './outboxDocument.js';
 export { TransientPublishError, publishOutboxEntries } from './publishOutbox.js';
 export type { PublishContext, PublishResult } from './publishOutbox.js';
-export { ServiceBusEventSender, toServiceBusMessage } from './serviceBusEventSender.js';
+export { ServiceBusEventSender, isRefusal, toServiceBusMessage } from './serviceBusEventSender.js';
 export { sweepOutbox } from './sweepOutbox.js';
 export type { OutboxSweepResult } from './sweepOutbox.js';

@@ -184,7 +184,22 @@ describe('the publisher (composition root)', () => {
     await expect(publisher.publishChanges(feed, log)).rejects.toBeInstanceOf(TransientPublishError);
     expect((await store.read<OutboxDocument & { _lsn?: number }>('order-a', 'a'))?.document).toMatchObject({ state: 'published' });
     expect((await store.read<OutboxDocument & Record<string, unknown>>('order-a', 'a'))?.document).not.toHaveProperty('_lsn');
-    expect(log.lines.find((l) => l.record.event === 'outbox-publish')).toMatchObject({ level: 'warn', record: { published: 1 } });
+    expect(log.lines.find((l) => l.record.event === 'outbox-publish')).toMatchObject({ level: 'warn', record: { published: 1, retryLater: [expect.stringContaining('busy')] } });
+  });
+
+  it('marks what it publishes with the machine clock when given none, and closes its sender when closed', async () => {
+    const store = new InMemoryDocumentStore();
+    const [a] = await stored(store, entry('a'));
+    let closed = 0;
+    const sender = Object.assign(new ScriptedSender(), { close: async () => void (closed += 1) });
+    const publisher = createOutboxPublisher(settings, { store, sender });
+    const before = Date.now();
+    await publisher.publishChanges([{ ...a!.document, _etag: a!.etag }], new RecordingLog());
+    const publishedAt = Date.parse((await store.read<OutboxDocument>('order-a', 'a'))?.document.publishedAt ?? '');
+    expect(publishedAt).toBeGreaterThanOrEqual(before);
+    expect(publishedAt).toBeLessThanOrEqual(Date.now());
+    await publisher.close();
+    expect(closed).toBe(1);
   });
 
   it('writes an error line per entry set aside', async () => {
@@ -243,6 +258,7 @@ describe('the publisher (composition root)', () => {
     expect(sender.sent.map((s) => s.messageId)).toEqual(['old']);
     expect(result).toMatchObject({ pending: 2, oldestPendingAgeSeconds: 120, oldestPendingId: 'old' });
     expect(log.lines).toContainEqual({ level: 'info', record: expect.objectContaining({ event: 'outbox-lag', oldestPendingAgeSeconds: 120, thresholdSeconds: 300 }) });
+    expect(log.lines).toContainEqual({ level: 'info', record: expect.objectContaining({ event: 'outbox-publish', source: 'sweep', published: 1 }) });
     const { resourceMetrics } = await reader.collect();
     const names = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics.map((m) => m.descriptor.name));
     expect(names).toEqual(expect.arrayContaining(['outbox.events', 'outbox.lag', 'outbox.publish_delay']));
