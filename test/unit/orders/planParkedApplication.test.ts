@@ -131,3 +131,18 @@ describe('planning the application of parked items', () => {
     });
   });
 });
+
+describe('parked items and the arrival gate, as documents', () => {
+  it('parks only payments and status changes: an OrderPlaced has no order to wait for', async () => {
+    const { newParkedItem, isParkable } = await import('../../../src/orders/parkedItems.js');
+    const placed = { type: 'OrderPlaced', payload: orderPlaced('o1'), key: { value: 'm-o1' } } as unknown as Parameters<typeof newParkedItem>[0];
+    expect(isParkable(placed)).toBe(false);
+    expect(() => newParkedItem(placed, at)).toThrow(new TypeError('OrderPlaced is never parked: it has no order to wait for'));
+  });
+
+  it('writes a gate with a ttl only when given one (an open gate lives as long as its items wait)', async () => {
+    const { parkingLot } = await import('../../../src/orders/parkedItems.js');
+    expect(parkingLot('o1', 'open', at)).toStrictEqual({ id: 'parking-lot|o1', orderId: 'o1', docType: 'parking-lot', state: 'open', changedAt: at });
+    expect(parkingLot('o1', 'closed', at, 3600)).toEqual({ id: 'parking-lot|o1', orderId: 'o1', docType: 'parking-lot', state: 'closed', changedAt: at, ttl: 3600 });
+  });
+});
