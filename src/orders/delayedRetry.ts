@@ -64,7 +64,9 @@ export async function scheduleDelayedRetry(
 
 function retryStateOf(envelope: MessageEnvelope): { attempt: number; firstFailureAtEpochMs?: number } {
   const attempt = Number(applicationProperty(envelope, retryProperties.attempt) ?? 0);
+  // Stryker disable next-line StringLiteral: any text that is not a time parses to NaN, as '' does
   const first = Date.parse(String(applicationProperty(envelope, retryProperties.firstFailureAt) ?? ''));
+  // Stryker disable next-line EqualityOperator: at 0 both branches give 0
   return { attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 0, firstFailureAtEpochMs: Number.isNaN(first) ? undefined : first };
 }
 

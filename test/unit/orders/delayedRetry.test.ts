@@ -80,6 +80,12 @@ describe('scheduleDelayedRetry', () => {
     expect(sent[0]?.copy.body).toBe(bytes);
   });
 
+  it('copies a message without a body with an empty one', async () => {
+    const { sent, scheduler } = recordingScheduler();
+    expect((await run({ messageId: 'm-1' }, undefined, scheduler)).kind).toBe('rescheduled');
+    expect(sent[0]?.copy.body).toBe('');
+  });
+
   it('hands the failure back to Service Bus when there is nothing stable to name the copy by', async () => {
     const { sent, scheduler } = recordingScheduler();
     expect(await run({}, {}, scheduler)).toEqual(failure());
