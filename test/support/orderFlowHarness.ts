@@ -1,7 +1,7 @@
 import { metrics } from '@opentelemetry/api';
-import { InMemoryDocumentStore } from '../../src/idempotency/index.js';
-import { OrderConsumer } from '../../src/orders/index.js';
-import type { ConsumeResult, OrderDocument, ParkedItemDocument } from '../../src/orders/index.js';
+import { InMemoryDocumentStore, create, fingerprintPayload, replace } from '../../src/idempotency/index.js';
+import { OrderConsumer, parkingLotId } from '../../src/orders/index.js';
+import type { ConsumeResult, OrderDocument, ParkedItemDocument, ParkingLotDocument } from '../../src/orders/index.js';
 import { envelopeFromTriggerMetadata } from '../../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../src/telemetry/index.js';
 import { InterleavingStore } from './interleavingStore.js';
@@ -26,4 +26,41 @@ export function orderFlow(options: { readonly maxConcurrencyAttempts?: number } 
   const order = async (orderId: string) => (await memory.read<OrderDocument>(orderId, orderId))?.document;
   const parked = (orderId: string) => memory.list(orderId).filter((d): d is ParkedItemDocument => (d as ParkedItemDocument).docType === 'parked');
   return { memory, store, ctx, consumer, log, send, order, parked, advance: (seconds: number) => (nowMs += seconds * 1000) };
+}
+
+/**
+ * Writes a parked item straight into the store, as a crash between an order's batches leaves it:
+ * still `parked` for an order that may be stored. Returns its id.
+ */
+export async function leftParked(
+  flow: ReturnType<typeof orderFlow>,
+  orderId: string,
+  messageId: string,
+  messageType: ParkedItemDocument['messageType'],
+  payload: Record<string, unknown>,
+  parkedAtMs = flowStartMs,
+): Promise<string> {
+  const item = {
+    id: `parked|${messageType === 'PaymentReceived' ? 'payment' : 'status'}|${messageId}`,
+    orderId,
+    docType: 'parked',
+    state: 'parked',
+    messageType,
+    messageId,
+    dedupKey: messageId,
+    fingerprint: fingerprintPayload(messageType, payload),
+    payload,
+    parkedAt: new Date(parkedAtMs).toISOString(),
+  } as ParkedItemDocument;
+  const result = await flow.memory.commit(orderId, [create(item)]);
+  if (result.kind !== 'committed') throw new Error(`parking ${item.id} by hand: ${result.kind}`);
+  return item.id;
+}
+
+/** Another writer touches the order's arrival gate (as a parker joining does): its etag moves. */
+export async function touchGate(flow: ReturnType<typeof orderFlow>, orderId: string): Promise<void> {
+  const lot = await flow.memory.read<ParkingLotDocument>(orderId, parkingLotId(orderId));
+  if (!lot) throw new Error(`order ${orderId} has no arrival gate to touch`);
+  const touched: ParkingLotDocument = { ...lot.document, changedAt: new Date().toISOString() };
+  await flow.memory.commit(orderId, [replace(touched, lot.etag)]);
 }

@@ -1,34 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { fingerprintPayload, replace } from '../../../src/idempotency/index.js';
+import { replace } from '../../../src/idempotency/index.js';
 import { drainParkedItems } from '../../../src/orders/applyParkedItems.js';
 import { inboxMarkerId } from '../../../src/orders/documents.js';
 import type { OrderDocument } from '../../../src/orders/documents.js';
-import type { ParkedItemDocument } from '../../../src/orders/index.js';
 import { touches } from '../../support/interleavingStore.js';
-import { flowStartMs, orderFlow } from '../../support/orderFlowHarness.js';
+import { flowStartMs, leftParked, orderFlow } from '../../support/orderFlowHarness.js';
 import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/orderMessages.js';
 
 // The drain's batches over the in-memory store: how many it writes, how it re-plans after a lost
 // race or a marker found, and when it stops. Other writers come in exactly between read and write.
 type Flow = ReturnType<typeof orderFlow>;
-
-async function leftParked(t: Flow, messageId: string, messageType: ParkedItemDocument['messageType'], payload: Record<string, unknown>, parkedAtMs = flowStartMs): Promise<string> {
-  const kind = messageType === 'PaymentReceived' ? 'payment' : 'status';
-  const item = {
-    id: `parked|${kind}|${messageId}`,
-    orderId: 'o1',
-    docType: 'parked',
-    state: 'parked',
-    messageType,
-    messageId,
-    dedupKey: messageId,
-    fingerprint: fingerprintPayload(messageType, payload),
-    payload,
-    parkedAt: new Date(parkedAtMs).toISOString(),
-  } as ParkedItemDocument;
-  expect((await t.memory.commit('o1', [{ kind: 'create', document: item }])).kind).toBe('committed');
-  return item.id;
-}
 
 const stillParked = (t: Flow) => t.parked('o1').filter((p) => p.state === 'parked');
 const drainCommits = (t: Flow) => t.store.commitLog.filter((c) => c.operations.some((op) => (op.document as { docType?: string }).docType === 'parked')).length;
@@ -49,7 +30,7 @@ async function placed(t: Flow): Promise<void> {
 describe('draining parked items in batches', () => {
   it('does nothing for an order that is not stored', async () => {
     const t = orderFlow();
-    await leftParked(t, 'p-1', 'PaymentReceived', paymentReceived('o1', { paymentId: 'p-1' }));
+    await leftParked(t, 'o1', 'p-1', 'PaymentReceived', paymentReceived('o1', { paymentId: 'p-1' }));
     expect(await drainParkedItems('o1', t.ctx)).toEqual({ applied: 0, rejected: [] });
     expect([t.store.commitLog.length, stillParked(t)]).toEqual([0, [expect.objectContaining({ id: 'parked|payment|p-1' })]]);
   });
@@ -64,7 +45,7 @@ describe('draining parked items in batches', () => {
   it('splits what does not fit into one transactional batch: 100 operations (the order and 99 items), then the rest, then stops', async () => {
     const t = orderFlow();
     await placed(t);
-    for (let version = 1; version <= 150; version += 1) await leftParked(t, `s-${version}`, 'OrderStatusChanged', orderStatusChanged('o1', version));
+    for (let version = 1; version <= 150; version += 1) await leftParked(t, 'o1', `s-${version}`, 'OrderStatusChanged', orderStatusChanged('o1', version));
     t.store.commitLog.length = 0;
     expect(await drainParkedItems('o1', t.ctx)).toEqual({ applied: 150, rejected: [] });
     expect(t.store.commitLog.map((c) => c.operations.length)).toEqual([100, 52]);
@@ -76,7 +57,7 @@ describe('draining parked items in batches', () => {
   it('re-reads the order and plans again after losing it to another writer', async () => {
     const t = orderFlow();
     await placed(t);
-    await leftParked(t, 'p-1', 'PaymentReceived', paymentReceived('o1', { paymentId: 'p-1', amount: 5 }));
+    await leftParked(t, 'o1', 'p-1', 'PaymentReceived', paymentReceived('o1', { paymentId: 'p-1', amount: 5 }));
     t.store.beforeCommit(touches('parked'), () => orderChangedMeanwhile(t));
     expect(await drainParkedItems('o1', t.ctx)).toEqual({ applied: 1, rejected: [] });
     expect(drainCommits(t)).toBe(2);
@@ -86,7 +67,7 @@ describe('draining parked items in batches', () => {
   it('gives up after ten rounds per concurrency attempt when every batch loses, the items left parked for the sweeper', async () => {
     const t = orderFlow({ maxConcurrencyAttempts: 1 });
     await placed(t);
-    await leftParked(t, 'p-1', 'PaymentReceived', paymentReceived('o1', { paymentId: 'p-1', amount: 5 }));
+    await leftParked(t, 'o1', 'p-1', 'PaymentReceived', paymentReceived('o1', { paymentId: 'p-1', amount: 5 }));
     t.store.beforeCommit(touches('parked'), () => orderChangedMeanwhile(t), 1_000);
     expect(await drainParkedItems('o1', t.ctx)).toEqual({ applied: 0, rejected: [] });
     expect(drainCommits(t)).toBe(10);
@@ -99,8 +80,8 @@ describe('draining parked items in batches', () => {
     await placed(t);
     const first = paymentReceived('o1', { paymentId: 'p-1', amount: 5 });
     const second = paymentReceived('o1', { paymentId: 'p-2', amount: 7 });
-    await leftParked(t, 'p-1', 'PaymentReceived', first, flowStartMs);
-    const secondId = await leftParked(t, 'p-2', 'PaymentReceived', second, flowStartMs + 1000);
+    await leftParked(t, 'o1', 'p-1', 'PaymentReceived', first, flowStartMs);
+    const secondId = await leftParked(t, 'o1', 'p-2', 'PaymentReceived', second, flowStartMs + 1000);
     // The normal path counts p-2 and writes its marker, after the drain has planned it as new.
     t.store.beforeCommit(touches('parked'), async () => expect((await t.send('p-2', 'PaymentReceived', second)).outcome).toEqual({ kind: 'created' }));
     expect(await drainParkedItems('o1', t.ctx)).toEqual({ applied: 2, rejected: [] });
@@ -112,7 +93,7 @@ describe('draining parked items in batches', () => {
     const t = orderFlow();
     await placed(t);
     const payment = paymentReceived('o1', { paymentId: 'p-1', amount: 5 });
-    await leftParked(t, 'p-1', 'PaymentReceived', payment);
+    await leftParked(t, 'o1', 'p-1', 'PaymentReceived', payment);
     t.store.beforeCommit(touches('parked'), async () => void (await t.send('p-1', 'PaymentReceived', payment)));
     t.store.beforeRead((_pk, id) => id === inboxMarkerId('p-1'), async () => void t.advance(3601));
     const result = await drainParkedItems('o1', t.ctx);

@@ -2,30 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { fingerprintPayload } from '../../../src/idempotency/index.js';
 import { sweepParkedItems } from '../../../src/orders/index.js';
 import type { ParkedItemDocument } from '../../../src/orders/index.js';
-import { flowStartMs, orderFlow } from '../../support/orderFlowHarness.js';
+import { leftParked, orderFlow } from '../../support/orderFlowHarness.js';
 import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/orderMessages.js';
 
 // What is still parked for a stored order (a crash between the order's batches leaves it so)
 // meets what its own copy already did on the order's normal path: marked, never applied twice.
 const sweepOptions = { horizonSeconds: 3600, minAgeSeconds: 60 };
 type Flow = ReturnType<typeof orderFlow>;
-
-async function leftParked(t: Flow, orderId: string, messageId: string, messageType: 'PaymentReceived' | 'OrderStatusChanged', payload: Record<string, unknown>) {
-  const item: ParkedItemDocument = {
-    id: `parked|${messageType === 'PaymentReceived' ? 'payment' : 'status'}|${messageId}`,
-    orderId,
-    docType: 'parked',
-    state: 'parked',
-    messageType,
-    messageId,
-    dedupKey: messageId,
-    fingerprint: fingerprintPayload(messageType, payload),
-    payload,
-    parkedAt: new Date(flowStartMs).toISOString(),
-  } as ParkedItemDocument;
-  expect((await t.memory.commit(orderId, [{ kind: 'create', document: item }])).kind).toBe('committed');
-  return item.id;
-}
 
 const parkedItem = async (t: Flow, orderId: string, id: string) => (await t.memory.read<ParkedItemDocument>(orderId, id))?.document;
 

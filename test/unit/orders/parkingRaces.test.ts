@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { replace } from '../../../src/idempotency/index.js';
 import type { WriteOperation } from '../../../src/idempotency/index.js';
 import { parkingLotId, sweepParkedItems } from '../../../src/orders/index.js';
-import type { ParkedItemDocument, ParkingLotDocument } from '../../../src/orders/index.js';
+import type { ParkedItemDocument } from '../../../src/orders/index.js';
 import { touches } from '../../support/interleavingStore.js';
-import { orderFlow } from '../../support/orderFlowHarness.js';
+import { orderFlow, touchGate } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
 
 // A parker and the writers it meets between its read of "no order" and its batch: the order's
@@ -23,12 +23,7 @@ describe('a parker racing other writers', () => {
   it('hands the message back for later when the arrival gate changes under every attempt', async () => {
     const t = orderFlow({ maxConcurrencyAttempts: 3 });
     await t.send('pay-a', 'PaymentReceived', paymentReceived('o1', { amount: 1 }));
-    const bumpGate = async () => {
-      const lot = await t.memory.read<ParkingLotDocument>('o1', parkingLotId('o1'));
-      const bumped: ParkingLotDocument = { ...lot!.document, changedAt: new Date().toISOString() };
-      await t.memory.commit('o1', [replace(bumped, lot!.etag)]);
-    };
-    t.store.beforeCommit(parkerBatch, bumpGate, 100);
+    t.store.beforeCommit(parkerBatch, () => touchGate(t, 'o1'), 100);
     t.store.commitLog.length = 0;
     const result = await t.send('pay-b', 'PaymentReceived', paymentReceived('o1', { amount: 2 }));
     expect(result.outcome).toEqual({ kind: 'retry', reason: "order o1's arrival gate changed under 3 attempts in a row" });

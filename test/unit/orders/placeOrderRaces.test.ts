@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { replace } from '../../../src/idempotency/index.js';
 import type { WriteOperation } from '../../../src/idempotency/index.js';
 import { parkingLotId } from '../../../src/orders/index.js';
 import type { ParkingLotDocument } from '../../../src/orders/index.js';
 import { AnsweringStore } from '../../support/answeringStore.js';
-import { orderFlow } from '../../support/orderFlowHarness.js';
+import { orderFlow, touchGate } from '../../support/orderFlowHarness.js';
 import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/orderMessages.js';
 
 // The OrderPlaced batch over parked items, and the writers that come between its read of the
@@ -38,12 +37,7 @@ describe('storing an order over parked items', () => {
   it('reads the partition again while parkers keep joining, and hands the message back after the attempts allowed', async () => {
     const t = orderFlow({ maxConcurrencyAttempts: 3 });
     await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }));
-    const parkerJoins = async () => {
-      const lot = await t.memory.read<ParkingLotDocument>('o1', parkingLotId('o1'));
-      const touched: ParkingLotDocument = { ...lot!.document, changedAt: new Date().toISOString() };
-      await t.memory.commit('o1', [replace(touched, lot!.etag)]);
-    };
-    t.store.beforeCommit(overParked, parkerJoins, 100);
+    t.store.beforeCommit(overParked, () => touchGate(t, 'o1'), 100);
     t.store.commitLog.length = 0;
     expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toEqual({ kind: 'retry', reason: "order o1's parked items changed under 3 attempts in a row" });
     expect(orderBatches(t)).toBe(4);
