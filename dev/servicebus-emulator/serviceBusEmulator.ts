@@ -237,6 +237,11 @@ class Broker {
     const address = link.remote.attach.target?.address ?? '';
     debug('client sender attached', address);
     receiver.set_target({ address });
+    // The sender decides how its deliveries settle and Service Bus answers with the same modes. The
+    // .NET client adopts the answer: told "mixed" on its pre-settled management link, it tracks each
+    // request by its (empty) delivery tag, and two requests in flight collide in its unsettled map.
+    link.local.attach.snd_settle_mode = link.remote.attach.snd_settle_mode;
+    link.local.attach.rcv_settle_mode = link.remote.attach.rcv_settle_mode;
     link.local.attach.max_message_size = 1024 * 1024;
     if (address === '$cbs' || address.toLowerCase().endsWith(managementSuffix)) return;
     const topic = this.topic(address);

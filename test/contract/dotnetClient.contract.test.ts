@@ -50,7 +50,8 @@ describe.runIf(suites.length > 0)(`the emulator with the .NET client (${suites[0
     expect(stdout).toContain('PASS receive: DeliveryCount=1'); // .NET counts the first delivery as 1, as the host reports it
     expect(stdout).toContain('PASS subscription-processor: processed dotnet-topic-2 from the subscription, auto-completed');
     expect(stdout).toContain('PASS session: accepted order-7, received its three messages in order');
+    expect(stdout).toContain('PASS session-state-and-renewal: renewed the session lock, set and read its state, 8 management requests in flight together');
     expect(stdout).toContain('PASS session-processor: a session processor accepted the next session and processed order-8/dotnet-session-next');
-    expect(stdout).toContain('all 11 steps passed');
+    expect(stdout).toContain('all 12 steps passed');
   }, 180_000);
 });
