@@ -5,6 +5,7 @@ import * as documentOperations from '@vercel/cosmosdb-server/lib/handler/_docume
 import type { OperationResult } from '@vercel/cosmosdb-server/lib/handler/_document-operations';
 import readJson from '@vercel/cosmosdb-server/lib/json';
 import { asOneChange } from './changeFeed.js';
+import { conditionalPatch } from './conditionalPatch.js';
 
 /** The private storage of the library's collection, which a rollback has to put back. */
 interface DocumentStorage {
@@ -111,6 +112,16 @@ function runOperation(collection: Collection, operation: BatchOperation): Operat
       return documentOperations.deleteOperation(collection, input);
     case 'Replace':
       return documentOperations.replaceOperation(collection, input);
+    case 'Patch': {
+      const patch = (operation.resourceBody ?? {}) as { operations?: unknown; condition?: unknown };
+      return conditionalPatch(collection, {
+        id: String(operation.id),
+        partitionKey: operation.partitionKey as string | undefined,
+        ifMatch: operation.ifMatch as string | undefined,
+        operations: patch.operations,
+        condition: patch.condition,
+      });
+    }
     default:
       return { statusCode: 400, body: { message: `operation type ${String(operation.operationType)} is not supported in a batch` } };
   }

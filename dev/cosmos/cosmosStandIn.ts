@@ -11,8 +11,10 @@ import routeRequest from '@vercel/cosmosdb-server/lib/routes';
 import isTrueHeader from '@vercel/cosmosdb-server/lib/true-header';
 import queryDocuments from '@vercel/cosmosdb-server/lib/handler/query-documents';
 import readDocuments from '@vercel/cosmosdb-server/lib/handler/read-documents';
+import patchDocument from '@vercel/cosmosdb-server/lib/handler/patch-document';
 import readPartitionKeyRanges from '@vercel/cosmosdb-server/lib/handler/read-partition-key-ranges';
 import { handleAtomicBatch } from './atomicBatch.js';
+import { handlePatchDocument } from './conditionalPatch.js';
 import { handleChangeFeed, handlePartitionKeyRangeFeed, isChangeFeedRequest, onlyPartitionKeyRange, trackChanges } from './changeFeed.js';
 import { handlePartitionScopedQuery } from './partitionScopedQuery.js';
 import { needsValidation, validateWrite } from './requestValidation.js';
@@ -134,7 +136,9 @@ async function respond(account: Account, req: IncomingMessage, res: ServerRespon
         ? handleAtomicBatch(account, req, res, params as never)
         : scopedQuery
           ? handlePartitionScopedQuery(account, req, res, params as never, planRequest ? 'nothing' : 'partition')
-          : handler(account, req, res, params));
+          : handler === (patchDocument as unknown)
+            ? handlePatchDocument(account, req, res, params as never)
+            : handler(account, req, res, params));
     }
   } catch (error) {
     res.statusCode = 500;

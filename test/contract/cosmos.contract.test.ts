@@ -45,6 +45,16 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       ).rejects.toSatisfy((e) => statusOf(e) === 412);
     });
 
+    it('patches a document when its condition holds (names and values as written), and answers 412 when it does not', async () => {
+      const pk = randomUUID();
+      await container.items.create({ id: 'p', orderId: pk, Status: 'Active', n: 1 });
+      const { resource } = await container.item('p', pk).patch({ operations: [{ op: 'incr', path: '/n', value: 2 }], condition: "from c where c.Status = 'Active'" });
+      expect(resource).toMatchObject({ n: 3 });
+      const refused = await container.item('p', pk).patch({ operations: [{ op: 'incr', path: '/n', value: 2 }], condition: 'from c where c.n > 10' }).catch((e: unknown) => e);
+      expect(statusOf(refused)).toBe(412);
+      expect((await container.item('p', pk).read()).resource?.n).toBe(3);
+    });
+
     it('reads a missing document as a 404 with no resource', async () => {
       const { resource, statusCode } = await container.item('nothing', 'p1').read();
       expect(resource).toBeUndefined();
@@ -116,6 +126,36 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       expect(response.result?.map((r) => r.statusCode)).toEqual([424, 409, 424]);
       expect((await container.item('first', pk).read()).resource).toBeUndefined();
       expect((await container.item('third', pk).read()).resource).toBeUndefined();
+    });
+
+    it('applies a patch whose condition holds beside the other operations, names and values compared as written', async () => {
+      const pk = randomUUID();
+      await container.items.create({ id: 'p', orderId: pk, Status: 'Active' });
+      const response = await container.items.batch(
+        [
+          { operationType: 'Create', resourceBody: { id: 'q', orderId: pk } },
+          { operationType: 'Patch', id: 'p', resourceBody: { operations: [{ op: 'add', path: '/good', value: 'great' }], condition: 'from c where NOT IS_DEFINED(c.newImproved)' } },
+          { operationType: 'Patch', id: 'p', resourceBody: { operations: [{ op: 'set', path: '/Status', value: 'Shipped' }], condition: "from c where c.Status = 'Active'" } },
+        ],
+        pk,
+      );
+      expect(response.result?.map((r) => r.statusCode)).toEqual([201, 200, 200]);
+      expect((await container.item('p', pk).read()).resource).toMatchObject({ good: 'great', Status: 'Shipped' });
+    });
+
+    it('fails the whole batch with 412 when a patch condition does not hold', async () => {
+      const pk = randomUUID();
+      await container.items.create({ id: 'p', orderId: pk, Status: 'Active' });
+      const response = await container.items.batch(
+        [
+          { operationType: 'Create', resourceBody: { id: 'q', orderId: pk } },
+          { operationType: 'Patch', id: 'p', resourceBody: { operations: [{ op: 'set', path: '/Status', value: 'Shipped' }], condition: "from c where c.Status = 'active'" } },
+        ],
+        pk,
+      );
+      expect(response.result?.map((r) => r.statusCode)).toEqual([424, 412]);
+      expect((await container.item('q', pk).read()).resource).toBeUndefined();
+      expect((await container.item('p', pk).read()).resource?.Status).toBe('Active');
     });
 
     it('rolls back a create when a conditional replace in the same batch fails', async () => {
