@@ -18,6 +18,7 @@ import { handlePatchDocument } from './conditionalPatch.js';
 import { handleChangeFeed, handlePartitionKeyRangeFeed, isChangeFeedRequest, onlyPartitionKeyRange, trackChanges } from './changeFeed.js';
 import { handlePartitionScopedQuery } from './partitionScopedQuery.js';
 import { needsValidation, validateWrite } from './requestValidation.js';
+import { keepSystemPartitionKeyAsWritten } from './systemPartitionKey.js';
 import { purgeAllExpired, purgeExpired, trackTimeToLive } from './timeToLive.js';
 
 /** The official emulator's published key: one local.settings.json serves the emulator and the stand-in. */
@@ -64,6 +65,7 @@ type Handler = (account: Account, req: IncomingMessage, res: ServerResponse, par
  * A development tool: never deployed, never a substitute for testing against Cosmos DB itself.
  */
 export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Promise<CosmosStandIn> {
+  keepSystemPartitionKeyAsWritten();
   const packageDir = dirname(require.resolve('@vercel/cosmosdb-server/package.json'));
   const live: { account?: Account } = {};
   const faults: ActiveFault[] = [];

@@ -55,6 +55,17 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       expect((await container.item('p', pk).read()).resource?.n).toBe(3);
     });
 
+    it('keeps the items of a container made without a partition key by their _partitionKey, as the SDK names it', async () => {
+      const { container: plain, resource } = await client.database(databaseId).containers.create({ id: `plain-${randomUUID()}` });
+      expect(resource?.partitionKey?.paths).toEqual(['/_partitionKey']);
+      await plain.items.create({ id: 'a', _partitionKey: 'p1', n: 1 });
+      await plain.items.create({ id: 'b', n: 1 });
+      expect((await plain.item('a', 'p1').read()).resource?.n).toBe(1);
+      expect((await plain.item('a', 'p1').replace({ id: 'a', _partitionKey: 'p1', n: 2 })).resource?.n).toBe(2);
+      expect((await plain.item('a', 'p2').read()).statusCode).toBe(404);
+      expect((await plain.item('b', undefined).read()).resource?.n).toBe(1);
+    });
+
     it('reads a missing document as a 404 with no resource', async () => {
       const { resource, statusCode } = await container.item('nothing', 'p1').read();
       expect(resource).toBeUndefined();
