@@ -16,6 +16,7 @@ import readPartitionKeyRanges from '@vercel/cosmosdb-server/lib/handler/read-par
 import { handleAtomicBatch } from './atomicBatch.js';
 import { handlePatchDocument } from './conditionalPatch.js';
 import { handleChangeFeed, handlePartitionKeyRangeFeed, isChangeFeedRequest, onlyPartitionKeyRange, trackChanges } from './changeFeed.js';
+import { handlePartitionKeyDelete, partitionKeyDeleteTarget } from './partitionKeyDelete.js';
 import { handlePartitionScopedQuery } from './partitionScopedQuery.js';
 import { needsValidation, validateWrite } from './requestValidation.js';
 import { keepSystemPartitionKeyAsWritten } from './systemPartitionKey.js';
@@ -104,7 +105,11 @@ async function respond(account: Account, req: IncomingMessage, res: ServerRespon
   let body: unknown;
   try {
     const route = routeRequest(req) as [Record<string, string>, Handler] | undefined;
-    if (!route) {
+    const partitionKeyDelete = partitionKeyDeleteTarget(req);
+    if (partitionKeyDelete) {
+      observeCollection(account, partitionKeyDelete);
+      body = handlePartitionKeyDelete(account, req, res, partitionKeyDelete);
+    } else if (!route) {
       res.statusCode = 400;
       body = { code: 'BadRequest', message: `no route for ${req.method} ${req.url}` };
     } else {

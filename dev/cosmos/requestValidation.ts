@@ -49,10 +49,21 @@ function containerProblem(body: Record<string, unknown>): string | undefined {
     return `The value of 'defaultTtl' (${JSON.stringify(body.defaultTtl)}) is invalid: it must be -1 or a positive whole number of seconds.`;
   }
   const paths = (body.partitionKey as { paths?: unknown } | undefined)?.paths;
-  if (paths !== undefined && (!Array.isArray(paths) || paths.length === 0 || !paths.every((p) => typeof p === 'string' && /^\/[^/]/.test(p)))) {
-    return `The partition key definition is invalid: each path must be a string starting with '/', e.g. '/orderId' (got ${JSON.stringify(paths)}).`;
+  if (paths === undefined) return undefined;
+  if (!Array.isArray(paths) || paths.length === 0) {
+    return `The partition key definition is invalid: 'paths' must be a list of paths starting with '/', e.g. ['/orderId'] (got ${JSON.stringify(paths)}).`;
+  }
+  const refused = paths.find((p) => typeof p !== 'string' || !validPartitionKeyPath(p));
+  if (refused !== undefined) {
+    // Cosmos DB's own wording, which callers match on.
+    return `The partition key component definition path '${String(refused)}' could not be accepted, failed near position '0'. Partition key paths must contain only valid characters and not contain a trailing slash or wildcard character.`;
   }
   return undefined;
+}
+
+/** `/a`, `/a/b`, `/"a b"`: each segment a property name (quoted when it has spaces), no wildcard, no trailing slash. */
+function validPartitionKeyPath(path: string): boolean {
+  return /^(\/("[^"]+"|[^\s/*?"]+))+$/.test(path);
 }
 
 function validTtl(value: unknown): boolean {

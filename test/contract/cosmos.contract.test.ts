@@ -66,6 +66,14 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       expect((await plain.item('b', undefined).read()).resource?.n).toBe(1);
     });
 
+    it('deletes every item of one partition key and no other (deleteAllItemsForPartitionKey)', async () => {
+      const [wa, or] = [randomUUID(), randomUUID()];
+      await Promise.all([container.items.create({ id: '1', orderId: wa }), container.items.create({ id: '2', orderId: wa }), container.items.create({ id: '1', orderId: or })]);
+      await container.deleteAllItemsForPartitionKey(wa);
+      expect([(await container.item('1', wa).read()).statusCode, (await container.item('2', wa).read()).statusCode]).toEqual([404, 404]);
+      expect((await container.item('1', or).read()).resource?.orderId).toBe(or);
+    });
+
     it('reads a missing document as a 404 with no resource', async () => {
       const { resource, statusCode } = await container.item('nothing', 'p1').read();
       expect(resource).toBeUndefined();
@@ -89,6 +97,17 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       const database = client.database(databaseId);
       expect(await statusOf(database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] }, defaultTtl: 0 }))).toBe(400);
       expect(await statusOf(database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['orderId'] } }))).toBe(400);
+    });
+
+    it('refuses a partition key path with a space, a wildcard or a trailing slash, in Cosmos DB\'s words', async () => {
+      const database = client.database(databaseId);
+      for (const path of ['/id ds', '/order/*', '/orderId/', '//orderId']) {
+        const refused = (await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: [path] } }).catch((e: unknown) => e)) as { code?: number; message?: string };
+        expect({ path, code: refused.code }).toEqual({ path, code: 400 });
+        expect(refused.message).toContain('Partition key paths must contain only valid characters and not contain a trailing slash or wildcard character');
+      }
+      const nested = await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/customer/id'] } });
+      expect(nested.resource?.partitionKey?.paths).toEqual(['/customer/id']);
     });
   });
 
