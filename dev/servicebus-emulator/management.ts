@@ -1,6 +1,7 @@
 import rhea from 'rhea';
 import { deadLetterInDeadLetterQueue } from './amqpLinks.js';
 import { uuidBytes, uuidText } from './lockTokens.js';
+import { standardMaxMessageSizeBytes } from './queueDefinitions.js';
 import { sessionIdOf } from './messageEntity.js';
 import type { AmqpMessage, MessageEntity, Settlement } from './messageEntity.js';
 import { decodeMessage, encodeMessage, sequenceNumberOf, toWireMessage } from './wireMessages.js';
@@ -49,6 +50,7 @@ export function handleManagementRequest(request: AmqpMessage, entity: MessageEnt
 
 /** What scheduling needs of an entity: a queue schedules in itself, a topic into its subscriptions. */
 interface Schedulable {
+  readonly settings: { readonly maxMessageSizeBytes?: number };
   schedule(message: AmqpMessage, atMs: number): number | undefined;
   cancelScheduled(sequenceNumber: number): void;
 }
@@ -153,7 +155,14 @@ function receiveBySequenceNumber(entity: MessageEntity, body: Record<string, unk
 
 function schedule(entity: Schedulable, body: Record<string, unknown>): ManagementReply {
   const sequenceNumbers: unknown[] = [];
-  for (const entry of listOf(body.messages) as { message: Buffer }[]) {
+  const entries = listOf(body.messages) as { message: Buffer }[];
+  // A scheduled send meets the entity's size limit as a send does; none of the batch is taken.
+  const limit = entity.settings.maxMessageSizeBytes ?? standardMaxMessageSizeBytes;
+  const tooLarge = entries.find((e) => Buffer.isBuffer(e.message) && e.message.length > limit);
+  if (tooLarge) {
+    return { status: 400, condition: 'amqp:link:message-size-exceeded', description: `The received message (size: ${tooLarge.message.length} bytes) exceeds the limit (${limit} bytes) currently allowed on the link.` };
+  }
+  for (const entry of entries) {
     const message = decodeMessage(entry.message);
     const at = message.message_annotations?.['x-opt-scheduled-enqueue-time'];
     const seq = entity.schedule(message, at instanceof Date || typeof at === 'number' ? new Date(at).getTime() : Date.now());

@@ -16,6 +16,18 @@ export interface AmqpMessage {
 
 export type MessageState = 'active' | 'deferred' | 'scheduled';
 
+/**
+ * The sender's time-to-live: the header's ttl, or, for one too long for the header's uint (the SDKs
+ * leave it out past about 49.7 days), the absolute expiry time less the creation time. Infinity if neither.
+ */
+export function messageTimeToLiveMs(message: AmqpMessage): number {
+  if (typeof message.ttl === 'number') return message.ttl;
+  const expiry = message.absolute_expiry_time;
+  const created = message.creation_time;
+  if (expiry instanceof Date && created instanceof Date && expiry.getTime() > created.getTime()) return expiry.getTime() - created.getTime();
+  return Infinity;
+}
+
 export interface StoredMessage {
   readonly sequenceNumber: number;
   message: AmqpMessage;
@@ -104,7 +116,7 @@ export class MessageEntity {
     const message = sent.message_id === undefined || sent.message_id === null || sent.message_id === '' ? { ...sent, message_id: randomUUID().replace(/-/g, '') } : sent;
     const nowMs = Date.now();
     if (this.isDuplicate(message, nowMs)) return { kind: 'duplicate' };
-    const ttlMs = Math.min(message.ttl ?? Infinity, this.settings.defaultMessageTimeToLiveMs);
+    const ttlMs = Math.min(messageTimeToLiveMs(message), this.settings.defaultMessageTimeToLiveMs);
     const scheduledAt = message.message_annotations?.[scheduledEnqueueTimeAnnotation];
     const scheduledAtMs = scheduledAt instanceof Date || typeof scheduledAt === 'number' ? new Date(scheduledAt).getTime() : undefined;
     // A scheduled message is enqueued at its scheduled time, as Service Bus reports it; its

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { messageTimeToLiveMs } from './messageEntity.js';
 import type { AcceptResult, AmqpMessage, MessageEntity } from './messageEntity.js';
 import { subscriptionAccepts } from './subscriptionRules.js';
 import type { SubscriptionRule } from './subscriptionRules.js';
@@ -46,7 +47,7 @@ export class TopicEntity {
     const message = sent.message_id === undefined || sent.message_id === null || sent.message_id === '' ? { ...sent, message_id: randomUUID().replace(/-/g, '') } : sent;
     if (this.isDuplicate(String(message.message_id), Date.now())) return { kind: 'duplicate' };
     const sequenceNumber = ++this.lastSequenceNumber;
-    const ttl = Math.min(message.ttl ?? Infinity, this.settings.defaultMessageTimeToLiveMs);
+    const ttl = Math.min(messageTimeToLiveMs(message), this.settings.defaultMessageTimeToLiveMs);
     const copy = Number.isFinite(ttl) ? { ...message, ttl } : message;
     const copies: { entity: MessageEntity; sequenceNumber: number }[] = [];
     for (const subscription of this.subscriptions.values()) {

@@ -7,6 +7,8 @@ const { types } = rhea;
 /** Message states as the SDKs read them from `x-opt-message-state`. */
 const messageStateCode = { active: 0, deferred: 1, scheduled: 2 } as const;
 
+const maxHeaderTtlMs = 0xffff_ffff;
+
 /**
  * A stored message as a receiver sees it: the sender's message plus what the broker owns (sequence
  * number, enqueued time, state, lock, delivery count and the effective time-to-live, from which the
@@ -18,13 +20,19 @@ export function toWireMessage(m: StoredMessage, lock?: MessageLock): AmqpMessage
     'x-opt-sequence-number': types.wrap_long(m.sequenceNumber),
     'x-opt-enqueued-time': new Date(m.enqueuedAtMs),
   };
-  if (m.state !== 'active') annotations['x-opt-message-state'] = types.wrap_int(messageStateCode[m.state]);
+  // A message that was scheduled says so for good, as Service Bus reports it once it is due too.
+  const state = m.state === 'active' && m.scheduledAtMs !== undefined ? 'scheduled' : m.state;
+  if (state !== 'active') annotations['x-opt-message-state'] = types.wrap_int(messageStateCode[state]);
   if (lock) {
     annotations['x-opt-locked-until'] = new Date(lock.lockedUntilMs);
     annotations['x-opt-lock-token'] = types.wrap_uuid(uuidBytes(lock.token));
   }
+  // The header's ttl is a uint (ms, at most about 49.7 days); a longer one travels as the
+  // properties' absolute expiry time alone, from which the SDKs compute it, as Service Bus sends it.
   const ttl = Number.isFinite(m.expiresAtMs) ? m.expiresAtMs - m.enqueuedAtMs : undefined;
-  return { ...m.message, ...(ttl === undefined ? {} : { ttl }), delivery_count: m.deliveryCount, message_annotations: annotations };
+  const header = ttl !== undefined && ttl <= maxHeaderTtlMs ? { ttl } : {};
+  const { ttl: _sent, ...rest } = m.message;
+  return { ...rest, ...header, delivery_count: m.deliveryCount, message_annotations: annotations };
 }
 
 export function encodeMessage(message: AmqpMessage): Buffer {

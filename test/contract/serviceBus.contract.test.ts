@@ -11,6 +11,8 @@ interface TestQueues {
   readonly main: string;
   readonly shortLock: string;
   readonly expiring: string;
+  /** A default time-to-live longer than the AMQP header's ttl can hold (about 49.7 days). */
+  readonly longLived: string;
   readonly lockDurationMs: number;
 }
 
@@ -18,6 +20,8 @@ interface Target {
   readonly name: string;
   setUp(): Promise<{ connectionString: string; queues: TestQueues; tearDown(): Promise<void> }>;
 }
+
+const day = 24 * 3600 * 1000;
 
 const queueSettings = (overrides: Partial<QueueSettings>): QueueSettings => ({
   lockDurationMs: 30_000,
@@ -37,11 +41,12 @@ const emulatorTarget: Target = {
         main: queueSettings({}),
         'short-lock': queueSettings({ lockDurationMs: 1_000, maxDeliveryCount: 10, duplicateDetectionWindowMs: 0 }),
         expiring: queueSettings({ deadLetteringOnMessageExpiration: true, duplicateDetectionWindowMs: 0 }),
+        'long-lived': queueSettings({ defaultMessageTimeToLiveMs: 200 * day, duplicateDetectionWindowMs: 0 }),
       },
     });
     return {
       connectionString: emulator.connectionString,
-      queues: { main: 'main', shortLock: 'short-lock', expiring: 'expiring', lockDurationMs: 1_000 },
+      queues: { main: 'main', shortLock: 'short-lock', expiring: 'expiring', longLived: 'long-lived', lockDurationMs: 1_000 },
       tearDown: () => emulator.close(),
     };
   },
@@ -53,10 +58,11 @@ const realNamespaceTarget = (connectionString: string): Target => ({
   async setUp() {
     const admin = new ServiceBusAdministrationClient(connectionString);
     const suffix = randomUUID().slice(0, 8);
-    const names = { main: `contract-main-${suffix}`, shortLock: `contract-lock-${suffix}`, expiring: `contract-ttl-${suffix}` };
+    const names = { main: `contract-main-${suffix}`, shortLock: `contract-lock-${suffix}`, expiring: `contract-ttl-${suffix}`, longLived: `contract-long-${suffix}` };
     await admin.createQueue(names.main, { maxDeliveryCount: 3, requiresDuplicateDetection: true, duplicateDetectionHistoryTimeWindow: 'PT1M' });
     await admin.createQueue(names.shortLock, { lockDuration: 'PT5S', maxDeliveryCount: 10 });
     await admin.createQueue(names.expiring, { deadLetteringOnMessageExpiration: true });
+    await admin.createQueue(names.longLived, { defaultMessageTimeToLive: 'P200D' });
     return {
       connectionString,
       queues: { ...names, lockDurationMs: 5_000 },
@@ -132,6 +138,34 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
     const m = await receiveOne(r);
     expect(m.messageId).toBe('fits');
     await r.completeMessage(m);
+    await r.close();
+  });
+
+  it('refuses a scheduled message over 256 KB as MessageSizeExceeded, and schedules none of its batch', async () => {
+    const sender = client.createSender(queues.shortLock);
+    const at = new Date(Date.now() + 60_000);
+    await expect(sender.scheduleMessages([{ messageId: 'small', body: 'x' }, { messageId: 'too-big', body: 'x'.repeat(300 * 1024) }], at)).rejects.toMatchObject({ code: 'MessageSizeExceeded' });
+    const r = client.createReceiver(queues.shortLock);
+    expect((await r.peekMessages(10, { fromSequenceNumber: first })).map((m) => m.messageId)).not.toContain('small');
+    await r.close();
+  });
+
+  it('carries a time-to-live longer than the AMQP header holds (100 days), and a default one as long, to the receiver', async () => {
+    const sender = client.createSender(queues.longLived);
+    const r = client.createReceiver(queues.longLived);
+    // ServiceBusMessage.timeToLive is capped at the header's uint by the SDK; an AMQP message can say more.
+    await sender.sendMessages({ body: 'x', bodyType: 'data', header: { timeToLive: 100 * day }, properties: { messageId: 'hundred-days' } });
+    const long = await receiveOne(r);
+    expect(long.messageId).toBe('hundred-days');
+    expect(long._rawAmqpMessage.header?.timeToLive).toBe(100 * day);
+    const { creationTime, absoluteExpiryTime } = long._rawAmqpMessage.properties ?? {};
+    expect(absoluteExpiryTime! - creationTime!).toBe(100 * day);
+    await r.completeMessage(long);
+    await sender.sendMessages({ messageId: 'queue-default', body: 'y' });
+    const byDefault = await receiveOne(r);
+    expect(byDefault.messageId).toBe('queue-default');
+    expect(byDefault.expiresAtUtc!.getTime() - byDefault.enqueuedTimeUtc!.getTime()).toBeGreaterThan(100 * day);
+    await r.completeMessage(byDefault);
     await r.close();
   });
 
@@ -319,6 +353,8 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
     expect(await receiver.receiveMessages(1, { maxWaitTimeInMs: 500 })).toEqual([]);
     const m = await receiveOne(receiver, 5000);
     expect(m.messageId).toBe('sched-1');
+    // Once due it is received, and still says it was scheduled, as Service Bus reports it.
+    expect(m.state).toBe('scheduled');
     expect(Date.now()).toBeGreaterThanOrEqual(at.getTime() - 50);
     await receiver.completeMessage(m);
     expect(await receiver.receiveMessages(1, { maxWaitTimeInMs: 300 })).toEqual([]);
