@@ -5,6 +5,7 @@ import createDocument from '@vercel/cosmosdb-server/lib/handler/create-document'
 import replaceCollection from '@vercel/cosmosdb-server/lib/handler/replace-collection';
 import replaceDocument from '@vercel/cosmosdb-server/lib/handler/replace-document';
 import upsertDocument from '@vercel/cosmosdb-server/lib/handler/upsert-document';
+import { withIndexingPolicyDefaults } from './indexingPolicy.js';
 
 export interface ValidationFailure {
   readonly statusCode: 400;
@@ -34,8 +35,14 @@ export async function validateWrite(handler: unknown, req: IncomingMessage): Pro
   } catch {
     return { request: replay }; // the handler answers malformed JSON itself
   }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { request: replay };
   const problem = documentWrites.has(handler) ? itemProblem(body) : containerProblem(body);
-  return { request: replay, failure: problem === undefined ? undefined : { statusCode: 400, body: { code: 'BadRequest', message: problem } } };
+  if (problem !== undefined) return { request: replay, failure: { statusCode: 400, body: { code: 'BadRequest', message: problem } } };
+  if (documentWrites.has(handler)) return { request: replay };
+  // A container is stored with the indexing policy Cosmos DB would give it.
+  const stored = Buffer.from(JSON.stringify(withIndexingPolicyDefaults(body)), 'utf8');
+  const headers = { ...req.headers, 'content-length': String(stored.length) };
+  return { request: Object.assign(Readable.from([stored]), { headers, method: req.method, url: req.url }) as unknown as IncomingMessage };
 }
 
 /** An item's `ttl`, when present, is a whole number of seconds: -1 (never) or at least 1. */

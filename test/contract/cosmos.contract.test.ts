@@ -99,6 +99,20 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       expect(await statusOf(database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['orderId'] } }))).toBe(400);
     });
 
+    it('stores a container with the indexing policy Cosmos DB gives it: everything included, _etag excluded after the caller\'s exclusions', async () => {
+      const database = client.database(databaseId);
+      const { resource: plain } = await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] } });
+      expect(plain?.indexingPolicy).toMatchObject({ indexingMode: 'consistent', automatic: true, includedPaths: [{ path: '/*' }], excludedPaths: [{ path: '/"_etag"/?' }] });
+      const { resource: custom } = await database.containers.create({
+        id: `c-${randomUUID()}`,
+        partitionKey: { paths: ['/orderId'] },
+        indexingPolicy: { includedPaths: [{ path: '/*' }], excludedPaths: [{ path: '/"payload"/*' }] },
+      });
+      expect(custom?.indexingPolicy?.excludedPaths?.map((p) => p.path)).toEqual(['/"payload"/*', '/"_etag"/?']);
+      const { resource: read } = await database.container(custom!.id).read();
+      expect(read?.indexingPolicy?.excludedPaths?.map((p) => p.path)).toEqual(['/"payload"/*', '/"_etag"/?']);
+    });
+
     it('refuses a partition key path with a space, a wildcard or a trailing slash, in Cosmos DB\'s words', async () => {
       const database = client.database(databaseId);
       for (const path of ['/id ds', '/order/*', '/orderId/', '//orderId']) {
