@@ -15,6 +15,8 @@ import type { AmqpMessage, StoredMessage } from './messageEntity.js';
 import { azureDefaultQueueSettings, loadQueueFile, standardMaxMessageSizeBytes, toQueueSettings, toTopicConfig } from './queueDefinitions.js';
 import type { QueueSettings, TopicConfig } from './queueDefinitions.js';
 import { TopicEntity } from './topicEntity.js';
+import type { TopicSubscription } from './topicEntity.js';
+import { handleRuleRequest } from './ruleManagement.js';
 import { batchMessageFormat, encodeMessage, toWireMessage, unpackBatch } from './wireMessages.js';
 
 const deadLetterSuffix = '/$deadletterqueue';
@@ -134,6 +136,8 @@ class Broker {
   private readonly topics = new Map<string, TopicEntity>();
   /** Subscriptions take no sends: messages reach them through their topic. */
   private readonly subscriptionEntities = new Set<MessageEntity>();
+  /** Each subscription's rules, for its rule manager. */
+  private readonly subscriptionOf = new Map<MessageEntity, TopicSubscription>();
   private readonly consumers = new Map<MessageEntity, Sender[]>();
   /** The session each session receiver holds, by its link. */
   private readonly sessionOf = new WeakMap<Sender, { readonly entity: MessageEntity; readonly sessionId: string; readonly owner: string }>();
@@ -225,7 +229,9 @@ class Broker {
     for (const [subName, sub] of Object.entries(config.subscriptions)) {
       const entity = this.addQueue(`${name}/subscriptions/${subName}`, sub.settings);
       this.subscriptionEntities.add(entity);
-      topic.addSubscription({ name: subName, entity, rules: sub.rules });
+      const subscription: TopicSubscription = { name: subName, entity, rules: [...sub.rules] };
+      this.subscriptionOf.set(entity, subscription);
+      topic.addSubscription(subscription);
     }
     this.topics.set(topic.name, topic);
   }
@@ -355,7 +361,11 @@ class Broker {
       const path = entityPath(address).slice(0, -managementSuffix.length);
       const entity = this.entity(path);
       const topic = this.topic(path);
-      const reply = entity
+      const subscription = entity && this.subscriptionOf.get(entity);
+      const ruleReply = subscription && handleRuleRequest(message.application_properties?.operation, (message.body ?? {}) as Record<string, unknown>, subscription, path);
+      const reply = ruleReply
+        ? ruleReply
+        : entity
         ? handleManagementRequest(message, entity, (token) => this.entityHoldingLock(token), (sessionId) => this.sessionHeldOnConnection(entity, sessionId, ctx.connection))
         : topic
           ? handleTopicManagementRequest(message, topic)

@@ -3,7 +3,7 @@ import type { AmqpMessage } from './messageEntity.js';
 /**
  * A subscription rule's filter as Service Bus has them: the `$Default` rule's TrueFilter, a
  * CorrelationFilter (every field given must equal the message's), or a SqlFilter (a SQL-92 subset
- * over system and user properties). Rule actions (SQL `SET`) are not there.
+ * over system and user properties). A rule may carry a SQL action (`SET`/`REMOVE`, see ruleActions.ts).
  */
 export type RuleFilter =
   | { readonly kind: 'true' }
@@ -20,13 +20,25 @@ export interface CorrelationFields {
   readonly sessionId?: string;
   readonly replyToSessionId?: string;
   readonly contentType?: string;
-  readonly applicationProperties?: Readonly<Record<string, string | number | boolean>>;
+  readonly applicationProperties?: Readonly<Record<string, string | number | boolean | Date>>;
 }
 
 export interface SubscriptionRule {
   readonly name: string;
   readonly filter: RuleFilter;
+  /** Applied to the subscription's copy of a message this rule matched. */
+  readonly action?: RuleAction;
 }
+
+/** A parsed SQL rule action, with its text as given. */
+export interface RuleAction {
+  readonly expression: string;
+  readonly statements: readonly ActionStatement[];
+}
+
+export type ActionStatement =
+  | { readonly op: 'set'; readonly property: Expression & { op: 'property' }; readonly value: Expression }
+  | { readonly op: 'remove'; readonly property: Expression & { op: 'property' } };
 
 /** What a subscription has when nobody gave it rules: `$Default`, matching every message. */
 export const defaultRule: SubscriptionRule = { name: '$Default', filter: { kind: 'true' } };
@@ -53,7 +65,7 @@ export function sqlFilter(expression: string): RuleFilter {
   return { kind: 'sql', expression, predicate: parseSqlFilter(expression) };
 }
 
-const systemFields: Readonly<Record<string, keyof AmqpMessage>> = {
+export const systemFields: Readonly<Record<string, keyof AmqpMessage>> = {
   messageid: 'message_id',
   correlationid: 'correlation_id',
   to: 'to',
@@ -73,14 +85,19 @@ function correlationMatches(fields: CorrelationFields, message: AmqpMessage): bo
     if (field === undefined || String(message[field] ?? '') !== want || message[field] === undefined) return false;
   }
   const props = (message.application_properties ?? {}) as Record<string, unknown>;
-  for (const [name, want] of Object.entries(applicationProperties ?? {})) if (props[name] !== want) return false;
+  for (const [name, want] of Object.entries(applicationProperties ?? {})) if (!sameValue(props[name], want)) return false;
   return true;
+}
+
+function sameValue(have: unknown, want: string | number | boolean | Date): boolean {
+  if (want instanceof Date) return have instanceof Date && have.getTime() === want.getTime();
+  return have === want;
 }
 
 // --- SQL filter: tokens, a recursive-descent parser, three-valued evaluation -------------------
 
-type Value = string | number | boolean | null;
-type Expression =
+export type Value = string | number | boolean | null;
+export type Expression =
   | { readonly op: 'literal'; readonly value: Value }
   | { readonly op: 'property'; readonly scope: 'sys' | 'user'; readonly name: string }
   | { readonly op: 'arith'; readonly operator: '+' | '-' | '*' | '/' | '%'; readonly left: Expression; readonly right: Expression }
@@ -377,7 +394,7 @@ function compare(operator: string, l: Value, r: Value): boolean | null {
   }
 }
 
-function value(e: Expression, message: AmqpMessage): Value {
+export function value(e: Expression, message: AmqpMessage): Value {
   switch (e.op) {
     case 'literal':
       return e.value;
@@ -417,7 +434,16 @@ function propertyValue(e: Expression & { op: 'property' }, message: AmqpMessage)
     const field = systemFields[e.name.toLowerCase()];
     return field === undefined ? undefined : message[field];
   }
-  return ((message.application_properties ?? {}) as Record<string, unknown>)[e.name];
+  const props = (message.application_properties ?? {}) as Record<string, unknown>;
+  const key = userPropertyKey(props, e.name);
+  return key === undefined ? undefined : props[key];
+}
+
+/** Service Bus matches user property names whatever their case (`Color` finds `color`); an exact match first. */
+export function userPropertyKey(props: Readonly<Record<string, unknown>>, name: string): string | undefined {
+  if (Object.prototype.hasOwnProperty.call(props, name)) return name;
+  const lower = name.toLowerCase();
+  return Object.keys(props).find((k) => k.toLowerCase() === lower);
 }
 
 function likePattern(pattern: string, escape?: string): RegExp {

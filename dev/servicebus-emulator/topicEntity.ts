@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { messageTimeToLiveMs } from './messageEntity.js';
 import type { AcceptResult, AmqpMessage, MessageEntity } from './messageEntity.js';
-import { subscriptionAccepts } from './subscriptionRules.js';
+import { applyRuleAction } from './ruleActions.js';
+import { filterMatches } from './subscriptionRules.js';
 import type { SubscriptionRule } from './subscriptionRules.js';
 
 /** A topic's own properties; each subscription has its queue-like ones. */
@@ -15,7 +16,8 @@ export interface TopicSettings {
 export interface TopicSubscription {
   readonly name: string;
   readonly entity: MessageEntity;
-  readonly rules: readonly SubscriptionRule[];
+  /** In the order they were added; changed through the subscription's `$management` (rule manager). */
+  rules: readonly SubscriptionRule[];
 }
 
 const scheduledEnqueueTimeAnnotation = 'x-opt-scheduled-enqueue-time';
@@ -51,9 +53,10 @@ export class TopicEntity {
     const copy = Number.isFinite(ttl) ? { ...message, ttl } : message;
     const copies: { entity: MessageEntity; sequenceNumber: number }[] = [];
     for (const subscription of this.subscriptions.values()) {
-      if (!subscriptionAccepts(subscription.rules, message)) continue;
-      const result = subscription.entity.accept(copy);
-      if (result.kind === 'enqueued') copies.push({ entity: subscription.entity, sequenceNumber: result.sequenceNumber });
+      for (const delivered of subscriptionCopies(subscription.rules, copy)) {
+        const result = subscription.entity.accept(delivered);
+        if (result.kind === 'enqueued') copies.push({ entity: subscription.entity, sequenceNumber: result.sequenceNumber });
+      }
     }
     if (message.message_annotations?.[scheduledEnqueueTimeAnnotation] !== undefined) this.scheduledCopies.set(sequenceNumber, copies);
     return { kind: 'enqueued', sequenceNumber };
@@ -84,4 +87,20 @@ export class TopicEntity {
     this.seenMessageIds.set(id, nowMs);
     return false;
   }
+}
+
+/**
+ * What one subscription gets of a message, as Service Bus does it: the matching rules without an
+ * action together give one copy; each matching rule with an action gives a copy of its own, changed
+ * by the action and carrying the rule's name as the `RuleName` property.
+ */
+export function subscriptionCopies(rules: readonly SubscriptionRule[], message: AmqpMessage): AmqpMessage[] {
+  const matching = rules.filter((rule) => filterMatches(rule.filter, message));
+  const copies: AmqpMessage[] = matching.some((rule) => rule.action === undefined) ? [message] : [];
+  for (const rule of matching) {
+    if (rule.action === undefined) continue;
+    const changed = applyRuleAction(rule.action, message);
+    copies.push({ ...changed, application_properties: { ...((changed.application_properties ?? {}) as Record<string, unknown>), RuleName: rule.name } });
+  }
+  return copies;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ServiceBusAdministrationClient, ServiceBusClient } from '@azure/service-bus';
-import type { ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
+import type { RuleProperties, ServiceBusReceivedMessage, ServiceBusReceiver, ServiceBusRuleManager } from '@azure/service-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultRule, sqlFilter, startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
 import type { QueueSettings } from '../../dev/servicebus-emulator/index.js';
@@ -10,7 +10,8 @@ import type { QueueSettings } from '../../dev/servicebus-emulator/index.js';
  * SERVICEBUS_CONNECTION_STRING with Manage rights) a real namespace. One topic with:
  * - `all`: the `$Default` rule, every message;
  * - `accepted`: a correlation filter on the subject (`OrderAccepted`);
- * - `big-payments`: a SQL filter over a system and a user property.
+ * - `big-payments`: a SQL filter over a system and a user property;
+ * - `managed`: `$Default` at first; its rules are changed through the rule manager.
  */
 interface TopicNames {
   readonly topic: string;
@@ -44,6 +45,7 @@ const emulatorTarget: Target = {
             all: { settings: subscriptionSettings(), rules: [defaultRule] },
             accepted: { settings: subscriptionSettings(), rules: [{ name: 'accepted', filter: { kind: 'correlation', fields: { subject: 'OrderAccepted' } } }] },
             'big-payments': { settings: subscriptionSettings(), rules: [{ name: 'big', filter: sqlFilter(bigPayments) }] },
+            managed: { settings: subscriptionSettings(), rules: [defaultRule] },
           },
         },
       },
@@ -61,6 +63,7 @@ const realNamespaceTarget = (connectionString: string): Target => ({
     await admin.createSubscription(topic, 'all', { maxDeliveryCount: 2 });
     await admin.createSubscription(topic, 'accepted', { maxDeliveryCount: 2, defaultRuleOptions: { name: 'accepted', filter: { subject: 'OrderAccepted' } } });
     await admin.createSubscription(topic, 'big-payments', { maxDeliveryCount: 2, defaultRuleOptions: { name: 'big', filter: { sqlExpression: bigPayments } } });
+    await admin.createSubscription(topic, 'managed', { maxDeliveryCount: 2 });
     return { connectionString, names: { topic }, tearDown: async () => void (await admin.deleteTopic(topic)) };
   },
 });
@@ -81,7 +84,7 @@ describe.each(targets)('Service Bus topics: $name', (target) => {
     ({ connectionString, tearDown } = setUp);
     topic = setUp.names.topic;
     client = new ServiceBusClient(connectionString);
-    for (const sub of ['all', 'accepted', 'big-payments']) receivers.set(sub, client.createReceiver(topic, sub));
+    for (const sub of ['all', 'accepted', 'big-payments', 'managed']) receivers.set(sub, client.createReceiver(topic, sub));
   });
   afterAll(async () => {
     await client.close();
@@ -168,6 +171,71 @@ describe.each(targets)('Service Bus topics: $name', (target) => {
     await receiverOf('accepted').completeMessage(due);
     expect((await drainIds('all')).filter((id) => id.startsWith('cxl-'))).toEqual([]);
     expect(kept).toBeDefined();
+  });
+
+  describe('the rule manager', () => {
+    async function allRules(rules: ServiceBusRuleManager): Promise<RuleProperties[]> {
+      const listed: RuleProperties[] = [];
+      for await (const rule of rules.listRules()) listed.push(rule);
+      return listed;
+    }
+
+    it('lists $Default, adds a SQL rule and a correlation rule with an action, lists them by name, removes them', async () => {
+      const rules = client.createRuleManager(topic, 'managed');
+      expect((await allRules(rules)).map((r) => [r.name, r.filter])).toEqual([['$Default', { sqlExpression: '1=1' }]]);
+      await rules.createRule('z-sql', { sqlExpression: 'amount > 10' });
+      await rules.createRule('a-correlation', { subject: 'OrderAccepted', applicationProperties: { region: 'eu', rank: 2 } }, { sqlExpression: "SET sys.CorrelationId = 'flagged'" });
+      const listed = await allRules(rules);
+      expect(listed.map((r) => r.name)).toEqual(['$Default', 'a-correlation', 'z-sql']);
+      expect(listed[1]).toMatchObject({ filter: { subject: 'OrderAccepted', applicationProperties: { region: 'eu', rank: 2 } }, action: { sqlExpression: "SET sys.CorrelationId = 'flagged'" } });
+      expect(listed[2]).toMatchObject({ filter: { sqlExpression: 'amount > 10' }, action: {} });
+      const firstPage = await rules.listRules().byPage({ maxPageSize: 2 }).next();
+      expect((firstPage.value as { name: string }[]).map((r) => r.name)).toEqual(['$Default', 'a-correlation']);
+      await rules.deleteRule('z-sql');
+      await rules.deleteRule('a-correlation');
+      expect((await allRules(rules)).map((r) => r.name)).toEqual(['$Default']);
+    });
+
+    it('refuses a second rule of the same name (409), an unknown one to delete, and a filter or action that does not parse', async () => {
+      const rules = client.createRuleManager(topic, 'managed');
+      await rules.createRule('twice', { subject: 'x' });
+      await expect(rules.createRule('twice', { subject: 'y' })).rejects.toThrow(/The messaging entity '.*twice' already exists/);
+      await expect(rules.deleteRule('never-made')).rejects.toMatchObject({ code: 'MessagingEntityNotFound' });
+      await expect(rules.createRule('bad-filter', { sqlExpression: 'amount >' })).rejects.toThrow();
+      await expect(rules.createRule('bad-action', { sqlExpression: '1=1' }, { sqlExpression: 'UPDATE amount' })).rejects.toThrow();
+      await rules.deleteRule('twice');
+      expect((await allRules(rules)).map((r) => r.name)).toEqual(['$Default']);
+    });
+
+    it('filters as the new rules say: user property names in any case, one copy for the rules without an action, one per rule with an action', async () => {
+      const rules = client.createRuleManager(topic, 'managed');
+      await drainIds('managed');
+      await rules.deleteRule('$Default');
+      const run = randomUUID().slice(0, 6);
+      // The only rule without an action names the property in another case than the sender did.
+      await rules.createRule('blue', { sqlExpression: `Color = 'blue' AND Run = '${run}'` });
+      await rules.createRule('flag-blue', { applicationProperties: { color: 'blue', run } }, { sqlExpression: "SET priority = 'high'; REMOVE secret; SET sys.Label = 'flagged'" });
+      const sender = client.createSender(topic);
+      await sender.sendMessages([
+        { messageId: `blue-${run}`, subject: 'PaymentReceived', body: {}, applicationProperties: { color: 'blue', run, secret: 's', priority: 'low' } },
+        { messageId: `red-${run}`, subject: 'PaymentReceived', body: {}, applicationProperties: { color: 'red', run } },
+      ]);
+      await sender.close();
+      const got: ServiceBusReceivedMessage[] = [];
+      for (let batch = await receiverOf('managed').receiveMessages(10, { maxWaitTimeInMs: 1000 }); batch.length > 0; batch = await receiverOf('managed').receiveMessages(10, { maxWaitTimeInMs: 500 })) {
+        for (const m of batch) {
+          got.push(m);
+          await receiverOf('managed').completeMessage(m);
+        }
+      }
+      const seen = got.map((m) => ({ id: m.messageId, subject: m.subject, priority: m.applicationProperties?.priority, secret: m.applicationProperties?.secret, rule: m.applicationProperties?.RuleName }));
+      expect(seen.sort((a, b) => String(a.rule).localeCompare(String(b.rule)))).toEqual([
+        { id: `blue-${run}`, subject: 'flagged', priority: 'high', secret: undefined, rule: 'flag-blue' },
+        { id: `blue-${run}`, subject: 'PaymentReceived', priority: 'low', secret: 's', rule: undefined },
+      ]);
+      for (const name of ['blue', 'flag-blue']) await rules.deleteRule(name);
+      await rules.createRule('$Default', { sqlExpression: '1=1' });
+    });
   });
 
   it('refuses to receive from a topic and to send to a subscription', async () => {
