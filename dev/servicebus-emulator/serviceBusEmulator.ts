@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import Long from 'long';
 import rhea from 'rhea';
-import type { Connection, Container, Delivery, EventContext, Receiver, Sender } from 'rhea';
+import type { Connection, Container, Delivery, EventContext, Receiver, Sender, Session } from 'rhea';
 import { answerPutToken, defaultSharedAccessKeys } from './cbsTokens.js';
 import type { SharedAccessKeys } from './cbsTokens.js';
 import { deliveryTagFor, newLockToken } from './lockTokens.js';
@@ -175,6 +175,10 @@ class Broker {
     c.on('released', (ctx: EventContext) => this.onDisposition(ctx, 'released'));
     c.on('sender_close', (ctx: EventContext) => ctx.sender && this.dropConsumer(ctx.sender));
     c.on('disconnected', (ctx: EventContext) => this.dropConnection(ctx.connection));
+    // A client that ends its connection (or an AMQP session) with its links still attached lets go of
+    // them all: a session it held is free at once, as when its socket drops.
+    c.on('connection_close', (ctx: EventContext) => this.dropConnection(ctx.connection));
+    c.on('session_close', (ctx: EventContext) => ctx.session && this.dropSession(ctx.session));
     c.on('error', () => {});
   }
 
@@ -507,6 +511,13 @@ class Broker {
     for (const [entity, senders] of this.consumers) {
       for (const s of senders) if (s.connection === connection) this.releaseSessionOf(s);
       this.consumers.set(entity, senders.filter((s) => s.connection !== connection));
+    }
+  }
+
+  private dropSession(session: Session): void {
+    for (const [entity, senders] of this.consumers) {
+      for (const s of senders) if (s.session === session) this.releaseSessionOf(s);
+      this.consumers.set(entity, senders.filter((s) => s.session !== session));
     }
   }
 
