@@ -6,6 +6,7 @@ import type { OperationResult } from '@vercel/cosmosdb-server/lib/handler/_docum
 import readJson from '@vercel/cosmosdb-server/lib/json';
 import { asOneChange } from './changeFeed.js';
 import { conditionalPatch } from './conditionalPatch.js';
+import { itemProblem } from './requestValidation.js';
 
 /** The private storage of the library's collection, which a rollback has to put back. */
 interface DocumentStorage {
@@ -14,7 +15,7 @@ interface DocumentStorage {
   _ridCount: number;
 }
 
-type BatchOperation = { operationType?: string; [k: string]: unknown };
+export type BatchOperation = { operationType?: string; [k: string]: unknown };
 
 /**
  * Transactional batch as Cosmos DB does it: the operations apply in order, and if one fails none
@@ -99,8 +100,13 @@ function journal<K, V>(map: Map<K, V>): { close(rollback: boolean): void } {
   };
 }
 
-function runOperation(collection: Collection, operation: BatchOperation): OperationResult {
+/** One operation of a transactional batch or a bulk request, checked as its single request would be. */
+export function runOperation(collection: Collection, operation: BatchOperation): OperationResult {
   const input = operation as never;
+  const resource = operation.resourceBody;
+  const writesItem = operation.operationType === 'Create' || operation.operationType === 'Upsert' || operation.operationType === 'Replace';
+  const problem = writesItem && typeof resource === 'object' && resource !== null ? itemProblem(resource as Record<string, unknown>) : undefined;
+  if (problem !== undefined) return { statusCode: 400, body: { code: 'BadRequest', message: problem } };
   switch (operation.operationType) {
     case 'Create':
       return documentOperations.createOperation(collection, input);

@@ -14,6 +14,7 @@ import readDocuments from '@vercel/cosmosdb-server/lib/handler/read-documents';
 import patchDocument from '@vercel/cosmosdb-server/lib/handler/patch-document';
 import readPartitionKeyRanges from '@vercel/cosmosdb-server/lib/handler/read-partition-key-ranges';
 import { handleAtomicBatch } from './atomicBatch.js';
+import { handleBulk } from './bulkOperations.js';
 import { handlePatchDocument } from './conditionalPatch.js';
 import { handleChangeFeed, handlePartitionKeyRangeFeed, isChangeFeedRequest, onlyPartitionKeyRange, trackChanges } from './changeFeed.js';
 import { handlePartitionKeyDelete, partitionKeyDeleteTarget } from './partitionKeyDelete.js';
@@ -133,7 +134,8 @@ async function respond(account: Account, req: IncomingMessage, res: ServerRespon
         }
         req = request;
       }
-      const atomicBatch = isTrueHeader(req, 'x-ms-cosmos-is-batch-request') && isTrueHeader(req, 'x-ms-cosmos-batch-atomic');
+      const batchRequest = isTrueHeader(req, 'x-ms-cosmos-is-batch-request');
+      const atomicBatch = batchRequest && isTrueHeader(req, 'x-ms-cosmos-batch-atomic');
       const query = handler === (queryDocuments as unknown);
       // The SDK asks for a query plan beside every query and uses it only when the gateway refuses
       // the query itself; the library would run the query over the whole container to answer it.
@@ -141,7 +143,9 @@ async function respond(account: Account, req: IncomingMessage, res: ServerRespon
       const scopedQuery = query && (planRequest || req.headers['x-ms-documentdb-partitionkey'] !== undefined);
       body = await (atomicBatch
         ? handleAtomicBatch(account, req, res, params as never)
-        : scopedQuery
+        : batchRequest
+          ? handleBulk(account, req, res, params as never)
+          : scopedQuery
           ? handlePartitionScopedQuery(account, req, res, params as never, planRequest ? 'nothing' : 'partition')
           : handler === (patchDocument as unknown)
             ? handlePatchDocument(account, req, res, params as never)

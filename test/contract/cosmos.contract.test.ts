@@ -202,6 +202,19 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       expect((await container.item('p', pk).read()).resource?.Status).toBe('Active');
     });
 
+    it('refuses an item with an invalid ttl inside a batch with 400, and writes none of the batch', async () => {
+      const pk = randomUUID();
+      const response = await container.items.batch(
+        [
+          { operationType: 'Create', resourceBody: { id: 'fine', orderId: pk } },
+          { operationType: 'Create', resourceBody: { id: 'bad-ttl', orderId: pk, ttl: -10 } },
+        ],
+        pk,
+      );
+      expect(response.result?.map((r) => r.statusCode)).toEqual([424, 400]);
+      expect((await container.item('fine', pk).read()).resource).toBeUndefined();
+    });
+
     it('rolls back a create when a conditional replace in the same batch fails', async () => {
       const pk = randomUUID();
       const { resource } = await container.items.create({ id: 'order', orderId: pk, paid: 0 });
@@ -216,6 +229,34 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       expect(response.result?.map((r) => r.statusCode)).toEqual([424, 412]);
       expect((await container.item('marker', pk).read()).resource).toBeUndefined();
       expect((await container.item('order', pk).read()).resource?.paid).toBe(5);
+    });
+  });
+
+  describe('bulk', () => {
+    it('applies each operation on its own, patch included; an invalid ttl is 400 and the others go on', async () => {
+      const pk = randomUUID();
+      await container.items.create({ id: 'p', orderId: pk, n: 1 });
+      const results = await container.items.bulk([
+        { operationType: 'Create', partitionKey: pk, resourceBody: { id: 'bad-ttl', orderId: pk, ttl: -10 } },
+        { operationType: 'Create', partitionKey: pk, resourceBody: { id: 'fine', orderId: pk } },
+        { operationType: 'Patch', partitionKey: pk, id: 'p', resourceBody: { operations: [{ op: 'incr', path: '/n', value: 4 }] } },
+      ]);
+      expect(results.map((r) => r.statusCode)).toEqual([400, 201, 200]);
+      expect((await container.item('fine', pk).read()).resource?.id).toBe('fine');
+      expect((await container.item('p', pk).read()).resource?.n).toBe(5);
+    });
+
+    it('answers 424 for what follows a failure when told not to go on', async () => {
+      const pk = randomUUID();
+      const results = await container.items.bulk(
+        [
+          { operationType: 'Create', partitionKey: pk, resourceBody: { id: 'bad-ttl', orderId: pk, ttl: 0 } },
+          { operationType: 'Create', partitionKey: pk, resourceBody: { id: 'after', orderId: pk } },
+        ],
+        { continueOnError: false },
+      );
+      expect(results.map((r) => r.statusCode)).toEqual([400, 424]);
+      expect((await container.item('after', pk).read()).resource).toBeUndefined();
     });
   });
 
