@@ -11,12 +11,17 @@ import routeRequest from '@vercel/cosmosdb-server/lib/routes';
 import isTrueHeader from '@vercel/cosmosdb-server/lib/true-header';
 import queryDocuments from '@vercel/cosmosdb-server/lib/handler/query-documents';
 import readDocuments from '@vercel/cosmosdb-server/lib/handler/read-documents';
+import createCollection from '@vercel/cosmosdb-server/lib/handler/create-collection';
+import createDatabase from '@vercel/cosmosdb-server/lib/handler/create-database';
+import deleteCollection from '@vercel/cosmosdb-server/lib/handler/delete-collection';
+import deleteDatabase from '@vercel/cosmosdb-server/lib/handler/delete-database';
 import patchDocument from '@vercel/cosmosdb-server/lib/handler/patch-document';
 import readPartitionKeyRanges from '@vercel/cosmosdb-server/lib/handler/read-partition-key-ranges';
 import { handleAtomicBatch } from './atomicBatch.js';
 import { handleBulk } from './bulkOperations.js';
 import { handlePatchDocument } from './conditionalPatch.js';
 import { handleChangeFeed, handlePartitionKeyRangeFeed, isChangeFeedRequest, onlyPartitionKeyRange, trackChanges } from './changeFeed.js';
+import { OfferBook, handleOfferRequest, isOfferRequest, throughputProblem } from './offers.js';
 import { handlePartitionKeyDelete, partitionKeyDeleteTarget } from './partitionKeyDelete.js';
 import { handlePartitionScopedQuery } from './partitionScopedQuery.js';
 import { needsValidation, validateWrite } from './requestValidation.js';
@@ -71,6 +76,7 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
   const packageDir = dirname(require.resolve('@vercel/cosmosdb-server/package.json'));
   const live: { account?: Account } = {};
   const faults: ActiveFault[] = [];
+  const offers = new OfferBook();
   const server: Server = createServer(
     {
       cert: options.tls?.cert ?? readFileSync(join(packageDir, 'cert.pem')),
@@ -81,7 +87,7 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
       const { account } = live;
       if (!account) return;
       if (req.url === faultControlPath) void controlFaults(faults, req, res);
-      else if (!answerWithFault(faults, req, res)) void respond(account, req, res);
+      else if (!answerWithFault(faults, req, res)) void respond(account, offers, req, res);
     },
   );
   await new Promise<void>((resolve, reject) => {
@@ -102,12 +108,16 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
   };
 }
 
-async function respond(account: Account, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function respond(account: Account, offers: OfferBook, req: IncomingMessage, res: ServerResponse): Promise<void> {
   let body: unknown;
   try {
     const route = routeRequest(req) as [Record<string, string>, Handler] | undefined;
     const partitionKeyDelete = partitionKeyDeleteTarget(req);
-    if (partitionKeyDelete) {
+    if (isOfferRequest(req)) {
+      body = await handleOfferRequest(offers, req, res);
+    } else if (route && isResourceLifecycle(route[1])) {
+      body = await withOffers(account, offers, route, req, res);
+    } else if (partitionKeyDelete) {
       observeCollection(account, partitionKeyDelete);
       body = handlePartitionKeyDelete(account, req, res, partitionKeyDelete);
     } else if (!route) {
@@ -156,6 +166,48 @@ async function respond(account: Account, req: IncomingMessage, res: ServerRespon
     body = { code: 'InternalServerError', message: (error as Error).message };
   }
   writeResponse(req, res, body);
+}
+
+const lifecycleHandlers = new Set<unknown>([createCollection, createDatabase, deleteCollection, deleteDatabase]);
+
+function isResourceLifecycle(handler: unknown): boolean {
+  return lifecycleHandlers.has(handler);
+}
+
+/**
+ * Creating or deleting a container or database, with its offer: a create's throughput is checked
+ * before anything is made (400), the offer recorded once the resource exists, and a delete takes
+ * the offers with it. A container create still goes through validation.
+ */
+async function withOffers(account: Account, offers: OfferBook, route: [Record<string, string>, Handler], req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+  const [params, handler] = route;
+  const database = params.dbId ? (account.database(params.dbId).read() as { _self?: string } | undefined) : undefined;
+  if (handler === (deleteCollection as unknown) || handler === (deleteDatabase as unknown)) {
+    const target = handler === (deleteDatabase as unknown) ? database : (account.database(params.dbId ?? '').collection(params.collId ?? '').read() as { _self?: string } | undefined);
+    const body = await handler(account, req, res, params);
+    if (res.statusCode < 300 && target?._self) offers.deleted(target._self);
+    return body;
+  }
+  const problem = throughputProblem(req.headers);
+  if (problem) {
+    req.resume();
+    res.statusCode = 400;
+    return { code: 'BadRequest', message: problem };
+  }
+  let request = req;
+  if (needsValidation(handler)) {
+    const { request: checked, failure } = await validateWrite(handler, req);
+    if (failure) {
+      res.statusCode = failure.statusCode;
+      return failure.body;
+    }
+    request = checked;
+  }
+  const body = (await handler(account, request, res, params)) as { _rid?: string; _self?: string } | undefined;
+  if (res.statusCode === 201 && body?._rid && body._self) {
+    offers.created({ _rid: body._rid, _self: body._self }, req.headers, handler === (createDatabase as unknown) ? 'database' : 'container', database?._self);
+  }
+  return body;
 }
 
 type ActiveFault = { rule: FaultRule; remaining: number; untilEpochMs: number };

@@ -260,6 +260,40 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
     });
   });
 
+  describe('offers (provisioned throughput; a serverless account has none)', () => {
+    it('gives a container its own offer: 400 RU/s by default, what it asked for, or autoscale; a replace changes it; a delete removes it', async () => {
+      const database = client.database(databaseId);
+      const { container: plain, resource: plainDef } = await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] } });
+      const { resource: plainOffer } = await plain.readOffer();
+      if (!plainOffer) {
+        // A serverless account (this project's): no offers, and a container that asks for throughput is refused.
+        const refused = await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] }, throughput: 500 }).catch((e: unknown) => e);
+        expect(statusOf(refused)).toBe(400);
+        return;
+      }
+      expect(plainOffer).toMatchObject({ offerResourceId: plainDef!._rid, resource: plainDef!._self, content: { offerThroughput: 400 } });
+      const { container: manual } = await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] }, throughput: 500 });
+      const { resource: manualOffer, offer } = await manual.readOffer();
+      expect(manualOffer?.content?.offerThroughput).toBe(500);
+      await offer!.replace({ ...manualOffer!, content: { offerThroughput: 800, offerIsRUPerMinuteThroughputEnabled: false } });
+      expect((await manual.readOffer()).resource?.content?.offerThroughput).toBe(800);
+      const { container: autoscale } = await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] }, maxThroughput: 4000 });
+      expect((await autoscale.readOffer()).resource?.content?.offerAutopilotSettings?.maxThroughput).toBe(4000);
+      const offerId = manualOffer!.id;
+      await manual.delete();
+      const { resources: remaining } = await client.offers.readAll().fetchAll();
+      expect(remaining.map((o) => o.id)).not.toContain(offerId);
+    });
+
+    it('refuses a throughput under 400 RU/s or off its steps of 100, and creates no container', async () => {
+      const database = client.database(databaseId);
+      const id = `c-${randomUUID()}`;
+      const refused = (await database.containers.create({ id, partitionKey: { paths: ['/orderId'] }, throughput: 350 }).catch((e: unknown) => e)) as { code?: number };
+      expect(refused.code).toBe(400);
+      expect(statusOf(await database.container(id).read().catch((e: unknown) => e))).toBe(404);
+    });
+  });
+
   describe('time to live', () => {
     it('hides a document at once when its ttl has passed, in reads and queries, and frees its id', async () => {
       const pk = randomUUID();
