@@ -30,16 +30,9 @@ export async function handleAtomicBatch(
   res: ServerResponse,
   params: { dbId: string; collId: string },
 ): Promise<unknown> {
-  const body: unknown = await readJson(req);
-  const collection = account.database(params.dbId).collection(params.collId);
-  if (!collection.read()) {
-    res.statusCode = 404;
-    return { code: 'NotFound', message: `collection ${params.collId} does not exist` };
-  }
-  if (!Array.isArray(body) || body.length === 0 || body.length > 100) {
-    res.statusCode = 400;
-    return { code: 'BadRequest', message: 'a batch is an array of 1 to 100 operations' };
-  }
+  const request = await readOperations(account, req, res, params, 'a batch');
+  if ('refusal' in request) return request.refusal;
+  const { collection, operations: body } = request;
   const storage = collection.documents as unknown as DocumentStorage;
   const journals = [journal(storage._data), journal(storage._index)];
   const ridCount = storage._ridCount;
@@ -64,6 +57,30 @@ export async function handleAtomicBatch(
   if (failed < 0) return results.map(toOperationResponse);
   res.statusCode = 207;
   return body.map((_, i) => (i === failed ? { statusCode: results[i]?.statusCode, requestCharge: 1 } : { statusCode: 424, requestCharge: 0 }));
+}
+
+/**
+ * The container and operations of a batch or bulk request, or the refusal to answer with: 404 for a
+ * missing container, 400 unless the body is an array of 1 to 100 operations.
+ */
+export async function readOperations(
+  account: Account,
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: { dbId: string; collId: string },
+  what: 'a batch' | 'a bulk request',
+): Promise<{ collection: Collection; operations: BatchOperation[] } | { refusal: unknown }> {
+  const body: unknown = await readJson(req);
+  const collection = account.database(params.dbId).collection(params.collId);
+  if (!collection.read()) {
+    res.statusCode = 404;
+    return { refusal: { code: 'NotFound', message: `collection ${params.collId} does not exist` } };
+  }
+  if (!Array.isArray(body) || body.length === 0 || body.length > 100) {
+    res.statusCode = 400;
+    return { refusal: { code: 'BadRequest', message: `${what} is an array of 1 to 100 operations` } };
+  }
+  return { collection, operations: body as BatchOperation[] };
 }
 
 const absent = Symbol('absent');

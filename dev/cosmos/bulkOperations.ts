@@ -1,9 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Account from '@vercel/cosmosdb-server/lib/account';
-import readJson from '@vercel/cosmosdb-server/lib/json';
 import isTrueHeader from '@vercel/cosmosdb-server/lib/true-header';
-import { runOperation } from './atomicBatch.js';
-import type { BatchOperation } from './atomicBatch.js';
+import { readOperations, runOperation } from './atomicBatch.js';
 
 /**
  * A bulk request (`container.items.bulk`, a batch that is not atomic): each operation applies on its
@@ -12,19 +10,12 @@ import type { BatchOperation } from './atomicBatch.js';
  * handler took no patch and no validation.
  */
 export async function handleBulk(account: Account, req: IncomingMessage, res: ServerResponse, params: { dbId: string; collId: string }): Promise<unknown> {
-  const body: unknown = await readJson(req);
-  const collection = account.database(params.dbId).collection(params.collId);
-  if (!collection.read()) {
-    res.statusCode = 404;
-    return { code: 'NotFound', message: `collection ${params.collId} does not exist` };
-  }
-  if (!Array.isArray(body) || body.length === 0 || body.length > 100) {
-    res.statusCode = 400;
-    return { code: 'BadRequest', message: 'a bulk request is an array of 1 to 100 operations' };
-  }
+  const request = await readOperations(account, req, res, params, 'a bulk request');
+  if ('refusal' in request) return request.refusal;
+  const { collection, operations } = request;
   const continueOnError = isTrueHeader(req, 'x-ms-cosmos-batch-continue-on-error');
   let failed = false;
-  return (body as BatchOperation[]).map((operation) => {
+  return operations.map((operation) => {
     if (failed && !continueOnError) return { statusCode: 424, requestCharge: 0 };
     const result = runOperation(collection, operation);
     if (result.statusCode >= 400) {
