@@ -50,6 +50,14 @@ describe('planResubmit', () => {
     expect(planResubmit(old, options).copy.applicationProperties).not.toHaveProperty('idempotency-key');
   });
 
+  it('keeps a new MessageId for an original of 121 to 128 characters within the 128 characters Service Bus allows', () => {
+    for (const length of [121, 128]) {
+      const { copy } = planResubmit(original({ messageId: 'r'.repeat(length) }), { ...options, dedupKey: 'k' });
+      expect(String(copy.messageId).length).toBeLessThanOrEqual(128);
+      expect(planResubmit(original({ messageId: 'r'.repeat(length) }), { ...options, dedupKey: 'k' }).copy.messageId).toBe(copy.messageId);
+    }
+  });
+
   it('counts resubmits, so a copy resubmitted again gets its own id', () => {
     const again = original({ messageId: 'm-1~resubmit-1', applicationProperties: { 'resubmit-count': 1, 'idempotency-key': 'm-1' } });
     const { copy } = planResubmit(again, { ...options, dedupKey: 'm-1' });

@@ -49,6 +49,23 @@ describe('scheduleDelayedRetry', () => {
     });
   });
 
+  it('keeps every copy of a MessageId of 121 to 128 characters within the 128 characters Service Bus allows, stable per round and distinct per original', async () => {
+    for (const length of [121, 124, 128]) {
+      const { sent, scheduler } = recordingScheduler();
+      const id = 'm'.repeat(length - 1) + String(length % 10);
+      await run({ messageId: id, applicationProperties: {} }, { orderId: 'o-1' }, scheduler);
+      await run({ messageId: id, applicationProperties: {} }, { orderId: 'o-1' }, scheduler);
+      const [first, again] = sent.map((s) => s.copy.messageId);
+      expect(first?.length).toBeLessThanOrEqual(128);
+      expect(again).toBe(first);
+      expect(sent[0]?.copy.applicationProperties).toMatchObject({ 'retry-of': id, 'idempotency-key': id });
+    }
+    const { sent, scheduler } = recordingScheduler();
+    await run({ messageId: 'a'.repeat(127), applicationProperties: {} }, 'x', scheduler);
+    await run({ messageId: 'b'.repeat(127), applicationProperties: {} }, 'x', scheduler);
+    expect(sent[0]?.copy.messageId).not.toBe(sent[1]?.copy.messageId);
+  });
+
   it('continues the count and the first failure time a copy carries, and names the next copy after the root', async () => {
     const { sent, scheduler } = recordingScheduler();
     const first = '2026-12-01T09:00:00.000Z';
