@@ -1,5 +1,6 @@
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import { idempotencyKeyProperty, retryProperties } from '../orders/index.js';
+import { deriveMessageId } from '../servicebus/index.js';
 
 export const resubmittedFromProperty = 'resubmitted-from';
 export const resubmitCountProperty = 'resubmit-count';
@@ -58,7 +59,7 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
     subject: original.subject,
     correlationId: original.correlationId,
     ...(options.to === undefined ? {} : { to: options.to }),
-    messageId: newId ? `${originalId ?? `seq-${String(original.sequenceNumber)}`}~resubmit-${count}` : originalId,
+    messageId: newId ? deriveMessageId(originalId ?? `seq-${String(original.sequenceNumber)}`, `~resubmit-${count}`) : originalId,
     applicationProperties,
   };
   return { copy, messageIdDecision: newId ? 'new' : 'kept' };

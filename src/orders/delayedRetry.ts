@@ -1,6 +1,6 @@
 import { PermanentMessageError, decideDelayedRetry } from '../idempotency/index.js';
 import type { ProcessingOutcome, RetryPolicy } from '../idempotency/index.js';
-import { applicationProperty } from '../servicebus/index.js';
+import { applicationProperty, deriveMessageId } from '../servicebus/index.js';
 import type { MessageEnvelope, RetryScheduler, ScheduledCopy } from '../servicebus/index.js';
 import { dedupKeyOf, idempotencyKeyProperty } from './parseOrderMessage.js';
 
@@ -14,8 +14,9 @@ export const retryProperties = {
 
 /**
  * Hands a message that is still failing after its in-invocation retries to the delayed layer:
- * a copy scheduled for later, with a deterministic MessageId (`<original>~retry-<n>`: a crash and
- * a second scheduling of the same round is dropped by duplicate detection), the original dedup key
+ * a copy scheduled for later, with a deterministic MessageId (`<original>~retry-<n>`, hashed when that
+ * would exceed Service Bus's limit: a crash and a second scheduling of the same round is dropped by
+ * duplicate detection), the original dedup key
  * in `idempotency-key` (whichever copy arrives second is a duplicate) and the round's count. The
  * original is completed only once the copy is accepted. Past the budget: the dead-letter path.
  */
@@ -39,7 +40,7 @@ export async function scheduleDelayedRetry(
   const root = text(applicationProperty(envelope, retryProperties.of)) ?? envelope.messageId;
   if (root === undefined || key === undefined) return failure; // nothing stable to name the copy by: let Service Bus redeliver
   const copy: ScheduledCopy = {
-    messageId: `${root}~retry-${decision.attempt}`,
+    messageId: deriveMessageId(root, `~retry-${decision.attempt}`),
     body: copyBody(body),
     subject: envelope.subject,
     contentType: envelope.contentType,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { deriveMessageId, maxMessageIdLength } from '../servicebus/index.js';
 
 /**
  * An event waiting to leave the container, written in the same transactional batch as the change
@@ -39,8 +39,7 @@ export interface OutboxMessage {
   readonly applicationProperties: Readonly<Record<string, string | number | boolean>>;
 }
 
-/** Service Bus refuses a MessageId longer than this. */
-export const maxMessageIdLength = 128;
+export { maxMessageIdLength };
 
 /** Where every event the orders service publishes says it comes from; with `cloudEvents:id` it is the consumers' dedup key. */
 export const orderEventsSource = '/idempotent-order-consumer/orders';
@@ -105,8 +104,8 @@ export function newOutboxDocument(event: NewOutboxEvent): OutboxDocument {
 
 /** The document id when Service Bus accepts it as a MessageId, else a digest of it (stable either way). */
 export function messageIdFor(documentId: string): string {
-  if (documentId.length <= maxMessageIdLength) return documentId;
-  return `outbox|*${createHash('sha256').update(documentId).digest('hex')}`;
+  // The digest's prefix is the one earlier releases wrote: stored entries keep their MessageId either way.
+  return deriveMessageId(documentId, '', 'outbox|*');
 }
 
 /** A document from the change feed is the publisher's business only when it is an outbox entry still to send. */

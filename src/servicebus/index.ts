@@ -5,3 +5,4 @@ export type { CloudEventAttributes, UnwrappedBody } from './cloudEvents.js';
 export { decodeJsonBody } from './messageBody.js';
 export { ServiceBusRetryScheduler, chooseServiceBusClient } from './retryScheduler.js';
 export type { RetryScheduler, ScheduledCopy, ServiceBusClientChoice, ServiceBusConnectionSettings } from './retryScheduler.js';
+export { deriveMessageId, maxDerivedSuffixLength, maxMessageIdLength } from './derivedMessageId.js';
