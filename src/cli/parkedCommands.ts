@@ -2,6 +2,7 @@ import type { ServiceBusSender } from '@azure/service-bus';
 import { joinKeyParts, replace } from '../idempotency/index.js';
 import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
 import { idempotencyKeyProperty } from '../orders/index.js';
+import { deriveMessageId } from '../servicebus/index.js';
 import type { ParkedItemDocument, ParkedItemState } from '../orders/index.js';
 import type { Output } from './dlqCommands.js';
 import { resubmitCountProperty } from './resubmitCopy.js';
@@ -155,7 +156,7 @@ const identity = (item: ParkedItemDocument) => ({ orderId: item.orderId, id: ite
 function resubmitCountOf(item: ParkedItemDocument): number {
   return Number(/~resubmit-(\d+)$/.exec(item.messageId ?? '')?.[1] ?? 0);
 }
-const copyIdOf = (item: ParkedItemDocument) => `${(item.messageId ?? item.dedupKey).replace(/~resubmit-\d+$/, '')}~resubmit-${resubmitCountOf(item) + 1}`;
+const copyIdOf = (item: ParkedItemDocument) => deriveMessageId((item.messageId ?? item.dedupKey).replace(/~resubmit-\d+$/, ''), `~resubmit-${resubmitCountOf(item) + 1}`);
 const planDetail = (item: ParkedItemDocument) => `${item.messageType} for order ${item.orderId}: ${item.rejection?.reason ?? 'rejected'} (${item.rejection?.description ?? ''})`;
 
 /** The key as the producer gave it: the consumer adds its own name back when it reads the copy. */
