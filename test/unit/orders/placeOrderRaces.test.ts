@@ -68,6 +68,24 @@ describe('storing an order over parked items', () => {
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
   });
 
+  it('an item parked while the order reads its gate is applied with the order, never stranded behind the closed gate', async () => {
+    // The order's reads of the gate and of the parked items are apart in time: p-2 parks (moving the
+    // gate's etag) after the items were listed and before the gate is read. Reading the gate first
+    // makes the batch fail on the etag and read again; reading it last stranded p-2.
+    const t = orderFlow();
+    await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }));
+    let firstGateRead = true;
+    t.store.beforeRead(
+      (_pk, id) => id === parkingLotId('o1') && firstGateRead && !(firstGateRead = false),
+      async () => expect((await t.send('pay-2', 'PaymentReceived', paymentReceived('o1', { amount: 7 }))).outcome).toMatchObject({ kind: 'parked' }),
+    );
+    const placed = await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    expect(placed.outcome).toMatchObject({ kind: 'created', appliedParked: 2 });
+    expect(t.parked('o1').filter((p) => p.state === 'parked')).toEqual([]);
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 12, paymentCount: 2 });
+  });
+
+
   it('a gate gone after its 409 (deleted by hand) is taken as the order stored, and told apart by the order read', async () => {
     const t = orderFlow();
     await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }));
