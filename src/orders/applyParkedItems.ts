@@ -147,7 +147,7 @@ export async function drainParkedItems(orderId: string, ctx: FlowContext): Promi
       const marker = await ctx.store.read<InboxMarkerDocument>(orderId, inboxMarkerId(item.dedupKey));
       if (marker) markerFound.set(item.id, marker.document.fingerprint === item.fingerprint ? 'same' : 'other');
     } else {
-      await pauseAfterLostRace(Math.min(attempt, 10));
+      await pauseAfterLostRace(Math.min(attempt, 10), ctx);
     }
   }
   return { applied, rejected };

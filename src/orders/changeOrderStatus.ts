@@ -44,7 +44,7 @@ export async function applyNewerStatus(
     };
     const result = await ctx.store.commit(change.orderId, [replace(updated, current.etag)]);
     if (result.kind === 'committed') return { kind: 'created' };
-    await pauseAfterLostRace(attempt);
+    await pauseAfterLostRace(attempt, ctx);
   }
   return { kind: 'retry', reason: `order ${change.orderId} changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
 }

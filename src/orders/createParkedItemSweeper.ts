@@ -11,6 +11,8 @@ import type { SweepResult } from './sweepParkedItems.js';
 export interface SweeperOverrides {
   readonly meter?: Meter;
   readonly now?: () => Date;
+  /** Every pause the flows take (default: a real timer). */
+  readonly sleep?: (ms: number) => Promise<void>;
   readonly store?: DocumentStore;
 }
 
@@ -23,6 +25,7 @@ export function createParkedItemSweeper(settings: Settings, overrides: SweeperOv
   const ctx = {
     store: overrides.store ?? ordersStore(settings),
     now: overrides.now ?? (() => new Date()),
+    ...(overrides.sleep === undefined ? {} : { sleep: overrides.sleep }),
     markerTtlSeconds: settings.markerTtlSeconds,
     orderEventsDestination: settings.outbox.orderEventsTopicName,
     maxConcurrencyAttempts: settings.maxConcurrencyAttempts,

@@ -11,11 +11,16 @@ export interface FlowContext {
   readonly maxConcurrencyAttempts: number;
   /** Where the OrderAccepted events that orders write to their outbox are published. */
   readonly orderEventsDestination: string;
+  /** Every pause a flow takes goes through this (default: a real timer), so a test or a scheduler decides when it ends. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** The source of the pauses' jitter (default: Math.random). */
+  readonly random?: () => number;
 }
 
-/** A short random pause after a lost race, so that writers contending for one order spread out. */
-// Stryker disable all: a random pause of a few milliseconds; that contending writers spread out is all it promises, and no assertion can pin a random length
-export async function pauseAfterLostRace(attempt: number): Promise<void> {
-  await sleep(Math.floor(Math.random() * 4 * attempt));
+const realSleep = (ms: number): Promise<void> => sleep(ms).then(() => undefined);
+
+/** A short random pause after a lost race (up to 4 ms per attempt), so that writers contending for one order spread out. */
+export async function pauseAfterLostRace(attempt: number, ctx: Pick<FlowContext, 'sleep' | 'random'>): Promise<void> {
+  const random = ctx.random ?? Math.random;
+  await (ctx.sleep ?? realSleep)(Math.floor(random() * 4 * attempt));
 }
-// Stryker restore all

@@ -19,7 +19,6 @@ export interface OrderConsumerOptions extends FlowContext {
   readonly retry?: RetryPolicy;
   /** Sends delayed-retry copies; without it, a failure past the in-invocation retries is handed back. */
   readonly scheduler?: RetryScheduler;
-  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /** One delivery's outcome and what is known of the message, for the log line and the caller. */

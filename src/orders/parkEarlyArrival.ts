@@ -47,7 +47,7 @@ export async function parkUntilOrderArrives(
     const lot = await ctx.store.read<ParkingLotDocument>(orderId, parkingLotId(orderId));
     if (lot?.document.state === 'closed') return itemEtag === undefined ? orderArrived : handBackToOrder(fresh, itemEtag, ctx);
     lotEtag = lot?.etag;
-    await pauseAfterLostRace(attempt);
+    await pauseAfterLostRace(attempt, ctx);
   }
   return { kind: 'retry', reason: `order ${orderId}'s arrival gate changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
 }

@@ -41,9 +41,17 @@ export async function createOrderOrDetectDuplicate(
 async function createWithParkedItems(message: ParsedOrderMessage, fresh: OrderDocument, ctx: FlowContext): Promise<ProcessingOutcome> {
   const orderId = fresh.orderId;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const [lot, items] = await Promise.all([ctx.store.read<ParkingLotDocument>(orderId, parkingLotId(orderId)), findParked(orderId, ctx)]);
+    // The gate first, then the items, never together: the batch below is guarded by the gate's etag,
+    // so it can only commit over the items parked up to the gate version read here. An item parked
+    // after that read moves the etag and the batch fails (412): read again. Listed first, an item
+    // parked between the listing and the gate read would be missed by a batch that still commits.
+    // Cosmos DB's Session consistency cannot bring the stale view back between the two calls: the
+    // query carries the session token the gate read returned, so it is served at that partition's LSN
+    // or later, and an item is parked in the same atomic batch as the gate change it reads here.
+    const lot = await ctx.store.read<ParkingLotDocument>(orderId, parkingLotId(orderId));
     // Closed by another copy's batch, which created the order: this copy is its duplicate or conflict.
     if (!lot || lot.document.state === 'closed') return classifyExistingRecord(message, fresh.id, ctx);
+    const items = await findParked(orderId, ctx);
     const plan = planParkedApplication(fresh, items, maxBatchOperations - 3, ctx);
     const closed = parkingLot(orderId, 'closed', fresh.processedAt, ctx.markerTtlSeconds);
     const result = await ctx.store.commit(orderId, [
@@ -58,7 +66,7 @@ async function createWithParkedItems(message: ParsedOrderMessage, fresh: OrderDo
       return createdWith({ applied: plan.applied + rest.applied, rejected: [...plan.rejected, ...rest.rejected] });
     }
     // A parker joined (the gate's etag moved) or the sweeper marked an item: read the partition again.
-    await pauseAfterLostRace(attempt);
+    await pauseAfterLostRace(attempt, ctx);
   }
   return { kind: 'retry', reason: `order ${orderId}'s parked items changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
 }

@@ -37,7 +37,7 @@ export async function applyPaymentOnce(
     ]);
     if (result.kind === 'committed') return { kind: 'created' };
     if (result.kind === 'already-exists' && result.operationIndex === 0) return classifyExistingRecord(message, marker.id, ctx);
-    await pauseAfterLostRace(attempt);
+    await pauseAfterLostRace(attempt, ctx);
   }
   return { kind: 'retry', reason: `order ${payment.orderId} changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
 }

@@ -136,3 +136,14 @@ describe('an invalid message whose rejection cannot be recorded', () => {
     expect(await t.memory.read(rejectedMessagesPartition, rejectionDocumentId('bad-1'))).toBeUndefined();
   });
 });
+
+describe('the pause after a lost race', () => {
+  it('goes through the injected sleeper, up to 4 ms of jitter per attempt, so no real timer stands between two writers', async () => {
+    const pauses: number[] = [];
+    const t = orderFlow({ maxConcurrencyAttempts: 3, sleep: (ms) => (pauses.push(ms), Promise.resolve()), random: () => 0.99 });
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    t.store.beforeCommit(touches('inbox'), () => touchOrder(t, 'o1'), 3);
+    expect((await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }))).outcome).toMatchObject({ kind: 'retry' });
+    expect(pauses).toEqual([3, 7, 11]);
+  });
+});
