@@ -1,0 +1,50 @@
+import type { ServiceBusMessage, ServiceBusSender } from '@azure/service-bus';
+import { describe, expect, it } from 'vitest';
+import { resubmitParked } from '../../../src/cli/parkedCommands.js';
+import { sweepParkedItems } from '../../../src/orders/index.js';
+import { orderFlow } from '../../support/orderFlowHarness.js';
+import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
+
+// `parked resubmit` end to end over the real flows: the item's copy, sent back to the queue, meets
+// its own item (the order still missing) or the order, and must be the same request both times.
+type Flow = ReturnType<typeof orderFlow>;
+
+function capturingSender(): { sent: ServiceBusMessage[]; sender: () => ServiceBusSender } {
+  const sent: ServiceBusMessage[] = [];
+  const sender = { sendMessages: (m: ServiceBusMessage) => (sent.push(m), Promise.resolve()), close: () => Promise.resolve() } as unknown as ServiceBusSender;
+  return { sent, sender: () => sender };
+}
+
+/** Parks a payment, lets the sweeper reject it as OrderNeverArrived, and resubmits it: the copy. */
+async function resubmittedCopyOf(t: Flow, body: Record<string, unknown>): Promise<ServiceBusMessage> {
+  expect((await t.send('pay-1', 'PaymentReceived', body)).outcome).toMatchObject({ kind: 'parked' });
+  t.advance(7200);
+  const swept = await sweepParkedItems(t.ctx, { horizonSeconds: 3600, minAgeSeconds: 0 });
+  expect(swept.rejected).toHaveLength(1);
+  const { sent, sender } = capturingSender();
+  const ctx = { store: t.store, sender, keepSeconds: 3600, now: () => Date.now(), out: { info: () => undefined, error: () => undefined } } as unknown as Parameters<typeof resubmitParked>[0];
+  const [report] = await resubmitParked(ctx, { targets: ['pay-1'], all: false }, false);
+  expect(report?.outcome).toBe('resubmitted');
+  expect(sent).toHaveLength(1);
+  return sent[0] as ServiceBusMessage;
+}
+
+const redeliver = (t: Flow, copy: ServiceBusMessage) =>
+  t.send(String(copy.messageId), String(copy.subject), copy.body, 1, copy.applicationProperties as Record<string, string>);
+
+describe('parked resubmit', () => {
+  it('sends a copy that is the same request as the item, although the payment carried fields the schema ignores', async () => {
+    const t = orderFlow();
+    const copy = await resubmittedCopyOf(t, { ...paymentReceived('o1', { amount: 5 }), type: 'PaymentReceived', note: 'from the till' });
+    expect((await redeliver(t, copy)).outcome).toMatchObject({ kind: 'parked' });
+    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 1 });
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+  });
+
+  it('sends exactly the body that was received, extra fields included', async () => {
+    const t = orderFlow();
+    const body = { ...paymentReceived('o1', { amount: 5 }), type: 'PaymentReceived', note: 'from the till' };
+    const copy = await resubmittedCopyOf(t, body);
+    expect(typeof copy.body === 'string' ? JSON.parse(copy.body) : copy.body).toEqual(body);
+  });
+});
