@@ -122,7 +122,8 @@ async function resubmitOne(ctx: ParkedContext, sender: ServiceBusSender, parked:
   const copyMessageId = copyIdOf(item);
   try {
     await sender.sendMessages({
-      body: item.payload,
+      // Exactly what the producer sent, where the item kept it (fields the schema ignores included).
+      body: item.receivedJson === undefined ? item.payload : (JSON.parse(item.receivedJson) as unknown),
       contentType: 'application/json',
       subject: item.messageType,
       messageId: copyMessageId,

@@ -1,6 +1,6 @@
 import { PermanentMessageError } from '../idempotency/index.js';
 import type { DocumentStore } from '../idempotency/index.js';
-import { conflictDocumentId, findRejectionRecord, inboxMarkerId, orderDocumentId, parseOrderMessage } from '../orders/index.js';
+import { conflictDocumentId, findRejectionRecord, inboxMarkerId, isSameRequest, orderDocumentId, parseOrderMessage } from '../orders/index.js';
 import type { ConflictDocument, InboxMarkerDocument, OrderDocument, ParsedOrderMessage, RejectionDocument } from '../orders/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import { payloadDifferences } from './payloadDifference.js';
@@ -61,13 +61,13 @@ async function effectState(message: ParsedOrderMessage, store: DocumentStore): P
   switch (message.type) {
     case 'OrderPlaced':
       if (!order) return { kind: 'not-processed', detail: `order ${orderId} is not stored` };
-      return order.document.fingerprint === message.fingerprint
+      return isSameRequest(message, order.document.fingerprint)
         ? { kind: 'processed', detail: `order ${orderId} was created by message ${order.document.messageId ?? '?'}` }
         : { kind: 'conflict', detail: `order ${orderId} holds a different payload (message ${order.document.messageId ?? '?'})` };
     case 'PaymentReceived': {
       const marker = await store.read<{ id: string; fingerprint: string; processedAt: string }>(orderId, inboxMarkerId(message.key.value));
       if (marker) {
-        return marker.document.fingerprint === message.fingerprint
+        return isSameRequest(message, marker.document.fingerprint)
           ? { kind: 'processed', detail: `payment applied at ${marker.document.processedAt}` }
           : { kind: 'conflict', detail: `key ${message.key.value} was applied with a different payload` };
       }

@@ -5,6 +5,7 @@ import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
 import type { FlowContext } from './flowContext.js';
 import { withState } from './parkedItems.js';
+import { fingerprintsOfParked } from './sameRequest.js';
 import type { ParkedItemDocument } from './parkedItems.js';
 import type { OrderStatusChanged, PaymentReceived } from './schemas.js';
 
@@ -92,7 +93,7 @@ export function planParkedApplication(
       continue;
     }
     const change = item.payload as OrderStatusChanged;
-    if (change.version === current.statusVersion && current.statusFingerprint !== undefined && current.statusFingerprint !== item.fingerprint) {
+    if (change.version === current.statusVersion && current.statusFingerprint !== undefined && !fingerprintsOfParked(item).includes(current.statusFingerprint)) {
       const description =
         `OrderStatusChanged version ${change.version} for order ${current.orderId} differs from the stored one` +
         ` (message ${current.statusMessageId ?? 'unknown'}, fingerprint ${current.statusFingerprint}; this one ${item.fingerprint})`;
@@ -145,7 +146,7 @@ export async function drainParkedItems(orderId: string, ctx: FlowContext): Promi
     const item = items.find((i) => i.document.id === itemId)?.document;
     if (item) {
       const marker = await ctx.store.read<InboxMarkerDocument>(orderId, inboxMarkerId(item.dedupKey));
-      if (marker) markerFound.set(item.id, marker.document.fingerprint === item.fingerprint ? 'same' : 'other');
+      if (marker) markerFound.set(item.id, fingerprintsOfParked(item).includes(marker.document.fingerprint) ? 'same' : 'other');
     } else {
       await pauseAfterLostRace(Math.min(attempt, 10), ctx);
     }

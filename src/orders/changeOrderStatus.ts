@@ -7,6 +7,7 @@ import { pauseAfterLostRace } from './flowContext.js';
 import type { FlowContext } from './flowContext.js';
 import { orderArrived, parkUntilOrderArrives } from './parkEarlyArrival.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
+import { isSameRequest } from './sameRequest.js';
 import type { OrderStatusChanged } from './schemas.js';
 
 /**
@@ -30,7 +31,7 @@ export async function applyNewerStatus(
     }
     const stored = current.document;
     if (change.version === stored.statusVersion && stored.statusFingerprint !== undefined) {
-      if (stored.statusFingerprint === message.fingerprint) return { kind: 'duplicate' };
+      if (isSameRequest(message, stored.statusFingerprint)) return { kind: 'duplicate' };
       return recordConflict(message, { id: stored.id, fingerprint: stored.statusFingerprint, messageId: stored.statusMessageId }, ctx);
     }
     if (change.version <= stored.statusVersion) return { kind: 'stale', storedVersion: stored.statusVersion };

@@ -4,6 +4,7 @@ import { conflictDocumentId } from './documents.js';
 import type { ConflictDocument } from './documents.js';
 import type { FlowContext } from './flowContext.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
+import { isSameRequest } from './sameRequest.js';
 
 export interface FingerprintedDocument extends StoredDocument {
   readonly fingerprint: string;
@@ -25,7 +26,7 @@ export async function classifyExistingRecord(
   if (!existing) {
     return { kind: 'retry', reason: `${existingId} was reported to exist but could not be read` };
   }
-  if (existing.document.fingerprint === message.fingerprint) return { kind: 'duplicate' };
+  if (isSameRequest(message, existing.document.fingerprint)) return { kind: 'duplicate' };
   return recordConflict(message, existing.document, ctx);
 }
 

@@ -6,6 +6,7 @@ export type { ParkedItemSweeper, SweeperOverrides } from './createParkedItemSwee
 export { orderNeverArrived, sweepParkedItems } from './sweepParkedItems.js';
 export type { SweepOptions, SweepResult } from './sweepParkedItems.js';
 export { parkedItemId, parkingLotId } from './parkedItems.js';
+export { isSameRequest } from './sameRequest.js';
 export type { ParkedItemDocument, ParkedItemState, ParkingLotDocument } from './parkedItems.js';
 export type { ConsumeResult, OrderConsumerOptions } from './orderConsumer.js';
 export { throwUnlessCompletable } from './settlement.js';

@@ -6,6 +6,7 @@ import type { FlowContext } from './flowContext.js';
 import { newParkedItem, parkingLot, parkingLotId, withState } from './parkedItems.js';
 import type { ParkedItemDocument, ParkingLotDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
+import { isSameAsParked } from './sameRequest.js';
 
 /** The order was stored while we looked: apply the message on the order's normal path instead. */
 export const orderArrived = Symbol('order-arrived');
@@ -58,7 +59,7 @@ function decideAgainstParked(
   ctx: FlowContext,
 ): ProcessingOutcome | undefined {
   const item = existing.document;
-  if (item.fingerprint !== message.fingerprint) return recordConflict(message, item, ctx);
+  if (!isSameAsParked(message, item)) return recordConflict(message, item, ctx);
   // Waiting, applied, or discarded by an operator: this copy has nothing more to do.
   if (item.state === 'parked' || item.state === 'applied' || item.state === 'discarded') return { kind: 'duplicate' };
   return undefined;

@@ -25,6 +25,8 @@ export interface ParkedItemDocument {
   readonly dedupKey: string;
   readonly fingerprint: string;
   readonly payload: PaymentReceived | OrderStatusChanged;
+  /** The body as received, as JSON text, when it carried fields the schema ignores: what a resubmit sends. */
+  readonly receivedJson?: string;
   /** When it was (last) parked: the sweeper's horizon counts from here. */
   readonly parkedAt: string;
   readonly appliedAt?: string;
@@ -73,6 +75,7 @@ export function newParkedItem(message: ParsedOrderMessage, parkedAt: string): Pa
     dedupKey: message.key.value,
     fingerprint: message.fingerprint,
     payload: message.payload,
+    ...(message.receivedPayload === undefined ? {} : { receivedJson: JSON.stringify(message.receivedPayload) }),
     parkedAt,
   };
 }

@@ -15,7 +15,15 @@ export type OrderMessage =
 
 export type ParsedOrderMessage = OrderMessage & {
   readonly key: DedupKey;
+  /** Of `{ type, payload }` with the validated payload: fields the schema does not know are left out. */
   readonly fingerprint: string;
+  /**
+   * Only when the body carried fields the schema ignores: the fingerprint of the body as received
+   * (what releases before the validated form stored) and that body, which parking keeps so an
+   * operator's resubmit sends exactly what came.
+   */
+  readonly receivedFingerprint?: string;
+  readonly receivedPayload?: unknown;
   readonly messageId?: string;
   /** The invocation's trace context (the envelope's), for the events this message causes. */
   readonly traceparent?: string;
@@ -37,9 +45,14 @@ export function parseOrderMessage(envelope: MessageEnvelope, body: unknown, opti
     throw new PermanentMessageError('NoDedupKey', 'the message has no idempotency-key property, CloudEvents source and id, or MessageId');
   }
   const type = resolveMessageType(envelope.subject, cloudEvent?.type, payload, key.value);
-  const fingerprint = fingerprintPayload(type, payload);
-  const base = { key, fingerprint, messageId: envelope.messageId, ...(envelope.traceparent ? { traceparent: envelope.traceparent } : {}) };
-  return { ...base, ...validatePayload(type, payload, key.value) } as ParsedOrderMessage;
+  // Validate, then fingerprint what was validated: one canonical form for the fingerprint and for
+  // everything stored, so a copy rebuilt from a stored payload is the same request.
+  const message = validatePayload(type, payload, key.value);
+  const fingerprint = fingerprintPayload(type, message.payload);
+  const receivedFingerprint = fingerprintPayload(type, payload);
+  const received = receivedFingerprint === fingerprint ? {} : { receivedFingerprint, receivedPayload: payload };
+  const base = { key, fingerprint, ...received, messageId: envelope.messageId, ...(envelope.traceparent ? { traceparent: envelope.traceparent } : {}) };
+  return { ...base, ...message } as ParsedOrderMessage;
 }
 
 /**
