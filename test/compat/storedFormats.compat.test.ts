@@ -54,12 +54,13 @@ describe('stored formats of earlier releases, read by this one', () => {
       expect(now.carrier.book).toBe(delivery.answered.carrier.book);
     });
 
-    it.each(fixture.requests.map((r) => [r.name, r] as const))('%s again: the stored answer is replayed and nothing is written', async (_label, request) => {
+    it.each(fixture.requests.map((r) => [r.name, r] as const))('%s again: the stored answer is replayed, no second order or event', async (_label, request) => {
       const now = await answerRequest(fixture, request);
-      expect(now.response.status, 'the status of the first answer').toBe(request.firstResponse.status);
-      expect(now.response.body, 'the body of the first answer').toEqual(request.firstResponse.body);
+      if (request.firstResponse.status < 500) expect(now.response, 'the first answer, replayed').toMatchObject(request.firstResponse);
       expect(now.response).toEqual(request.answered.response);
-      expectNothingWritten(now.store, request.name);
+      expect(now.store.created, 'a second claim, outbox entry or order').toEqual([]);
+      // Completing a key record its crashed owner left in progress is the one write a retry may make.
+      expect(now.store).toEqual(request.answered.store);
     });
 
     it('the outbox publisher re-sends each pending entry as stored, nothing published, and creates no entry', async () => {
