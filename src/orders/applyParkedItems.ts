@@ -1,6 +1,6 @@
 import { create, replace } from '../idempotency/index.js';
 import type { ParkedItemRejected, VersionedDocument, WriteOperation } from '../idempotency/index.js';
-import { inboxMarkerId, orderDocumentId, withPayment } from './documents.js';
+import { appliedStatusFingerprint, inboxMarkerId, orderDocumentId, withPayment, withStatus } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
 import type { FlowContext } from './flowContext.js';
@@ -93,23 +93,17 @@ export function planParkedApplication(
       continue;
     }
     const change = item.payload as OrderStatusChanged;
-    if (change.version === current.statusVersion && current.statusFingerprint !== undefined && !fingerprintsOfParked(item).includes(current.statusFingerprint)) {
+    const appliedAtVersion = appliedStatusFingerprint(current, change.version);
+    if (change.version <= current.statusVersion && appliedAtVersion !== undefined && !fingerprintsOfParked(item).includes(appliedAtVersion)) {
       const description =
         `OrderStatusChanged version ${change.version} for order ${current.orderId} differs from the stored one` +
-        ` (message ${current.statusMessageId ?? 'unknown'}, fingerprint ${current.statusFingerprint}; this one ${item.fingerprint})`;
+        ` (message ${(change.version === current.statusVersion ? current.statusMessageId : undefined) ?? 'unknown'}, fingerprint ${appliedAtVersion}; this one ${item.fingerprint})`;
       rejected.push({ item, reason: 'PayloadConflict', description });
       operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'PayloadConflict', description, rejectedAt: at } }), etag));
       continue;
     }
     if (change.version > current.statusVersion) {
-      current = {
-        ...current,
-        status: change.status,
-        statusVersion: change.version,
-        statusChangedAt: change.changedAt,
-        statusFingerprint: item.fingerprint,
-        statusMessageId: item.messageId,
-      };
+      current = withStatus(current, change, { fingerprint: item.fingerprint, messageId: item.messageId });
       operations.push(done({ state: 'applied', appliedAs: 'status' }));
     } else {
       operations.push(done({ state: 'applied', appliedAs: 'stale' }));

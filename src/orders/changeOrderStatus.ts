@@ -1,7 +1,7 @@
 import { replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { recordConflict } from './detectDuplicate.js';
-import { orderDocumentId } from './documents.js';
+import { appliedStatusFingerprint, orderDocumentId, withStatus } from './documents.js';
 import type { OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
 import type { FlowContext } from './flowContext.js';
@@ -30,22 +30,30 @@ export async function applyNewerStatus(
       return parked;
     }
     const stored = current.document;
-    if (change.version === stored.statusVersion && stored.statusFingerprint !== undefined) {
-      if (isSameRequest(message, stored.statusFingerprint)) return { kind: 'duplicate' };
-      return recordConflict(message, { id: stored.id, fingerprint: stored.statusFingerprint, messageId: stored.statusMessageId }, ctx);
-    }
-    if (change.version <= stored.statusVersion) return { kind: 'stale', storedVersion: stored.statusVersion };
-    const updated: OrderDocument = {
-      ...stored,
-      status: change.status,
-      statusVersion: change.version,
-      statusChangedAt: change.changedAt,
-      statusFingerprint: message.fingerprint,
-      statusMessageId: message.messageId,
-    };
+    if (change.version <= stored.statusVersion) return decideAgainstApplied(message, stored, ctx);
+    const updated = withStatus(stored, change, { fingerprint: message.fingerprint, messageId: message.messageId });
     const result = await ctx.store.commit(change.orderId, [replace(updated, current.etag)]);
     if (result.kind === 'committed') return { kind: 'created' };
     await pauseAfterLostRace(attempt, ctx);
   }
   return { kind: 'retry', reason: `order ${change.orderId} changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
+}
+
+/**
+ * A version the order has reached: the same status at the stored version is a duplicate, an older
+ * one stale; another payload at a version whose fingerprint the order remembers is a conflict.
+ */
+function decideAgainstApplied(
+  message: ParsedOrderMessage & { readonly payload: OrderStatusChanged },
+  stored: OrderDocument,
+  ctx: FlowContext,
+): Promise<ProcessingOutcome> | ProcessingOutcome {
+  const version = message.payload.version;
+  const applied = appliedStatusFingerprint(stored, version);
+  if (applied !== undefined && !isSameRequest(message, applied)) {
+    const messageId = version === stored.statusVersion ? stored.statusMessageId : undefined;
+    return recordConflict(message, { id: stored.id, fingerprint: applied, messageId }, ctx);
+  }
+  if (version === stored.statusVersion && applied !== undefined) return { kind: 'duplicate' };
+  return { kind: 'stale', storedVersion: stored.statusVersion };
 }

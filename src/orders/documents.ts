@@ -2,7 +2,7 @@ import { documentId } from '../cosmos/documentIds.js';
 import { newOutboxDocument } from '../outbox/outboxDocument.js';
 import type { OutboxDocument } from '../outbox/outboxDocument.js';
 import { addMoney, multiplyMoney } from './money.js';
-import type { OrderMessageType, OrderPlaced, OrderStatus, PaymentReceived } from './schemas.js';
+import type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, PaymentReceived } from './schemas.js';
 
 /**
  * Every document lives in the orders container, partitioned by `orderId`, and says what it is in
@@ -37,6 +37,12 @@ export interface OrderDocument extends Processed {
   /** Fingerprint and MessageId of the status change at `statusVersion`: another payload at the same version is a conflict. */
   readonly statusFingerprint?: string;
   readonly statusMessageId?: string;
+  /**
+   * The fingerprints of the last `statusHistoryLength` versions applied (version -> fingerprint), so
+   * another status sent later under an older version is told from a late copy of the one applied.
+   * Absent on orders stored before it was kept: older versions are then only stale.
+   */
+  readonly statusHistory?: Readonly<Record<string, string>>;
   readonly amountPaid: number;
   readonly paymentCount: number;
   /** Set with the shipment record's `completed` state, in the same batch (src/shipments). */
@@ -124,6 +130,31 @@ export function newOrderAcceptedOutbox(order: OrderDocument, destination: string
     createdAt: order.processedAt,
     traceparent,
   });
+}
+
+/** How many applied status versions an order remembers: a bound on the document's growth. */
+export const statusHistoryLength = 16;
+
+/** The order at a newer status version, the version's fingerprint remembered. */
+export function withStatus(order: OrderDocument, change: OrderStatusChanged, applied: { readonly fingerprint: string; readonly messageId?: string }): OrderDocument {
+  const history = Object.entries({ ...order.statusHistory, [String(change.version)]: applied.fingerprint })
+    .sort(([a], [b]) => Number(b) - Number(a))
+    .slice(0, statusHistoryLength);
+  return {
+    ...order,
+    status: change.status,
+    statusVersion: change.version,
+    statusChangedAt: change.changedAt,
+    statusFingerprint: applied.fingerprint,
+    statusMessageId: applied.messageId,
+    statusHistory: Object.fromEntries(history),
+  };
+}
+
+/** The fingerprint the order remembers for a status version it applied, if it still does. */
+export function appliedStatusFingerprint(order: OrderDocument, version: number): string | undefined {
+  if (version === order.statusVersion && order.statusFingerprint !== undefined) return order.statusFingerprint;
+  return order.statusHistory?.[String(version)];
 }
 
 export function withPayment(order: OrderDocument, payment: PaymentReceived): OrderDocument {

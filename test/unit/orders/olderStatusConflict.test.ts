@@ -37,3 +37,15 @@ describe('a status change at an older version', () => {
     expect(await t.order('o1')).toMatchObject({ status: 'Shipped', statusVersion: 3 });
   });
 });
+
+describe('the status versions an order remembers', () => {
+  it('are the last 16 applied, so the document stays bounded; older ones are only stale', async () => {
+    const t = orderFlow();
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    for (let version = 1; version <= 20; version += 1) await t.send(`st-${version}`, 'OrderStatusChanged', orderStatusChanged('o1', version, 'Paid'));
+    const order = await t.order('o1');
+    expect(Object.keys(order?.statusHistory ?? {}).map(Number).sort((a, b) => a - b)).toEqual([5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+    expect((await t.send('st-4-edited', 'OrderStatusChanged', orderStatusChanged('o1', 4, 'Cancelled'))).outcome).toEqual({ kind: 'stale', storedVersion: 20 });
+    expect((await t.send('st-5-edited', 'OrderStatusChanged', orderStatusChanged('o1', 5, 'Cancelled'))).outcome).toMatchObject({ kind: 'conflict' });
+  });
+});
