@@ -3,7 +3,7 @@ import base from './vitest.config.mts';
 
 // What `npm run test:mutation` runs against each mutant: the unit and integration suites of the
 // core. The suites that test only the stand-ins in dev/ (their memory, their exit, their
-// conventions, the Cosmos client's TLS trust) cannot catch a mutant of src/ and are left out: Stryker runs the whole list for
+// conventions, the Cosmos client's TLS trust, Azurite for Core Tools) cannot catch a mutant of src/ and are left out: Stryker runs the whole list for
 // every mutant of code that runs when a module loads (a schema, a table of defaults), so each
 // second here costs minutes there. `include` is replaced, not merged: mergeConfig would append it
 // to the base's `test/**` and bring the e2e suites back. A mutant that makes a test wait for
@@ -19,6 +19,7 @@ export default defineConfig({
       'test/integration/emulatorExit.test.ts',
       'test/integration/officialEmulatorConventions.test.ts',
       'test/integration/cosmosCertificate.test.ts',
+      'test/integration/azurite.test.ts',
     ],
     reporters: ['default'],
     testTimeout: 15_000,

@@ -215,7 +215,7 @@ module rbac 'modules/rbac.bicep' = {
   }
 }
 
-// Written to the azd environment; hooks/writeLocalSettings.ts turns them into local.settings.json.
+// Written to the azd environment; hooks/writeLocalSettings.cjs turns them into local.settings.json.
 output AZURE_LOCATION string = location
 output AZURE_RESOURCE_GROUP string = resourceGroup.name
 output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name

@@ -5,7 +5,7 @@ import type { RetryPolicy, SettingProblem } from './idempotency/index.js';
 
 const days = (n: number) => n * 24 * 60 * 60;
 
-/** Defaults, named so the README's settings table and the tests can quote them. */
+/** Defaults, named so the settings tables (docs/settings.md) and the tests can quote them. */
 export const settingDefaults = {
   COSMOS_DATABASE: 'orders',
   COSMOS_ORDERS_CONTAINER: 'orders',

@@ -4,6 +4,7 @@ import '../host/functionsCore.js'; // before the app loads: the worker's hook th
 import { loadFunctionApp } from '../host/loadFunctionApp.js';
 import { readHostJson } from '../host/hostSettings.js';
 import { startLocalFunctionsHost } from '../host/localFunctionsHost.js';
+import { developmentStorage, ensureAzurite } from '../../tools/azurite.cjs';
 import { startLocalStack } from './localStack.js';
 import type { LocalStack } from './localStack.js';
 import { localSettingsJson } from './coreToolsSettings.js';
@@ -20,6 +21,7 @@ const program = new Command('npm run local --')
   .option('--serve', 'keep the stack up on the usual ports (5672, 8081) and print its settings, until Ctrl-C')
   .option('--no-functions', 'with --serve: run only the emulators, for `func start` or your own consumer')
   .option('--runbook-demo', 'with --serve: leave a conflict in the dead-letter queue and a payment rejected as OrderNeverArrived, for the runbook (docs/operations.md)')
+  .option('--azurite', 'with --serve: also start Azurite, the host storage `func start` needs (AzureWebJobsStorage=UseDevelopmentStorage=true), on 10000-10002, data in .azurite/')
   .option('--verbose', "with --serve: print each delivery's JSON log lines instead of one short line")
   .option('--servicebus-config <Config.json>', "with --serve --no-functions: the entities of a Config.json of Microsoft's Service Bus emulator, so its samples run unchanged")
   .option('--orders <count>', 'orders in the sample workload', positiveInteger, 100)
@@ -33,11 +35,12 @@ function positiveInteger(value: string): number {
 }
 
 async function main(): Promise<void> {
-  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number; runbookDemo?: boolean; verbose?: boolean; servicebusConfig?: string; telemetry?: boolean }>();
+  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number; runbookDemo?: boolean; verbose?: boolean; servicebusConfig?: string; telemetry?: boolean; azurite?: boolean }>();
   if (options.runbookDemo && (!options.serve || !options.functions)) program.error('--runbook-demo needs --serve with the functions running');
   if (options.servicebusConfig && (!options.serve || options.functions)) program.error('--servicebus-config needs --serve --no-functions (the app needs the entities of infra/servicebus-queues.json)');
+  if (options.azurite && !options.serve) program.error('--azurite needs --serve (it keeps Azurite up beside the stack for `func start`)');
   if (options.serve) {
-    await serve(options.functions, options.runbookDemo === true, options.verbose === true, options.servicebusConfig);
+    await serve(options.functions, options.runbookDemo === true, options.verbose === true, options.servicebusConfig, options.azurite === true);
     return;
   }
   const telemetry = await startLocalTelemetry(options.telemetry === true);
@@ -57,8 +60,14 @@ async function main(): Promise<void> {
 
 const coreToolsHttpPort = 7071;
 
-async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: boolean, serviceBusConfigPath?: string): Promise<void> {
-  const stack: LocalStack = await startLocalStack({ wellKnownPorts: true, serviceBusConfigPath });
+async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: boolean, serviceBusConfigPath: string | undefined, withAzurite: boolean): Promise<void> {
+  // Azurite first: if its ports are taken, nothing else has been started yet.
+  const azurite = withAzurite ? await ensureAzurite({ storage: developmentStorage, location: join(appRoot, '.azurite'), log: (line) => console.log(line) }) : undefined;
+  if (azurite?.state === 'already-running') console.log('Azurite (host storage emulator): already listening on 127.0.0.1:10000-10002, used as it is.');
+  const stack: LocalStack = await startLocalStack({ wellKnownPorts: true, serviceBusConfigPath }).catch(async (error: unknown) => {
+    await azurite?.stop();
+    throw error;
+  });
   console.log('The local stack is up: Service Bus emulator on 5672 (GET http://127.0.0.1:5300/health), Cosmos DB stand-in on 8081.');
   if (serviceBusConfigPath) console.log(`Service Bus entities from ${serviceBusConfigPath}.`);
   console.log('Every setting the app (or Core Tools, as local.settings.json) needs against it:\n');
@@ -91,6 +100,7 @@ async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: bool
     const http = await host.http.catch(async (error: unknown) => {
       await host.close();
       await stack.close();
+      await azurite?.stop();
       throw new Error(`the HTTP triggers cannot listen on port ${coreToolsHttpPort} (${(error as Error).message}): is \`func start\` or another \`npm run local -- --serve\` running?`);
     });
     for (const route of http?.routes ?? []) console.log(`\n  ${route.functionName} serves ${route.methods.join(', ')} ${new URL(route.route.slice(1), http?.url).toString()}`);
@@ -105,6 +115,7 @@ async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: bool
   if (runbookDemo) void seedRunbookScenario(stack, (line) => console.log(line)).catch((error: unknown) => console.error(String(error)));
   await new Promise<void>((resolve) => process.once('SIGINT', resolve));
   await close();
+  await azurite?.stop();
 }
 
 main().catch((error: unknown) => {

@@ -114,6 +114,10 @@ var appSettings = union(
     AZURE_CLIENT_ID: identityClientId
     APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsightsConnectionString
     APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
+    // Nothing sampled, in the host's exporter and the worker's distro alike: with telemetryMode OpenTelemetry the
+    // host does not read host.json's samplingSettings, and its exporter's default is 5 traces a second (docs/operations.md).
+    OTEL_TRACES_SAMPLER: 'microsoft.fixed_percentage'
+    OTEL_TRACES_SAMPLER_ARG: '1.0'
   },
   retentionSettings,
   shipmentSettings

@@ -189,6 +189,10 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(appSettings()).not.toHaveProperty('COSMOS_KEY');
     });
 
+    it('samples nothing: the host\'s exporter and the worker\'s distro read OTEL_TRACES_SAMPLER (host.json\'s samplingSettings are not read in OpenTelemetry mode)', () => {
+      expect(appSettings()).toMatchObject({ OTEL_TRACES_SAMPLER: 'microsoft.fixed_percentage', OTEL_TRACES_SAMPLER_ARG: '1.0' });
+    });
+
     it('gives the outbox publisher\'s Cosmos DB trigger an identity connection and the names its bindings resolve', () => {
       expect(appSettings()).toMatchObject({
         CosmosDbConnection__accountEndpoint: appSettings().COSMOS_ENDPOINT,

@@ -21,17 +21,17 @@ describe('configuration files: the fields this project relies on', () => {
     for (const hook of Object.values(config.data?.hooks.postprovision ?? {})) expect(hook.run).toBe('node infra/hooks/writeLocalSettings.cjs');
   });
 
-  it('host.json: auto-complete on, a lock renewal period, no sampling of requests or exceptions', () => {
+  it('host.json: OpenTelemetry mode with no Application Insights section it would ignore, auto-complete on, a lock renewal period', () => {
     expect(problems(hostJsonSchema.safeParse(json('host.json')))).toEqual([]);
   });
 
-  it('the host.json check can fail: auto-complete off, sampled exceptions and a bad TimeSpan are named', () => {
-    const host = json('host.json') as { extensions: { serviceBus: Record<string, unknown> }; logging: { applicationInsights: { samplingSettings: Record<string, unknown> } } };
+  it('the host.json check can fail: samplingSettings beside telemetryMode OpenTelemetry, auto-complete off and a bad TimeSpan are named', () => {
+    const host = json('host.json') as { extensions: { serviceBus: Record<string, unknown> }; logging?: unknown };
     host.extensions.serviceBus.autoCompleteMessages = false;
     host.extensions.serviceBus.maxAutoLockRenewalDuration = '5 minutes';
-    host.logging.applicationInsights.samplingSettings.excludedTypes = 'Request';
+    host.logging = { applicationInsights: { samplingSettings: { isEnabled: true, excludedTypes: 'Request;Exception' } } };
     expect(problems(hostJsonSchema.safeParse(host))).toEqual([
-      expect.stringMatching(/^logging\.applicationInsights\.samplingSettings\.excludedTypes: excludes Request and Exception/),
+      expect.stringMatching(/^logging\.applicationInsights: is not read with telemetryMode OpenTelemetry/),
       expect.stringMatching(/^extensions\.serviceBus\.maxAutoLockRenewalDuration: a TimeSpan/),
       expect.stringMatching(/^extensions\.serviceBus\.autoCompleteMessages: /),
     ]);

@@ -7,15 +7,11 @@ const timeSpan = z.string().regex(/^(\d+\.)?\d{1,2}:\d{2}:\d{2}(\.\d{1,7})?$/, '
 
 export const hostJsonSchema = z.object({
   version: z.literal('2.0'),
-  logging: z.object({
-    applicationInsights: z.object({
-      samplingSettings: z.object({
-        isEnabled: z.boolean(),
-        // Requests and exceptions must never be sampled away: a conflict's failed invocation is one.
-        excludedTypes: z.string().refine((t) => ['Request', 'Exception'].every((x) => t.split(';').includes(x)), 'excludes Request and Exception'),
-      }),
-    }),
-  }),
+  // The host exports through OpenTelemetry (the worker's distro does too): one operation per order.
+  telemetryMode: z.literal('OpenTelemetry'),
+  // In that mode the host builds no Application Insights SDK, so logging.applicationInsights (samplingSettings
+  // above all) would be read by nothing while it seems to say what is sampled; sampling is OTEL_TRACES_SAMPLER's.
+  logging: z.object({ applicationInsights: z.never({ error: 'is not read with telemetryMode OpenTelemetry: sampling is set by OTEL_TRACES_SAMPLER (docs/operations.md)' }).optional() }).optional(),
   extensionBundle: z.object({ id: z.literal('Microsoft.Azure.Functions.ExtensionBundle'), version: z.string().regex(/^\[4\.\*, 5\.0\.0\)$/) }),
   extensions: z.object({
     serviceBus: z.object({

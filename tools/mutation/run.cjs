@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// npm run test:mutation: Stryker 10 needs Node 22 or later. On an older Node (this project supports
-// 20), Node 22 is taken from the npm registry, pinned here, for this run only. Then the scores are
-// checked per folder and per file (tools/mutation/scores.cjs).
+// npm run test:mutation: Stryker 10 needs Node 22 or later, as this project does (package.json engines).
+// On a machine whose default Node is older, Node 22 is taken from the npm registry, pinned here, for this
+// run only. Then the scores are checked per folder and per file (tools/mutation/scores.cjs).
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { join } = require('node:path');
