@@ -36,6 +36,8 @@ export type CarrierFault =
   | { readonly kind: 'drop-after-booking'; readonly times?: number }
   /** 503 before anything is booked. */
   | { readonly kind: 'unavailable'; readonly times?: number }
+  /** Holds the request, in flight under its key, until `until` settles; then books and answers (a test sets the interleaving). */
+  | { readonly kind: 'hold'; readonly until: Promise<void>; readonly times?: number }
   /** Holds the request this long before it books and answers (longer than the client's timeout, say). */
   | { readonly kind: 'slow'; readonly delayMs: number; readonly times?: number }
   /** 429 with Retry-After, nothing booked. */
@@ -117,6 +119,7 @@ export async function startCarrierStandIn(options: CarrierStandInOptions = {}): 
     }
     keys.set(key, { state: 'in-flight', fingerprint });
     if (fault?.kind === 'slow') await sleep(fault.delayMs);
+    if (fault?.kind === 'hold') await fault.until;
     const booking: CarrierBooking = {
       shipmentId: `SHP-${randomUUID().slice(0, 8).toUpperCase()}`,
       idempotencyKey: key,

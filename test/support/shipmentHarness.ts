@@ -94,6 +94,8 @@ export class Gate {
 export class GatedCarrier implements CarrierClient {
   beforeBook?: Gate;
   beforeAnswer?: Gate;
+  /** A look-up waits here before it asks the carrier (its caller's read of the record goes stale meanwhile). */
+  beforeLookup?: Gate;
   /** Throws once instead of calling: plays a process killed at that point. */
   killBeforeBook = false;
   /** Told of the kill, so the store the same process uses dies with it. */
@@ -114,7 +116,10 @@ export class GatedCarrier implements CarrierClient {
     await after?.pass();
     return answer;
   }
-  lookup(key: string, traceparent?: string): Promise<LookupAnswer> {
+  async lookup(key: string, traceparent?: string): Promise<LookupAnswer> {
+    const gate = this.beforeLookup;
+    this.beforeLookup = undefined;
+    await gate?.pass();
     return this.inner.lookup(key, traceparent);
   }
 }
