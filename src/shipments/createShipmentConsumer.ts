@@ -45,7 +45,7 @@ export interface ShipmentReconciler {
 export function createShipmentReconciler(settings: Settings, overrides: ShipmentOverrides = {}): ShipmentReconciler {
   const ctx = shipmentContext(settings, overrides);
   const shipmentMetrics = new ShipmentMetrics(overrides.meter ?? metrics.getMeter(meterName));
-  const options = { maxAttempts: settings.shipments.reconcileMaxAttempts, batchSize: settings.shipments.reconcileBatchSize };
+  const options = { maxAttempts: settings.shipments.reconcileMaxAttempts, batchSize: settings.shipments.reconcileBatchSize, transientBudgetMs: settings.retry.budgetMs };
   return {
     async reconcile(log, traceparent) {
       const caller = { owner: `reconciler/${randomUUID()}`, traceparent: childTraceparent(traceparent) };
