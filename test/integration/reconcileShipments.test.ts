@@ -214,6 +214,30 @@ describe('npm run dlq -- shipments', () => {
     expect((await orderOf(store, delivery.orderId))?.shipmentId).toBe(bookingsFor(delivery.orderId)[0]?.shipmentId);
   });
 
+  it('a carrier that keeps its 503 under the key is no refusal: the record stays in progress, the event is retried, and resolve can still act on it', async () => {
+    const keeping = await startCarrierStandIn({ keepErrorAnswers: true });
+    try {
+      keeping.inject({ kind: 'unavailable' });
+      const delivery = await storedOrderWithEvent(store, clock.now());
+      const consumer = shipmentConsumer({ store, carrier: httpCarrier(keeping), now: clock.now, leaseMs });
+      expect((await consumer.consume(delivery.envelope, delivery.body, new RecordingLog(), { invocationId: 'first' })).outcome.kind).toBe('retry');
+      clock.advance(1);
+      const run = await reconciler({ carrier: httpCarrier(keeping) }).reconcile(new RecordingLog());
+      expect(run.items).toEqual([expect.objectContaining({ result: 'still-in-progress', reason: expect.stringContaining('keeps a 503 answer under this key') })]);
+      expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress' });
+      const again = await consumer.consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), { invocationId: 'second' });
+      expect(again.outcome).toMatchObject({ kind: 'retry', reason: expect.stringContaining('keeps a 503 answer under this key') });
+
+      expect(await dlq('shipments', 'resolve', delivery.orderId, '--retry', '--dry-run')).toMatchObject({ code: 0, stdout: expect.stringContaining('would-requeue') });
+      expect(await dlq('shipments', 'resolve', delivery.orderId, '--shipment-id', 'SHP-BYHAND')).toMatchObject({ code: 0, stdout: expect.stringContaining('recorded') });
+      expect(await recordOf(delivery)).toMatchObject({ state: 'completed', shipmentId: 'SHP-BYHAND' });
+      expect((await orderOf(store, delivery.orderId))?.shipmentId).toBe('SHP-BYHAND');
+      expect(keeping.bookings()).toHaveLength(0);
+    } finally {
+      await keeping.close();
+    }
+  });
+
   it('refuses a record someone holds, and a resolution that names neither or both actions', async () => {
     const delivery = await abandoned('before-call'); // its lease is live
     expect(await dlq('shipments', 'resolve', delivery.orderId, '--retry')).toMatchObject({ code: 1, stdout: expect.stringContaining('fulfilment/dead holds it until') });

@@ -55,6 +55,15 @@ describe('HttpCarrierClient', () => {
     expect((await unavailable(() => clientAnswering(503, '').lookup('k'))).status).toBe(503);
   });
 
+  it('reads a stored answer that settles nothing (5xx, 408, 409, 425, 429, 401, 403: a carrier that keeps its errors under the key) as no answer, not a refusal', async () => {
+    for (const status of [500, 502, 503, 408, 409, 425, 429, 401, 403]) {
+      const error = await unavailable(() => clientAnswering(200, JSON.stringify({ status, body: { title: 'try later' } })).lookup('k'));
+      expect(error.status).toBe(status);
+      expect(error.message).toBe(`the carrier keeps a ${status} answer under this key: nothing booked, and no answer yet: try later`);
+    }
+    expect(await clientAnswering(200, '{"status":422,"body":{"title":"no"}}').lookup('k')).toMatchObject({ kind: 'refused', reason: 'the carrier answered 422: no' });
+  });
+
   it('a timeout or a failed connection is unavailable, its outcome unknown', async () => {
     const timingOut = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, fetch: (async () => Promise.reject(Object.assign(new Error('aborted'), { name: 'TimeoutError' }))) as typeof fetch });
     expect((await unavailable(() => timingOut.book(request))).message).toBe('POST /shipments: no answer within 1000 ms');
