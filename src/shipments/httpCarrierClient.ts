@@ -8,6 +8,8 @@ export interface HttpCarrierOptions {
   readonly apiKey?: string;
   /** Each call is abandoned after this; its outcome is then unknown (CarrierUnavailableError). */
   readonly timeoutMs: number;
+  /** The clock a Retry-After given as an HTTP date is measured against. */
+  readonly now: () => Date;
   readonly fetch?: typeof fetch;
 }
 
@@ -17,6 +19,9 @@ export interface HttpCarrierOptions {
  * carrier's answer about this shipment.
  */
 const notAnAnswer = new Set([401, 403, 408, 409, 425, 429]);
+
+/** 5xx and the statuses above: whether the carrier sent it now or keeps it under the key, nothing is settled. */
+const settlesNothing = (status: number): boolean => status >= 500 || notAnAnswer.has(status);
 
 /** The carrier's booking API over HTTP (the contract dev/carrier/ stands in for). */
 export class HttpCarrierClient implements CarrierClient {
@@ -40,6 +45,10 @@ export class HttpCarrierClient implements CarrierClient {
     if (response.status === 409) return { kind: 'in-flight' };
     const stored = response.body as { status?: unknown; body?: unknown } | undefined;
     if (typeof stored?.status !== 'number') throw new CarrierUnavailableError(`the carrier's look-up answered ${response.status} without the stored status`, response.status);
+    // A carrier may keep an error answer under the key (Stripe does): it booked nothing, and that is no refusal.
+    if (settlesNothing(stored.status)) {
+      throw new CarrierUnavailableError(`the carrier keeps a ${stored.status} answer under this key: nothing booked, and no answer yet${titleOf(stored.body)}`, stored.status);
+    }
     return answerOf({ status: stored.status, body: stored.body });
   }
 
@@ -69,8 +78,8 @@ export class HttpCarrierClient implements CarrierClient {
     }
     const body = await readBody(response);
     const { status } = response;
-    if (accepted.includes(status) || (status < 500 && !notAnAnswer.has(status))) return { status, body };
-    const wait = retryAfterMs(response.headers.get('retry-after'));
+    if (accepted.includes(status) || !settlesNothing(status)) return { status, body };
+    const wait = retryAfterMs(response.headers.get('retry-after'), this.options.now().getTime());
     throw new CarrierUnavailableError(`${method} ${url.pathname}: the carrier answered ${status}${titleOf(body)}`, status, wait);
   }
 }

@@ -45,7 +45,7 @@ function post(target: Target, body: unknown, key?: string, headers: Record<strin
   });
 }
 
-const client = (target: Target, timeoutMs = 5000) => new HttpCarrierClient({ baseUrl: target.url, apiKey: target.apiKey, timeoutMs });
+const client = (target: Target, timeoutMs = 5000) => new HttpCarrierClient({ baseUrl: target.url, apiKey: target.apiKey, timeoutMs, now: () => new Date() });
 
 const targetNames = real ? ['the stand-in', 'the real carrier'] : ['the stand-in'];
 

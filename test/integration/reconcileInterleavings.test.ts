@@ -49,7 +49,7 @@ function reconciler(reaching: CarrierClient, env: Record<string, string> = {}) {
   return createShipmentReconciler(settings, { store, carrier: reaching, now: clock.now });
 }
 
-const unreachable = (): HttpCarrierClient => new HttpCarrierClient({ baseUrl: 'http://127.0.0.1:9/', timeoutMs: 1000 });
+const unreachable = (): HttpCarrierClient => new HttpCarrierClient({ baseUrl: 'http://127.0.0.1:9/', timeoutMs: 1000, now: clock.now });
 
 /** A carrier still handling some earlier request under every key: its look-up says in flight. */
 function stuckCarrier(): CarrierClient {

@@ -131,7 +131,7 @@ describe('reconcileShipments', () => {
 
   it('escalates a record whose carrier stays unreachable past the transient retry budget: an error line, a counter, and the event then bound for the operator', async () => {
     const delivery = await abandoned('before-call');
-    const unreachable = new HttpCarrierClient({ baseUrl: 'http://127.0.0.1:9/', timeoutMs: 1000 });
+    const unreachable = new HttpCarrierClient({ baseUrl: 'http://127.0.0.1:9/', timeoutMs: 1000, now: clock.now });
     const log = new RecordingLog();
     clock.advance(leaseMs + 1);
     const first = await reconciler({ carrier: unreachable, maxAttempts: 1, budgetSeconds: 3600 }).reconcile(log);
@@ -173,7 +173,7 @@ async function dlq(...args: string[]): Promise<{ code: number; stdout: string; s
 
 async function escalated(): Promise<EventDelivery> {
   const delivery = await abandoned('before-call');
-  const unreachable = new HttpCarrierClient({ baseUrl: 'http://127.0.0.1:9/', timeoutMs: 1000 });
+  const unreachable = new HttpCarrierClient({ baseUrl: 'http://127.0.0.1:9/', timeoutMs: 1000, now: clock.now });
   clock.advance(leaseMs + 1);
   await reconciler({ carrier: unreachable, budgetSeconds: 0 }).reconcile(new RecordingLog());
   expect(await recordOf(delivery)).toMatchObject({ state: 'escalated' });

@@ -49,9 +49,13 @@ export async function orderOf(store: DocumentStore, orderId: string): Promise<Or
   return (await store.read<OrderDocument>(orderId, orderId))?.document;
 }
 
-export function httpCarrier(carrier: CarrierStandIn, timeoutMs = 5000): HttpCarrierClient {
-  return new HttpCarrierClient({ baseUrl: carrier.url, apiKey: carrier.apiKey, timeoutMs });
+/** The real client against the stand-in; its clock is a test clock (a fixed instant unless the test passes its own). */
+export function httpCarrier(carrier: CarrierStandIn, timeoutMs = 5000, now: () => Date = new TestClock().now): HttpCarrierClient {
+  return new HttpCarrierClient({ baseUrl: carrier.url, apiKey: carrier.apiKey, timeoutMs, now });
 }
+
+/** A consumer given no sleeper must never pause: a test that retries in the invocation passes one on its clock. */
+const noSleeping = (ms: number): Promise<void> => Promise.reject(new Error(`the consumer paused ${ms} ms, but this test gave it no sleeper`));
 
 export function shipmentConsumer(ctx: Omit<ShipmentContext, 'maxConcurrencyAttempts'> & Partial<Pick<ShipmentContext, 'maxConcurrencyAttempts'>>, extra: Partial<ConstructorParameters<typeof ShipmentConsumer>[0]> = {}): ShipmentConsumer {
   return new ShipmentConsumer({
@@ -60,6 +64,7 @@ export function shipmentConsumer(ctx: Omit<ShipmentContext, 'maxConcurrencyAttem
     maxMessageBytes: 256 * 1024,
     markerTtlSeconds: 3600,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('test')), undefined, 'shipment-message'),
+    sleep: noSleeping,
     ...ctx,
     ...extra,
   });

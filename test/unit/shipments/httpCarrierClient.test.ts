@@ -4,6 +4,9 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CarrierUnavailableError, HttpCarrierClient } from '../../../src/shipments/index.js';
 
+/** The client's clock: a Retry-After date is measured from it, never from the machine's. */
+const testNow = (): Date => new Date('2026-12-01T10:00:00Z');
+
 // Pure logic: how the client reads each answer. A fetch that answers as told (the wire itself is
 // covered by test/contract/carrier.contract.test.ts against the stand-in).
 function clientAnswering(status: number, body: string, headers: Record<string, string> = {}, seen: { url?: string; init?: RequestInit }[] = []): HttpCarrierClient {
@@ -11,7 +14,7 @@ function clientAnswering(status: number, body: string, headers: Record<string, s
     seen.push({ url: String(url), init });
     return new Response(body, { status, headers });
   }) as typeof fetch;
-  return new HttpCarrierClient({ baseUrl: 'https://carrier.example/v1', apiKey: 'k', timeoutMs: 1000, fetch: fetchStub });
+  return new HttpCarrierClient({ baseUrl: 'https://carrier.example/v1', apiKey: 'k', timeoutMs: 1000, now: testNow, fetch: fetchStub });
 }
 
 const request = { idempotencyKey: 'a|"b"', shipment: { orderReference: 'o-1', customerId: 'c', declaredValue: 1, currency: 'EUR' }, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
@@ -37,6 +40,8 @@ describe('HttpCarrierClient', () => {
       expect((await unavailable(() => clientAnswering(status, '').book(request))).status).toBe(status);
     }
     expect((await unavailable(() => clientAnswering(429, '', { 'Retry-After': '3' }).book(request))).retryAfterMs).toBe(3000);
+    // An HTTP date is measured from the injected clock (10:00:00), not the machine's.
+    expect((await unavailable(() => clientAnswering(503, '', { 'Retry-After': 'Tue, 01 Dec 2026 10:00:45 GMT' }).book(request))).retryAfterMs).toBe(45_000);
   });
 
   it('an answer that claims success without a shipment id settles nothing', async () => {
@@ -65,19 +70,19 @@ describe('HttpCarrierClient', () => {
   });
 
   it('a timeout or a failed connection is unavailable, its outcome unknown', async () => {
-    const timingOut = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, fetch: (async () => Promise.reject(Object.assign(new Error('aborted'), { name: 'TimeoutError' }))) as typeof fetch });
+    const timingOut = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, now: testNow, fetch: (async () => Promise.reject(Object.assign(new Error('aborted'), { name: 'TimeoutError' }))) as typeof fetch });
     expect((await unavailable(() => timingOut.book(request))).message).toBe('POST /shipments: no answer within 1000 ms');
-    const refusing = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, fetch: (async () => Promise.reject(new TypeError('fetch failed', { cause: new Error('ECONNREFUSED') }))) as typeof fetch });
+    const refusing = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, now: testNow, fetch: (async () => Promise.reject(new TypeError('fetch failed', { cause: new Error('ECONNREFUSED') }))) as typeof fetch });
     const failed = await unavailable(() => refusing.book(request));
     expect(failed.message).toBe('POST /shipments: the connection failed (fetch failed: ECONNREFUSED)');
     expect(failed.cause).toBeInstanceOf(TypeError);
-    const hungUp = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, fetch: (() => Promise.reject('socket hang up')) as typeof fetch });
+    const hungUp = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, now: testNow, fetch: (() => Promise.reject('socket hang up')) as typeof fetch });
     expect((await unavailable(() => hungUp.lookup('k'))).message).toBe('GET /shipments: the connection failed (socket hang up)');
   });
 
   it('sends no credential and no trace context when it has none', async () => {
     const seen: { init?: RequestInit }[] = [];
-    const anonymous = new HttpCarrierClient({ baseUrl: 'https://carrier.example/v1/', timeoutMs: 1000, fetch: (async (_url: URL | string, init?: RequestInit) => (seen.push({ init }), new Response('', { status: 404 }))) as typeof fetch });
+    const anonymous = new HttpCarrierClient({ baseUrl: 'https://carrier.example/v1/', timeoutMs: 1000, now: testNow, fetch: (async (_url: URL | string, init?: RequestInit) => (seen.push({ init }), new Response('', { status: 404 }))) as typeof fetch });
     await anonymous.lookup('k');
     expect(seen[0]?.init?.headers).toEqual({ Accept: 'application/json' });
   });
@@ -89,7 +94,7 @@ describe('HttpCarrierClient', () => {
     expect(long.kind === 'refused' && long.answer.body).toBe('x'.repeat(2000));
     expect(await clientAnswering(422, '{"title":5}').book(request)).toMatchObject({ reason: 'the carrier answered 422' });
     const broken = new ReadableStream({ start: (controller) => controller.error(new Error('connection reset')) });
-    const unreadable = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, fetch: (async () => new Response(broken, { status: 422 })) as typeof fetch });
+    const unreadable = new HttpCarrierClient({ baseUrl: 'https://carrier.example/', timeoutMs: 1000, now: testNow, fetch: (async () => new Response(broken, { status: 422 })) as typeof fetch });
     expect(await unreadable.book(request)).toEqual({ kind: 'refused', answer: { status: 422, body: undefined }, reason: 'the carrier answered 422' });
   });
 
