@@ -107,6 +107,42 @@ describe('HttpCarrierClient', () => {
   });
 });
 
+describe('HttpCarrierClient, hardened', () => {
+  const answering = (response: () => Response, seen: RequestInit[] = []) =>
+    new HttpCarrierClient({ baseUrl: 'https://carrier.example/v1/', timeoutMs: 1000, now: testNow, fetch: (async (_url: URL | string, init?: RequestInit) => (seen.push(init ?? {}), response())) as typeof fetch });
+
+  it('accepts only an https base URL, or plain http to a loopback address, and names the URL it refuses', () => {
+    const build = (baseUrl: string) => () => new HttpCarrierClient({ baseUrl, timeoutMs: 1000, now: testNow });
+    for (const url of ['http://carrier.example/v1/', 'http://10.0.0.7:7080/', 'http://127.0.0.1.carrier.example/', 'http://localhost.carrier.example/', 'ftp://carrier.example/']) {
+      expect(build(url), url).toThrow(`the carrier base URL ${url} must be https:// (plain http:// only to a loopback address: 127.0.0.0/8, ::1, localhost)`);
+    }
+    for (const url of ['https://carrier.example/v1/', 'http://127.0.0.1:7080/', 'http://127.255.0.9/', 'http://localhost:7080/', 'http://[::1]:7080/']) expect(build(url), url).not.toThrow();
+  });
+
+  it('refuses a redirect, naming its Location, and follows none', async () => {
+    const seen: RequestInit[] = [];
+    const redirecting = answering(() => new Response(null, { status: 307, headers: { Location: 'https://elsewhere.example/shipments' } }), seen);
+    const error = await unavailable(() => redirecting.book(request));
+    expect(error.message).toBe('POST /v1/shipments: the carrier redirected to https://elsewhere.example/shipments, and redirects are refused (check CARRIER_API_URL)');
+    expect(error.status).toBe(307);
+    expect(seen[0]?.redirect).toBe('manual');
+    expect((await unavailable(() => answering(() => new Response(null, { status: 301, headers: { Location: '/v2/shipments' } })).lookup('k'))).message).toContain('redirected to /v2/shipments');
+  });
+
+  it('reads an answer of up to 64 KiB; a longer one is an error, and is not read to its end', async () => {
+    const exactly = JSON.stringify({ title: 'x'.repeat(64 * 1024 - 12) });
+    expect(exactly).toHaveLength(64 * 1024);
+    expect(await answering(() => new Response(exactly, { status: 422 })).book(request)).toMatchObject({ kind: 'refused' });
+    const longer = await unavailable(() => answering(() => new Response(`${exactly} `, { status: 201 })).book(request));
+    expect(longer.message).toBe("POST /v1/shipments: the carrier's answer (201) is longer than 65536 bytes");
+    // A body without an end: reading stops at the bound.
+    let pulled = 0;
+    const endless = () => new Response(new ReadableStream({ pull: (controller) => void (pulled += 1, controller.enqueue(new Uint8Array(16 * 1024))) }), { status: 200 });
+    expect((await unavailable(() => answering(endless).lookup('k'))).message).toBe("GET /v1/shipments: the carrier's answer (200) is longer than 65536 bytes");
+    expect(pulled).toBeLessThan(10);
+  });
+});
+
 describe('HttpCarrierClient, traced', () => {
   const exporter = new InMemorySpanExporter();
   beforeAll(() => {
