@@ -7,7 +7,7 @@ import { roundsAgainstCurrentAttempt, sameLease } from './shipmentRecord.js';
 import type { ShipmentRecord } from './shipmentRecord.js';
 
 export interface ReconcileOptions {
-  /** Rounds in which the carrier answered without settling a record, before it is escalated to an operator. */
+  /** Rounds that ended without an outcome though the carrier answered (counted against one lease), before a record is escalated to an operator. */
   readonly maxAttempts: number;
   /** How long a carrier may stay unreachable for a record (from the first such round) before it is escalated. */
   readonly transientBudgetMs: number;
@@ -88,7 +88,7 @@ async function countFailedRound(read: ShipmentRecord, reason: string, unreachabl
   return { id, orderId, result: next.state === 'escalated' ? 'escalated' : 'still-in-progress', reason };
 }
 
-/** The carrier answered, but not with an outcome (a request still in flight): one more round; the last allowed escalates. */
+/** A round that ended without an outcome while the carrier did answer (a request still in flight, the order not stored): one more; the last allowed escalates. */
 function unsettledRound(record: ShipmentRecord, reason: string, now: Date, options: ReconcileOptions): ShipmentRecord {
   const attempts = roundsAgainstCurrentAttempt(record) + 1;
   const counted = { ...record, reconcileAttempts: attempts, reconcileAttemptsAgainst: record.attempt, lastError: reason.slice(0, 500), updatedAt: now.toISOString() };
