@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { isSecureOrLoopback, secureOrLoopbackRule } from './http/loopbackAddress.js';
 import { ConfigurationError, checkMarkerRetention, checkRequestKeyRetention } from './idempotency/index.js';
 import type { RetryPolicy, SettingProblem } from './idempotency/index.js';
 
@@ -194,6 +195,7 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>> =
   if (s.SHIPMENT_LEASE_SECONDS * 1000 < 3 * s.CARRIER_TIMEOUT_MS) {
     problems.push({ setting: 'SHIPMENT_LEASE_SECONDS', problem: `must be at least 3 x CARRIER_TIMEOUT_MS (${(3 * s.CARRIER_TIMEOUT_MS) / 1000} s), so an owner's calls end inside its lease` });
   }
+  problems.push(...carrierUrlProblems(s.CARRIER_API_URL, s.CARRIER_API_KEY));
   if (!retention.ok) problems.push({ setting: 'INBOX_MARKER_TTL_SECONDS', problem: retention.explanation });
   const keyRetention = checkRequestKeyRetention({
     keyTtlSeconds: s.INTAKE_KEY_RETENTION_SECONDS,
@@ -207,6 +209,14 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>> =
   }
   if (problems.length > 0) throw new ConfigurationError(problems);
   return deepFreeze(toSettings(s));
+}
+
+/** The carrier client refuses plain http off this machine; start-up says so first, and keeps the key off such a URL. */
+function carrierUrlProblems(url: string | undefined, key: string | undefined): SettingProblem[] {
+  if (url === undefined || isSecureOrLoopback(new URL(url))) return [];
+  const problems: SettingProblem[] = [{ setting: 'CARRIER_API_URL', problem: secureOrLoopbackRule }];
+  if (key !== undefined) problems.push({ setting: 'CARRIER_API_KEY', problem: 'is refused: CARRIER_API_URL is not https://, so the key would cross the network in clear text' });
+  return problems;
 }
 
 function toSettings(s: z.infer<ReturnType<typeof settingsSchema>>): Settings {

@@ -16,7 +16,8 @@ import { parseIdempotencyKey } from '../../src/http/idempotencyKeyHeader.js';
  * - `GET /shipments?idempotencyKey=<key>` answers what became of a key: 200 with the answer it
  *   gave (`{ idempotencyKey, status, body }`), 409 while it is in flight, 404 when nothing was
  *   booked under it (what a reconciler asks);
- * - `Authorization: Bearer <api key>` on every call, 401 otherwise.
+ * - `Authorization: Bearer <api key>` on every call, 401 otherwise;
+ * - with `keepErrorAnswers`, a 5xx or 429 is kept under its key and replayed like any answer.
  * Faults are injected per call (see CarrierFault); counts are kept for the tests and the demo.
  */
 export interface CarrierStandIn {
@@ -36,6 +37,8 @@ export type CarrierFault =
   | { readonly kind: 'drop-after-booking'; readonly times?: number }
   /** 503 before anything is booked. */
   | { readonly kind: 'unavailable'; readonly times?: number }
+  /** Holds the request, in flight under its key, until `until` settles; then books and answers (a test sets the interleaving). */
+  | { readonly kind: 'hold'; readonly until: Promise<void>; readonly times?: number }
   /** Holds the request this long before it books and answers (longer than the client's timeout, say). */
   | { readonly kind: 'slow'; readonly delayMs: number; readonly times?: number }
   /** 429 with Retry-After, nothing booked. */
@@ -62,6 +65,12 @@ export interface CarrierStats {
 export interface CarrierStandInOptions {
   readonly port?: number;
   readonly apiKey?: string;
+  /**
+   * Keep a 5xx or 429 answer under its key, as Stripe keeps error responses: the same key gets it
+   * replayed, and the look-up returns it as the stored answer. Off by default (nothing is kept
+   * for an answer that booked nothing, as the IETF draft allows).
+   */
+  readonly keepErrorAnswers?: boolean;
 }
 
 type KeyState =
@@ -106,8 +115,12 @@ export async function startCarrierStandIn(options: CarrierStandInOptions = {}): 
       return send(res, known.status, known.body, { 'Idempotent-Replayed': 'true' });
     }
     const fault = nextFault();
-    if (fault?.kind === 'unavailable') return problem(res, 503, 'the carrier is unavailable; nothing was booked');
-    if (fault?.kind === 'throttle') return problem(res, 429, 'too many requests; nothing was booked', { 'Retry-After': String(fault.retryAfterSeconds) });
+    const transient = (status: number, title: string, headers: Record<string, string> = {}): void => {
+      if (options.keepErrorAnswers) keys.set(key, { state: 'completed', fingerprint, status, body: problemBody(status, title) });
+      problem(res, status, title, headers);
+    };
+    if (fault?.kind === 'unavailable') return transient(503, 'the carrier is unavailable; nothing was booked');
+    if (fault?.kind === 'throttle') return transient(429, 'too many requests; nothing was booked', { 'Retry-After': String(fault.retryAfterSeconds) });
     if (fault?.kind === 'refuse') {
       const status = fault.status ?? 400;
       const title = fault.title ?? 'the carrier does not serve this shipment';
@@ -117,6 +130,7 @@ export async function startCarrierStandIn(options: CarrierStandInOptions = {}): 
     }
     keys.set(key, { state: 'in-flight', fingerprint });
     if (fault?.kind === 'slow') await sleep(fault.delayMs);
+    if (fault?.kind === 'hold') await fault.until;
     const booking: CarrierBooking = {
       shipmentId: `SHP-${randomUUID().slice(0, 8).toUpperCase()}`,
       idempotencyKey: key,

@@ -73,7 +73,8 @@ export async function resolveShipment(ctx: ShipmentCommandContext, orderId: stri
   }
   if (action.kind === 'retry') {
     if (dryRun) return { orderId, id: record.id, outcome: 'would-requeue', detail: `was ${record.state} after ${record.reconcileAttempts} round(s)` };
-    const { escalation: _escalation, ...rest } = record;
+    // A fresh start: no rounds, and the transient budget runs again from the next round without an answer.
+    const { escalation: _escalation, carrierUnreachableSince: _since, reconcileAttemptsAgainst: _against, ...rest } = record;
     const requeued: ShipmentRecord = { ...rest, state: 'in-progress', reconcileAttempts: 0, owner: 'operator', leaseExpiresAt: now.toISOString(), updatedAt: now.toISOString() };
     const result = await ctx.store.commit(orderId, [replace(requeued, stored.etag)]);
     if (result.kind !== 'committed') return { orderId, id: record.id, outcome: 'refused', detail: 'changed while we looked: list again' };

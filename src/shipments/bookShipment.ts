@@ -124,8 +124,19 @@ async function callCarrier(stored: VersionedDocument<ShipmentRecord>, ctx: Shipm
 /**
  * Writes the carrier's answer, guarded by the etag the caller read: a record changed since (a takeover
  * by someone whose lease is now the live one, or their answer already written) is never overwritten.
+ * One exception: a booking in hand is the carrier's fact under this key, so an escalation written
+ * meanwhile (by a reconciler of an earlier release, which counted rounds against a lease it no longer
+ * held) is settled over, once, and the order still gets its shipment id.
  */
 export async function settle(stored: VersionedDocument<ShipmentRecord>, answer: BookingAnswer, via: 'booking' | 'lookup' | 'operator', ctx: ShipmentContext): Promise<BookingResult | 'lost-race'> {
+  const settled = await writeAnswer(stored, answer, via, ctx);
+  if (settled !== 'lost-race' || answer.kind !== 'booked' || via === 'operator') return settled;
+  const current = await ctx.store.read<ShipmentRecord>(stored.document.orderId, stored.document.id);
+  if (current?.document.state !== 'escalated') return 'lost-race';
+  return writeAnswer(current, answer, via, ctx);
+}
+
+async function writeAnswer(stored: VersionedDocument<ShipmentRecord>, answer: BookingAnswer, via: 'booking' | 'lookup' | 'operator', ctx: ShipmentContext): Promise<BookingResult | 'lost-race'> {
   const record = stored.document;
   const now = ctx.now();
   if (answer.kind === 'refused') {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout } from 'node:timers/promises';
 import { metrics } from '@opentelemetry/api';
 import type { Meter } from '@opentelemetry/api';
 import type { Settings } from '../config.js';
@@ -20,6 +21,8 @@ export interface ShipmentOverrides {
   readonly now?: () => Date;
   readonly store?: DocumentStore;
   readonly carrier?: CarrierClient;
+  /** The pause between in-invocation retries. */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /** The consumer of the fulfilment subscription, from validated settings: one carrier client per process. */
@@ -32,6 +35,7 @@ export function createShipmentConsumer(settings: Settings, overrides: ShipmentOv
     maxMessageBytes: settings.maxMessageBytes,
     markerTtlSeconds: settings.markerTtlSeconds,
     retry: settings.retry,
+    sleep: overrides.sleep ?? ((ms: number) => setTimeout(ms).then(() => undefined)),
     // Copies go to the topic addressed to this subscription (`to`), which the rules route to it alone.
     scheduler: settings.retry.delayedRetryEnabled ? new ServiceBusRetryScheduler(settings.serviceBus, settings.outbox.orderEventsTopicName, shipments.fulfilmentSubscriptionName) : undefined,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(meter), new ParkedItemMetrics(meter), 'shipment-message'),
@@ -45,7 +49,7 @@ export interface ShipmentReconciler {
 export function createShipmentReconciler(settings: Settings, overrides: ShipmentOverrides = {}): ShipmentReconciler {
   const ctx = shipmentContext(settings, overrides);
   const shipmentMetrics = new ShipmentMetrics(overrides.meter ?? metrics.getMeter(meterName));
-  const options = { maxAttempts: settings.shipments.reconcileMaxAttempts, batchSize: settings.shipments.reconcileBatchSize };
+  const options = { maxAttempts: settings.shipments.reconcileMaxAttempts, batchSize: settings.shipments.reconcileBatchSize, transientBudgetMs: settings.retry.budgetMs };
   return {
     async reconcile(log, traceparent) {
       const caller = { owner: `reconciler/${randomUUID()}`, traceparent: childTraceparent(traceparent) };
@@ -58,17 +62,18 @@ export function createShipmentReconciler(settings: Settings, overrides: Shipment
 
 function shipmentContext(settings: Settings, overrides: ShipmentOverrides): ShipmentContext {
   const { shipments } = settings;
+  const now = overrides.now ?? (() => new Date());
   return {
     store: overrides.store ?? ordersStore(settings),
-    carrier: overrides.carrier ?? carrierOf(settings),
-    now: overrides.now ?? (() => new Date()),
+    carrier: overrides.carrier ?? carrierOf(settings, now),
+    now,
     leaseMs: shipments.leaseSeconds * 1000,
     maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
   };
 }
 
-function carrierOf(settings: Settings): CarrierClient {
+function carrierOf(settings: Settings, now: () => Date): CarrierClient {
   const { carrierApiUrl, carrierApiKey, carrierTimeoutMs } = settings.shipments;
   if (!carrierApiUrl) throw new ConfigurationError([{ setting: 'CARRIER_API_URL', problem: 'is required by requestShipment and reconcileShipments (the carrier API they book with)' }]);
-  return new HttpCarrierClient({ baseUrl: carrierApiUrl, apiKey: carrierApiKey, timeoutMs: carrierTimeoutMs });
+  return new HttpCarrierClient({ baseUrl: carrierApiUrl, apiKey: carrierApiKey, timeoutMs: carrierTimeoutMs, now });
 }

@@ -1,3 +1,4 @@
+import { isSecureOrLoopback, secureOrLoopbackRule } from '../http/loopbackAddress.js';
 import { withClientSpan } from '../telemetry/outgoingCall.js';
 import { idempotencyKeyHeader, idempotencyKeyValue, retryAfterMs } from './carrierHeaders.js';
 import { CarrierUnavailableError } from './carrierClient.js';
@@ -8,7 +9,18 @@ export interface HttpCarrierOptions {
   readonly apiKey?: string;
   /** Each call is abandoned after this; its outcome is then unknown (CarrierUnavailableError). */
   readonly timeoutMs: number;
+  /** The clock a Retry-After given as an HTTP date is measured against. */
+  readonly now: () => Date;
+  /** Longer answers are an error, and are not read past this. **Default**: 64 KiB. */
+  readonly maxAnswerBytes?: number;
   readonly fetch?: typeof fetch;
+}
+
+const defaultMaxAnswerBytes = 64 * 1024;
+
+/** A base URL the client will not send a credential or a shipment to. */
+export class InsecureCarrierUrlError extends Error {
+  override readonly name = 'InsecureCarrierUrlError';
 }
 
 /**
@@ -18,12 +30,21 @@ export interface HttpCarrierOptions {
  */
 const notAnAnswer = new Set([401, 403, 408, 409, 425, 429]);
 
+/** 5xx and the statuses above: whether the carrier sent it now or keeps it under the key, nothing is settled. */
+const settlesNothing = (status: number): boolean => status >= 500 || notAnAnswer.has(status);
+
 /** The carrier's booking API over HTTP (the contract dev/carrier/ stands in for). */
 export class HttpCarrierClient implements CarrierClient {
   private readonly fetch: typeof fetch;
 
+  private readonly maxAnswerBytes: number;
+
   constructor(private readonly options: HttpCarrierOptions) {
+    if (!URL.canParse(options.baseUrl) || !isSecureOrLoopback(new URL(options.baseUrl))) {
+      throw new InsecureCarrierUrlError(`the carrier base URL ${options.baseUrl} ${secureOrLoopbackRule}`);
+    }
     this.fetch = options.fetch ?? globalThis.fetch;
+    this.maxAnswerBytes = options.maxAnswerBytes ?? defaultMaxAnswerBytes;
   }
 
   async book(request: BookingRequest): Promise<BookingAnswer> {
@@ -40,6 +61,10 @@ export class HttpCarrierClient implements CarrierClient {
     if (response.status === 409) return { kind: 'in-flight' };
     const stored = response.body as { status?: unknown; body?: unknown } | undefined;
     if (typeof stored?.status !== 'number') throw new CarrierUnavailableError(`the carrier's look-up answered ${response.status} without the stored status`, response.status);
+    // A carrier may keep an error answer under the key (Stripe does): it booked nothing, and that is no refusal.
+    if (settlesNothing(stored.status)) {
+      throw new CarrierUnavailableError(`the carrier keeps a ${stored.status} answer under this key: nothing booked, and no answer yet${titleOf(stored.body)}`, stored.status);
+    }
     return answerOf({ status: stored.status, body: stored.body });
   }
 
@@ -60,6 +85,8 @@ export class HttpCarrierClient implements CarrierClient {
             ...init.headers,
           },
           body: init.body,
+          // A redirect is refused below, never followed: it would take the credential and the shipment elsewhere.
+          redirect: 'manual',
           signal: AbortSignal.timeout(this.options.timeoutMs),
         }), (r) => r.status);
     } catch (error) {
@@ -67,10 +94,16 @@ export class HttpCarrierClient implements CarrierClient {
       const why = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : `the connection failed (${errorText(error)})`;
       throw new CarrierUnavailableError(`${method} ${url.pathname}: ${why}`, undefined, undefined, { cause: error });
     }
-    const body = await readBody(response);
+    const where = `${method} ${url.pathname}`;
+    const location = response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
+    if (location !== null) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new CarrierUnavailableError(`${where}: the carrier redirected to ${location}, and redirects are refused (check CARRIER_API_URL)`, response.status);
+    }
+    const body = await readBody(response, this.maxAnswerBytes, where);
     const { status } = response;
-    if (accepted.includes(status) || (status < 500 && !notAnAnswer.has(status))) return { status, body };
-    const wait = retryAfterMs(response.headers.get('retry-after'));
+    if (accepted.includes(status) || !settlesNothing(status)) return { status, body };
+    const wait = retryAfterMs(response.headers.get('retry-after'), this.options.now().getTime());
     throw new CarrierUnavailableError(`${method} ${url.pathname}: the carrier answered ${status}${titleOf(body)}`, status, wait);
   }
 }
@@ -84,14 +117,41 @@ function answerOf(answer: CarrierAnswer): BookingAnswer {
   return { kind: 'refused', answer, reason: `the carrier answered ${answer.status}${titleOf(answer.body)}` };
 }
 
-async function readBody(response: Response): Promise<unknown> {
-  const text = await response.text().catch(() => '');
+/** JSON, else text cut at 2000 characters; none when empty or unreadable. Past `maxBytes`, an error: the rest is not read. */
+async function readBody(response: Response, maxBytes: number, where: string): Promise<unknown> {
+  const text = await boundedText(response, maxBytes);
+  if (text === undefined) throw new CarrierUnavailableError(`${where}: the carrier's answer (${response.status}) is longer than ${maxBytes} bytes`, response.status);
   if (text === '') return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {
     return text.slice(0, 2000);
   }
+}
+
+/** The answer's text, or undefined once it passes `maxBytes` (the stream is then cancelled); '' when the stream fails. */
+async function boundedText(response: Response, maxBytes: number): Promise<string | undefined> {
+  if (Number(response.headers.get('content-length')) > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      size += chunk.value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        return undefined;
+      }
+      chunks.push(chunk.value);
+    }
+  } catch {
+    return '';
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function titleOf(body: unknown): string {

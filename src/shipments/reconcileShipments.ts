@@ -2,11 +2,15 @@ import { replace } from '../idempotency/index.js';
 import type { VersionedDocument } from '../idempotency/index.js';
 import { continueFrom } from './bookShipment.js';
 import type { Caller, ShipmentContext } from './bookShipment.js';
+import { CarrierUnavailableError } from './carrierClient.js';
+import { roundsAgainstCurrentAttempt, sameLease } from './shipmentRecord.js';
 import type { ShipmentRecord } from './shipmentRecord.js';
 
 export interface ReconcileOptions {
-  /** Rounds that could not settle a record before it is escalated to an operator. */
+  /** Rounds that ended without an outcome though the carrier answered (counted against one lease), before a record is escalated to an operator. */
   readonly maxAttempts: number;
+  /** How long a carrier may stay unreachable for a record (from the first such round) before it is escalated. */
+  readonly transientBudgetMs: number;
   /** Records examined per run: the query's cost and the run's length stay bounded. */
   readonly batchSize: number;
 }
@@ -29,8 +33,10 @@ export interface ReconcileResult {
 /**
  * Finds `in-progress` records whose lease has run out (an owner that crashed, or a message that
  * stopped coming back) and settles each as a redelivery would: a look-up by key first; the booking
- * it finds is recorded, and only a key the carrier never saw is called again. A round that cannot
- * settle a record counts against it; at `maxAttempts` the record is escalated for an operator.
+ * it finds is recorded, and only a key the carrier never saw is called again. A round in which the
+ * carrier answered without settling a record counts against its current lease (`maxAttempts`); a
+ * round without an answer counts against the transient retry budget. Either spent, the record is
+ * escalated for an operator.
  */
 export async function reconcileShipments(ctx: ShipmentContext, options: ReconcileOptions, caller: Caller): Promise<ReconcileResult> {
   const expired = await ctx.store.find<ShipmentRecord>({
@@ -57,27 +63,48 @@ async function reconcileOne(stored: VersionedDocument<ShipmentRecord>, ctx: Ship
     case 'conflict':
       return { id, orderId, result: 'refused', reason: outcome.error.description };
     case 'retry':
-      return countFailedRound(id, orderId, outcome.reason, ctx, options);
+      return countFailedRound(stored.document, outcome.reason, outcome.cause instanceof CarrierUnavailableError, ctx, options, caller);
     default:
       return { id, orderId, result: 'still-in-progress', reason: outcome.kind };
   }
 }
 
-/** One more round against the record as it is now; the last allowed round escalates it. */
-async function countFailedRound(id: string, orderId: string, reason: string, ctx: ShipmentContext, options: ReconcileOptions): Promise<ReconcileItem> {
+/**
+ * Counts a round that did not settle the record, against the record as it is now, and only when it
+ * is still the lease this run read (or the one this run took over itself): a record another owner
+ * took over, released or settled since the query is theirs, and counting against it would escalate
+ * a booking that is going on. The check and the count are one write, guarded by the etag re-read.
+ * A carrier that could not be reached counts against the transient retry budget instead of rounds.
+ */
+async function countFailedRound(read: ShipmentRecord, reason: string, unreachable: boolean, ctx: ShipmentContext, options: ReconcileOptions, caller: Caller): Promise<ReconcileItem> {
+  const { id, orderId } = read;
   const current = await ctx.store.read<ShipmentRecord>(orderId, id);
-  if (!current || current.document.state !== 'in-progress') return { id, orderId, result: 'taken-by-another' };
-  const attempts = current.document.reconcileAttempts + 1;
-  const at = ctx.now().toISOString();
-  const escalate = attempts >= options.maxAttempts;
-  const next: ShipmentRecord = {
-    ...current.document,
-    reconcileAttempts: attempts,
-    lastError: reason.slice(0, 500),
-    updatedAt: at,
-    ...(escalate ? { state: 'escalated' as const, escalation: { reason: `not settled after ${attempts} reconcile rounds; last: ${reason.slice(0, 300)}`, at } } : {}),
-  };
+  const ours = current?.document.state === 'in-progress' && (sameLease(current.document, read) || current.document.owner === caller.owner);
+  if (!current || !ours) return { id, orderId, result: 'taken-by-another' };
+  const now = ctx.now();
+  const next = unreachable ? unreachableRound(current.document, reason, now, options) : unsettledRound(current.document, reason, now, options);
   const result = await ctx.store.commit(orderId, [replace(next, current.etag)]);
   if (result.kind !== 'committed') return { id, orderId, result: 'taken-by-another' };
-  return { id, orderId, result: escalate ? 'escalated' : 'still-in-progress', reason };
+  return { id, orderId, result: next.state === 'escalated' ? 'escalated' : 'still-in-progress', reason };
+}
+
+/** A round that ended without an outcome while the carrier did answer (a request still in flight, the order not stored): one more; the last allowed escalates. */
+function unsettledRound(record: ShipmentRecord, reason: string, now: Date, options: ReconcileOptions): ShipmentRecord {
+  const attempts = roundsAgainstCurrentAttempt(record) + 1;
+  const counted = { ...record, reconcileAttempts: attempts, reconcileAttemptsAgainst: record.attempt, lastError: reason.slice(0, 500), updatedAt: now.toISOString() };
+  if (attempts < options.maxAttempts) return counted;
+  return escalated(counted, `not settled after ${attempts} reconcile rounds; last: ${reason.slice(0, 300)}`, now);
+}
+
+/** No answer from the carrier: the budget runs from the first such round; once it is spent, the record is escalated. */
+function unreachableRound(record: ShipmentRecord, reason: string, now: Date, options: ReconcileOptions): ShipmentRecord {
+  const since = record.carrierUnreachableSince ?? now.toISOString();
+  const counted = { ...record, carrierUnreachableSince: since, lastError: reason.slice(0, 500), updatedAt: now.toISOString() };
+  const elapsedMs = now.getTime() - Date.parse(since);
+  if (elapsedMs < options.transientBudgetMs) return counted;
+  return escalated(counted, `the carrier gave no answer for ${Math.round(elapsedMs / 1000)} s, the transient retry budget (TRANSIENT_RETRY_BUDGET_SECONDS); last: ${reason.slice(0, 300)}`, now);
+}
+
+function escalated(record: ShipmentRecord, reason: string, now: Date): ShipmentRecord {
+  return { ...record, state: 'escalated', escalation: { reason, at: now.toISOString() } };
 }

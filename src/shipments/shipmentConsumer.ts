@@ -20,7 +20,8 @@ export interface ShipmentConsumerOptions extends ShipmentContext {
   readonly telemetry: OutcomeTelemetry;
   readonly retry?: RetryPolicy;
   readonly scheduler?: RetryScheduler;
-  readonly sleep?: (ms: number) => Promise<void>;
+  /** The pause between in-invocation retries: injected, so nothing here waits on the machine's clock. */
+  readonly sleep: (ms: number) => Promise<void>;
 }
 
 /** What the Functions host knows of the invocation that the flow uses. */

@@ -25,8 +25,24 @@ export interface ShipmentRecord {
   /** Calls made or taken over under this key; 1 for the first owner. */
   readonly attempt: number;
   readonly leaseExpiresAt: string;
-  /** Reconciler rounds that could not settle the record; at the limit it is escalated. */
+  /**
+   * Reconciler rounds that found the carrier answering without settling the record (a request
+   * still in flight), counted against one lease only: a takeover starts them again. At the limit
+   * the record is escalated. A carrier that cannot be reached is not counted here.
+   */
   readonly reconcileAttempts: number;
+  /**
+   * The attempt (the lease) `reconcileAttempts` were counted against. A reconciler that finds
+   * another attempt starts the count again, so a takeover written by any version of this code
+   * resets it. Absent in records written before it existed: the count is then taken as it stands.
+   */
+  readonly reconcileAttemptsAgainst?: number;
+  /**
+   * When a reconciler round first found the carrier unreachable (or holding no answer under the
+   * key). Rounds like that count against the transient retry budget from here, not against
+   * `reconcileAttempts`; takeovers keep it, so an outage has an end. Absent: no such round yet.
+   */
+  readonly carrierUnreachableSince?: string;
   readonly startedAt: string;
   readonly updatedAt: string;
   readonly shipmentId?: string;
@@ -72,8 +88,20 @@ export function leaseIsLive(record: ShipmentRecord, now: Date): boolean {
   return Date.parse(record.leaseExpiresAt) > now.getTime();
 }
 
+/** A new owner, the next attempt, a fresh lease, and no reconcile rounds: those were the previous owner's. */
 export function takenOver(record: ShipmentRecord, owner: string, now: Date, leaseMs: number): ShipmentRecord {
-  return { ...record, owner, attempt: record.attempt + 1, leaseExpiresAt: new Date(now.getTime() + leaseMs).toISOString(), updatedAt: now.toISOString() };
+  const attempt = record.attempt + 1;
+  return { ...record, owner, attempt, leaseExpiresAt: new Date(now.getTime() + leaseMs).toISOString(), reconcileAttempts: 0, reconcileAttemptsAgainst: attempt, updatedAt: now.toISOString() };
+}
+
+/** The same owner under the same lease: nobody took the record over or released it between two reads. */
+export function sameLease(a: ShipmentRecord, b: ShipmentRecord): boolean {
+  return a.owner === b.owner && a.attempt === b.attempt && a.leaseExpiresAt === b.leaseExpiresAt;
+}
+
+/** Rounds counted against this record's current attempt: those counted against an earlier one do not carry over. */
+export function roundsAgainstCurrentAttempt(record: ShipmentRecord): number {
+  return record.reconcileAttemptsAgainst === undefined || record.reconcileAttemptsAgainst === record.attempt ? record.reconcileAttempts : 0;
 }
 
 export function completed(record: ShipmentRecord, shipmentId: string, answer: ShipmentRecord['answer'], now: Date): ShipmentRecord {

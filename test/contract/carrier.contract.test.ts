@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCarrierStandIn } from '../../dev/carrier/carrierStandIn.js';
 import type { CarrierStandIn } from '../../dev/carrier/carrierStandIn.js';
-import { HttpCarrierClient, idempotencyKeyHeader } from '../../src/shipments/index.js';
+import { CarrierUnavailableError, HttpCarrierClient, idempotencyKeyHeader } from '../../src/shipments/index.js';
 import { eventually } from '../support/waiting.js';
 
 /**
@@ -45,7 +45,7 @@ function post(target: Target, body: unknown, key?: string, headers: Record<strin
   });
 }
 
-const client = (target: Target, timeoutMs = 5000) => new HttpCarrierClient({ baseUrl: target.url, apiKey: target.apiKey, timeoutMs });
+const client = (target: Target, timeoutMs = 5000) => new HttpCarrierClient({ baseUrl: target.url, apiKey: target.apiKey, timeoutMs, now: () => new Date() });
 
 const targetNames = real ? ['the stand-in', 'the real carrier'] : ['the stand-in'];
 
@@ -112,5 +112,28 @@ describe.each(targetNames)('the carrier contract against %s', (name) => {
     const key = `k-${randomUUID()}`;
     expect(await client(t).book({ idempotencyKey: key, shipment: shipment() })).toMatchObject({ kind: 'refused', reason: 'the carrier answered 400: postcode not served' });
     expect(await client(t).lookup(key)).toMatchObject({ kind: 'refused', answer: { status: 400 } });
+  });
+
+  it.skipIf(onlyStandIn)('a carrier that keeps an error answer under its key (as Stripe does): the replay is the same 503, and the look-up is no answer, not a refusal', async () => {
+    const keeping = await startCarrierStandIn({ keepErrorAnswers: true });
+    try {
+      const t: Target = { name: 'a stand-in keeping error answers', url: keeping.url, apiKey: keeping.apiKey, standIn: keeping };
+      keeping.inject({ kind: 'unavailable' });
+      const key = `k-${randomUUID()}`;
+      const body = shipment();
+      expect((await post(t, body, key)).status).toBe(503);
+      const replayed = await post(t, body, key);
+      expect(replayed.status).toBe(503);
+      expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+      const lookedUp = await client(t).lookup(key).then(
+        (answer) => answer,
+        (error: unknown) => error,
+      );
+      expect(lookedUp).toBeInstanceOf(CarrierUnavailableError);
+      expect(lookedUp).toMatchObject({ status: 503, message: expect.stringContaining('keeps a 503 answer under this key') });
+      expect(keeping.bookings()).toHaveLength(0);
+    } finally {
+      await keeping.close();
+    }
   });
 });

@@ -49,11 +49,12 @@ afterAll(async () => {
   await carrier.close();
 });
 
-function reconciler(options: { carrier?: CarrierClient; maxAttempts?: number; batchSize?: number } = {}) {
+function reconciler(options: { carrier?: CarrierClient; maxAttempts?: number; batchSize?: number; budgetSeconds?: number } = {}) {
   const settings = loadSettings({
     ...process.env,
     CARRIER_API_URL: carrier.url,
     SHIPMENT_RECONCILE_MAX_ATTEMPTS: String(options.maxAttempts ?? 3),
+    ...(options.budgetSeconds === undefined ? {} : { TRANSIENT_RETRY_BUDGET_SECONDS: String(options.budgetSeconds) }),
     SHIPMENT_RECONCILE_BATCH_SIZE: String(options.batchSize ?? 50),
   });
   return createShipmentReconciler(settings, { store, carrier: options.carrier ?? httpCarrier(carrier), now: clock.now, meter });
@@ -128,18 +129,18 @@ describe('reconcileShipments', () => {
     expect((await orderOf(store, delivery.orderId))?.shipmentId).toBe(bookingsFor(delivery.orderId)[0]?.shipmentId);
   });
 
-  it('escalates a record it cannot settle after the set number of rounds: an error line, a counter, and the event then bound for the operator', async () => {
+  it('escalates a record whose carrier stays unreachable past the transient retry budget: an error line, a counter, and the event then bound for the operator', async () => {
     const delivery = await abandoned('before-call');
-    const unreachable = new HttpCarrierClient({ baseUrl: 'http://127.0.0.1:9/', timeoutMs: 1000 });
+    const unreachable = new HttpCarrierClient({ baseUrl: 'http://127.0.0.1:9/', timeoutMs: 1000, now: clock.now });
     const log = new RecordingLog();
     clock.advance(leaseMs + 1);
-    const first = await reconciler({ carrier: unreachable, maxAttempts: 2 }).reconcile(log);
+    const first = await reconciler({ carrier: unreachable, maxAttempts: 1, budgetSeconds: 3600 }).reconcile(log);
     expect(first.items).toEqual([expect.objectContaining({ result: 'still-in-progress', reason: expect.stringContaining('the connection failed') })]);
-    expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress', reconcileAttempts: 1, lastError: expect.stringContaining('the connection failed') });
-    clock.advance(leaseMs + 1);
-    const second = await reconciler({ carrier: unreachable, maxAttempts: 2 }).reconcile(log);
+    expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress', reconcileAttempts: 0, carrierUnreachableSince: clock.now().toISOString(), lastError: expect.stringContaining('the connection failed') });
+    clock.advance(3600_000);
+    const second = await reconciler({ carrier: unreachable, maxAttempts: 1, budgetSeconds: 3600 }).reconcile(log);
     expect(second.items).toEqual([expect.objectContaining({ result: 'escalated' })]);
-    expect(await recordOf(delivery)).toMatchObject({ state: 'escalated', reconcileAttempts: 2, escalation: { reason: expect.stringContaining('not settled after 2 reconcile rounds') } });
+    expect(await recordOf(delivery)).toMatchObject({ state: 'escalated', reconcileAttempts: 0, escalation: { reason: expect.stringContaining('the carrier gave no answer for 3600 s') } });
     const errorLine = log.lines.find((l) => l.level === 'error');
     expect(errorLine?.record).toMatchObject({ event: 'shipment', outcome: 'escalated', orderId: delivery.orderId });
     expect(await counter('shipments.escalations')).toBe(1);
@@ -149,7 +150,7 @@ describe('reconcileShipments', () => {
     expect(bookingsFor(delivery.orderId)).toHaveLength(0);
     // Escalated records are not the reconciler's any more.
     clock.advance(leaseMs + 1);
-    expect((await reconciler({ carrier: unreachable, maxAttempts: 2 }).reconcile(new RecordingLog())).examined).toBe(0);
+    expect((await reconciler({ carrier: unreachable, budgetSeconds: 3600 }).reconcile(new RecordingLog())).examined).toBe(0);
   });
 
   it('examines at most a batch per run, and the rest on the next run', async () => {
@@ -172,9 +173,9 @@ async function dlq(...args: string[]): Promise<{ code: number; stdout: string; s
 
 async function escalated(): Promise<EventDelivery> {
   const delivery = await abandoned('before-call');
-  const unreachable = new HttpCarrierClient({ baseUrl: 'http://127.0.0.1:9/', timeoutMs: 1000 });
+  const unreachable = new HttpCarrierClient({ baseUrl: 'http://127.0.0.1:9/', timeoutMs: 1000, now: clock.now });
   clock.advance(leaseMs + 1);
-  await reconciler({ carrier: unreachable, maxAttempts: 1 }).reconcile(new RecordingLog());
+  await reconciler({ carrier: unreachable, budgetSeconds: 0 }).reconcile(new RecordingLog());
   expect(await recordOf(delivery)).toMatchObject({ state: 'escalated' });
   return delivery;
 }
@@ -184,7 +185,7 @@ describe('npm run dlq -- shipments', () => {
     const delivery = await escalated();
     const listed = await dlq('shipments', 'list', '--json');
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ orderId: delivery.orderId, state: 'escalated', reconcileAttempts: 1, reason: expect.stringContaining('not settled after 1 reconcile rounds') })]);
+    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ orderId: delivery.orderId, state: 'escalated', reconcileAttempts: 0, reason: expect.stringContaining('the transient retry budget (TRANSIENT_RETRY_BUDGET_SECONDS)') })]);
     expect((await dlq('shipments', 'list')).stdout).toMatch(/1 shipment record\(s\)$/);
 
     const dry = await dlq('shipments', 'resolve', delivery.orderId, '--shipment-id', 'SHP-BYHAND', '--dry-run');
@@ -206,10 +207,35 @@ describe('npm run dlq -- shipments', () => {
     const delivery = await escalated();
     expect(await dlq('shipments', 'resolve', delivery.orderId, '--retry')).toMatchObject({ code: 0, stdout: expect.stringContaining('requeued') });
     expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress', reconcileAttempts: 0, owner: 'operator' });
+    expect(await recordOf(delivery)).not.toHaveProperty('carrierUnreachableSince');
     const run = await reconciler().reconcile(new RecordingLog());
     expect(run.items).toEqual([expect.objectContaining({ result: 'completed' })]);
     expect(bookingsFor(delivery.orderId)).toHaveLength(1);
     expect((await orderOf(store, delivery.orderId))?.shipmentId).toBe(bookingsFor(delivery.orderId)[0]?.shipmentId);
+  });
+
+  it('a carrier that keeps its 503 under the key is no refusal: the record stays in progress, the event is retried, and resolve can still act on it', async () => {
+    const keeping = await startCarrierStandIn({ keepErrorAnswers: true });
+    try {
+      keeping.inject({ kind: 'unavailable' });
+      const delivery = await storedOrderWithEvent(store, clock.now());
+      const consumer = shipmentConsumer({ store, carrier: httpCarrier(keeping), now: clock.now, leaseMs });
+      expect((await consumer.consume(delivery.envelope, delivery.body, new RecordingLog(), { invocationId: 'first' })).outcome.kind).toBe('retry');
+      clock.advance(1);
+      const run = await reconciler({ carrier: httpCarrier(keeping) }).reconcile(new RecordingLog());
+      expect(run.items).toEqual([expect.objectContaining({ result: 'still-in-progress', reason: expect.stringContaining('keeps a 503 answer under this key') })]);
+      expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress' });
+      const again = await consumer.consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), { invocationId: 'second' });
+      expect(again.outcome).toMatchObject({ kind: 'retry', reason: expect.stringContaining('keeps a 503 answer under this key') });
+
+      expect(await dlq('shipments', 'resolve', delivery.orderId, '--retry', '--dry-run')).toMatchObject({ code: 0, stdout: expect.stringContaining('would-requeue') });
+      expect(await dlq('shipments', 'resolve', delivery.orderId, '--shipment-id', 'SHP-BYHAND')).toMatchObject({ code: 0, stdout: expect.stringContaining('recorded') });
+      expect(await recordOf(delivery)).toMatchObject({ state: 'completed', shipmentId: 'SHP-BYHAND' });
+      expect((await orderOf(store, delivery.orderId))?.shipmentId).toBe('SHP-BYHAND');
+      expect(keeping.bookings()).toHaveLength(0);
+    } finally {
+      await keeping.close();
+    }
   });
 
   it('refuses a record someone holds, and a resolution that names neither or both actions', async () => {

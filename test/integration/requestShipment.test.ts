@@ -277,7 +277,7 @@ describe('requestShipment: one booking per event', () => {
   it('a refused credential (401) is not an answer about the shipment: the record stays in progress for a retry', async () => {
     const clock = new TestClock();
     const delivery = await storedOrderWithEvent(store, clock.now());
-    const wrongKey = new (await import('../../src/shipments/index.js')).HttpCarrierClient({ baseUrl: carrier.url, apiKey: 'rotated-away', timeoutMs: 5000 });
+    const wrongKey = new (await import('../../src/shipments/index.js')).HttpCarrierClient({ baseUrl: carrier.url, apiKey: 'rotated-away', timeoutMs: 5000, now: clock.now });
     const result = await shipmentConsumer({ store, carrier: wrongKey, now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
     expect(result.outcome).toMatchObject({ kind: 'retry', reason: expect.stringContaining('answered 401') });
     expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress' });

@@ -49,9 +49,13 @@ export async function orderOf(store: DocumentStore, orderId: string): Promise<Or
   return (await store.read<OrderDocument>(orderId, orderId))?.document;
 }
 
-export function httpCarrier(carrier: CarrierStandIn, timeoutMs = 5000): HttpCarrierClient {
-  return new HttpCarrierClient({ baseUrl: carrier.url, apiKey: carrier.apiKey, timeoutMs });
+/** The real client against the stand-in; its clock is a test clock (a fixed instant unless the test passes its own). */
+export function httpCarrier(carrier: CarrierStandIn, timeoutMs = 5000, now: () => Date = new TestClock().now): HttpCarrierClient {
+  return new HttpCarrierClient({ baseUrl: carrier.url, apiKey: carrier.apiKey, timeoutMs, now });
 }
+
+/** A consumer given no sleeper must never pause: a test that retries in the invocation passes one on its clock. */
+const noSleeping = (ms: number): Promise<void> => Promise.reject(new Error(`the consumer paused ${ms} ms, but this test gave it no sleeper`));
 
 export function shipmentConsumer(ctx: Omit<ShipmentContext, 'maxConcurrencyAttempts'> & Partial<Pick<ShipmentContext, 'maxConcurrencyAttempts'>>, extra: Partial<ConstructorParameters<typeof ShipmentConsumer>[0]> = {}): ShipmentConsumer {
   return new ShipmentConsumer({
@@ -60,6 +64,7 @@ export function shipmentConsumer(ctx: Omit<ShipmentContext, 'maxConcurrencyAttem
     maxMessageBytes: 256 * 1024,
     markerTtlSeconds: 3600,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('test')), undefined, 'shipment-message'),
+    sleep: noSleeping,
     ...ctx,
     ...extra,
   });
@@ -94,6 +99,8 @@ export class Gate {
 export class GatedCarrier implements CarrierClient {
   beforeBook?: Gate;
   beforeAnswer?: Gate;
+  /** A look-up waits here before it asks the carrier (its caller's read of the record goes stale meanwhile). */
+  beforeLookup?: Gate;
   /** Throws once instead of calling: plays a process killed at that point. */
   killBeforeBook = false;
   /** Told of the kill, so the store the same process uses dies with it. */
@@ -114,7 +121,10 @@ export class GatedCarrier implements CarrierClient {
     await after?.pass();
     return answer;
   }
-  lookup(key: string, traceparent?: string): Promise<LookupAnswer> {
+  async lookup(key: string, traceparent?: string): Promise<LookupAnswer> {
+    const gate = this.beforeLookup;
+    this.beforeLookup = undefined;
+    await gate?.pass();
     return this.inner.lookup(key, traceparent);
   }
 }

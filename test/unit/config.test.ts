@@ -179,6 +179,16 @@ describe('loadSettings', () => {
       expect(loadSettings({ ...minimal, CARRIER_API_URL: 'https://carrier.example/v1/', CARRIER_API_KEY: 'k' }).shipments).toMatchObject({ carrierApiUrl: 'https://carrier.example/v1/', carrierApiKey: 'k' });
     });
 
+    it('refuses the carrier key, naming it, when the carrier URL is not https (a loopback address excepted), and such a URL itself', () => {
+      const plain = problemsOf({ ...minimal, CARRIER_API_URL: 'http://carrier.example/v1/', CARRIER_API_KEY: 'k' });
+      expect(plain).toContain('CARRIER_API_KEY: is refused: CARRIER_API_URL is not https://, so the key would cross the network in clear text');
+      expect(plain).toContain('CARRIER_API_URL: must be https:// (plain http:// only to a loopback address: 127.0.0.0/8, ::1, localhost)');
+      expect(problemsOf({ ...minimal, CARRIER_API_URL: 'http://10.0.0.7:7080/' })).toContain('CARRIER_API_URL: must be https://');
+      for (const url of ['http://127.0.0.1:7080/', 'http://127.200.3.4/', 'http://localhost:7080/', 'http://[::1]:7080/', 'https://carrier.example/v1/']) {
+        expect(loadSettings({ ...minimal, CARRIER_API_URL: url, CARRIER_API_KEY: 'k' }).shipments.carrierApiKey, url).toBe('k');
+      }
+    });
+
     it('bounds the carrier timeout and the reconciler batch', () => {
       expect(problemsOf({ ...minimal, CARRIER_TIMEOUT_MS: '99' })).toContain('CARRIER_TIMEOUT_MS');
       expect(problemsOf({ ...minimal, CARRIER_TIMEOUT_MS: '120001', SHIPMENT_LEASE_SECONDS: '1000' })).toContain('CARRIER_TIMEOUT_MS: must be at most 120000');

@@ -12,6 +12,7 @@ import { AnsweringStore, firstIs } from '../../support/answeringStore.js';
 // (our own port, answering as told): what each state of the record holds, field by field.
 const leaseMs = 60_000;
 const start = Date.parse('2026-12-01T10:00:00.000Z');
+const day = 86_400_000;
 
 class ScriptedCarrier implements CarrierClient {
   readonly calls: string[] = [];
@@ -170,41 +171,66 @@ describe('releasing a lease', () => {
 });
 
 describe('a reconcile round that cannot settle a record', () => {
-  it('counts the round, keeps the last error (at most 500 characters), and escalates at the limit with the reason', async () => {
-    const long = 'x'.repeat(600);
-    const carrier = new ScriptedCarrier([down()], [new CarrierUnavailableError(long), new CarrierUnavailableError('still down')]);
+  it('a round the carrier answers without an outcome (in flight) counts, and the last allowed one escalates with the reason', async () => {
+    const inFlight: LookupAnswer = { kind: 'in-flight' };
+    const carrier = new ScriptedCarrier([down()], [inFlight, inFlight]);
     const { store, ctx, advance } = setUp(carrier);
     await storeOrder(store);
     await bookShipmentOnce(event, ctx, { owner: 'me' });
     await releaseLease(ctx, 'o-1', event.key, 'me');
     advance(1); // a lease that ends now is found from the next instant
-    const first = await reconcileShipments(ctx, { maxAttempts: 2, batchSize: 10 }, { owner: 'reconciler' });
-    expect(first).toEqual({ examined: 1, items: [{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'still-in-progress', reason: long }] });
+    const first = await reconcileShipments(ctx, { maxAttempts: 2, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
+    const reason = 'the carrier is still handling an earlier request under this key';
+    expect(first).toEqual({ examined: 1, items: [{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'still-in-progress', reason }] });
     const afterFirst = await recordIn(store);
-    expect(afterFirst).toMatchObject({ state: 'in-progress', reconcileAttempts: 1 });
-    expect(afterFirst?.lastError).toHaveLength(500);
+    expect(afterFirst).toMatchObject({ state: 'in-progress', reconcileAttempts: 1, reconcileAttemptsAgainst: 1, lastError: reason });
     expect(afterFirst?.escalation).toBeUndefined();
     advance(1);
-    const second = await reconcileShipments(ctx, { maxAttempts: 2, batchSize: 10 }, { owner: 'reconciler' });
-    expect(second.items).toEqual([expect.objectContaining({ result: 'escalated', reason: 'still down' })]);
-    expect(await recordIn(store)).toMatchObject({ state: 'escalated', reconcileAttempts: 2, lastError: 'still down', escalation: { reason: 'not settled after 2 reconcile rounds; last: still down', at: '2026-12-01T10:00:00.002Z' } });
+    const second = await reconcileShipments(ctx, { maxAttempts: 2, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
+    expect(second.items).toEqual([expect.objectContaining({ result: 'escalated', reason })]);
+    expect(await recordIn(store)).toMatchObject({ state: 'escalated', reconcileAttempts: 2, escalation: { reason: `not settled after 2 reconcile rounds; last: ${reason}`, at: '2026-12-01T10:00:00.002Z' } });
+  });
+
+  it('a round without an answer counts against the transient budget from the first such round, not as a round, and escalates once it is spent', async () => {
+    const long = 'x'.repeat(600);
+    const carrier = new ScriptedCarrier([down()], [new CarrierUnavailableError(long), new CarrierUnavailableError('down'), new CarrierUnavailableError('still down')]);
+    const { store, ctx, advance } = setUp(carrier);
+    await storeOrder(store);
+    await bookShipmentOnce(event, ctx, { owner: 'me' });
+    await releaseLease(ctx, 'o-1', event.key, 'me');
+    const options = { maxAttempts: 1, batchSize: 10, transientBudgetMs: 600_000 };
+    advance(1);
+    expect((await reconcileShipments(ctx, options, { owner: 'r1' })).items).toEqual([expect.objectContaining({ result: 'still-in-progress', reason: long })]);
+    const afterFirst = await recordIn(store);
+    expect(afterFirst).toMatchObject({ state: 'in-progress', reconcileAttempts: 0, carrierUnreachableSince: '2026-12-01T10:00:00.001Z' });
+    expect(afterFirst?.lastError).toHaveLength(500);
+    advance(599_999); // the budget's last instant
+    expect((await reconcileShipments(ctx, options, { owner: 'r2' })).items).toEqual([expect.objectContaining({ result: 'still-in-progress', reason: 'down' })]);
+    expect(await recordIn(store)).toMatchObject({ state: 'in-progress', carrierUnreachableSince: '2026-12-01T10:00:00.001Z', lastError: 'down' });
+    advance(1);
+    expect((await reconcileShipments(ctx, options, { owner: 'r3' })).items).toEqual([expect.objectContaining({ result: 'escalated', reason: 'still down' })]);
+    expect(await recordIn(store)).toMatchObject({
+      state: 'escalated',
+      reconcileAttempts: 0,
+      escalation: { reason: 'the carrier gave no answer for 600 s, the transient retry budget (TRANSIENT_RETRY_BUDGET_SECONDS); last: still down', at: '2026-12-01T10:10:00.001Z' },
+    });
   });
 
   it('a round that settles an escalated-then-retried record clears its escalation', async () => {
-    const carrier = new ScriptedCarrier([down()], [new CarrierUnavailableError('down'), booked('SHP-9')]);
+    const carrier = new ScriptedCarrier([down()], [{ kind: 'in-flight' }, booked('SHP-9')]);
     const { store, ctx, advance } = setUp(carrier);
     await storeOrder(store);
     await bookShipmentOnce(event, ctx, { owner: 'me' });
     await releaseLease(ctx, 'o-1', event.key, 'me');
     advance(1);
-    await reconcileShipments(ctx, { maxAttempts: 1, batchSize: 10 }, { owner: 'r1' });
+    await reconcileShipments(ctx, { maxAttempts: 1, batchSize: 10, transientBudgetMs: day }, { owner: 'r1' });
     const escalated = await store.read<ShipmentRecord>('o-1', shipmentRecordId(event.key));
     const { replace } = await import('../../../src/idempotency/index.js');
     // What `dlq shipments resolve --retry` writes.
     const retried: ShipmentRecord = { ...escalated!.document, state: 'in-progress', reconcileAttempts: 0 };
     await store.commit('o-1', [replace(retried, escalated!.etag)]);
     advance(1);
-    const run = await reconcileShipments(ctx, { maxAttempts: 1, batchSize: 10 }, { owner: 'r2' });
+    const run = await reconcileShipments(ctx, { maxAttempts: 1, batchSize: 10, transientBudgetMs: day }, { owner: 'r2' });
     expect(run.items).toEqual([expect.objectContaining({ result: 'completed', shipmentId: 'SHP-9' })]);
     const record = await recordIn(store);
     expect(record).toMatchObject({ state: 'completed', shipmentId: 'SHP-9', answer: { via: 'lookup' } });
@@ -332,7 +358,7 @@ describe('the reconciler, interleaved', () => {
     await bookShipmentOnce(event, first.ctx, { owner: 'dead' });
     first.advance(leaseMs + 1);
     const carrier = new InterleavingCarrier({ lookup: { kind: 'not-found' } }, () => changeRecord(first.store, { owner: 'other', leaseExpiresAt: '2026-12-01T11:00:00.000Z' }));
-    const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10 }, { owner: 'reconciler' });
+    const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
     expect(run.items).toEqual([{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'taken-by-another' }]);
     expect(carrier.calls).toEqual(['lookup']);
   });
@@ -343,9 +369,48 @@ describe('the reconciler, interleaved', () => {
     await bookShipmentOnce(event, first.ctx, { owner: 'dead' });
     first.advance(leaseMs + 1);
     const carrier = new InterleavingCarrier({ lookup: new CarrierUnavailableError('down') }, () => changeRecord(first.store, { state: 'completed', shipmentId: 'SHP-BY-OTHER' }));
-    const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10 }, { owner: 'reconciler' });
+    const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
     expect(run.items).toEqual([{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'taken-by-another' }]);
     expect(await recordIn(first.store)).toMatchObject({ state: 'completed', reconcileAttempts: 0 });
+  });
+
+  it("a round in which the reconciler took the lease over itself and then got no answer still counts against the budget: an outage of bookings has an end", async () => {
+    const first = setUp(new ScriptedCarrier([down()]));
+    await storeOrder(first.store);
+    await bookShipmentOnce(event, first.ctx, { owner: 'dead' });
+    first.advance(leaseMs + 1);
+    const carrier = new ScriptedCarrier([down()], [{ kind: 'not-found' }]);
+    const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
+    expect(run.items).toEqual([expect.objectContaining({ result: 'still-in-progress', reason: 'the carrier answered 503' })]);
+    expect(carrier.calls).toEqual(['lookup', 'book']);
+    expect(await recordIn(first.store)).toMatchObject({ state: 'in-progress', owner: 'reconciler', attempt: 2, reconcileAttempts: 0, carrierUnreachableSince: '2026-12-01T10:01:00.001Z' });
+  });
+
+  it('a booking in hand is recorded over an escalation written while the carrier was called (by a reconciler of the previous release)', async () => {
+    const late: { store?: DocumentStore } = {};
+    const escalation = { state: 'escalated' as const, reconcileAttempts: 5, escalation: { reason: 'not settled after 5 reconcile rounds', at: '2026-12-01T10:00:00.000Z' } };
+    const carrier = new InterleavingCarrier({ book: booked('SHP-MINE') }, () => changeRecord(late.store!, escalation));
+    const env = setUp(carrier);
+    const store = (late.store = env.store);
+    await storeOrder(store);
+    const result = await bookShipmentOnce(event, env.ctx, { owner: 'me' });
+    expect(result).toEqual({ outcome: { kind: 'created' }, shipmentId: 'SHP-MINE', via: 'booking' });
+    const record = await recordIn(store);
+    expect(record).toMatchObject({ state: 'completed', shipmentId: 'SHP-MINE', owner: 'me' });
+    expect(record?.escalation).toBeUndefined();
+    expect((await orderIn(store))?.shipmentId).toBe('SHP-MINE');
+  });
+
+  it('a refusal in hand is not written over an escalation: the operator decides', async () => {
+    const late: { store?: DocumentStore } = {};
+    const refusal: BookingAnswer = { kind: 'refused', answer: { status: 422, body: {} }, reason: 'the carrier answered 422' };
+    const carrier = new InterleavingCarrier({ book: refusal }, () => changeRecord(late.store!, { state: 'escalated' }));
+    const env = setUp(carrier);
+    const store = (late.store = env.store);
+    await storeOrder(store);
+    const result = await bookShipmentOnce(event, env.ctx, { owner: 'me' });
+    expect(result.outcome).toMatchObject({ kind: 'invalid', error: { code: 'ShipmentEscalated' } });
+    expect(await recordIn(store)).toMatchObject({ state: 'escalated' });
   });
 
   it('a refusal found by the look-up is recorded, and reported refused with its reason', async () => {
@@ -354,7 +419,7 @@ describe('the reconciler, interleaved', () => {
     await bookShipmentOnce(event, first.ctx, { owner: 'dead' });
     first.advance(leaseMs + 1);
     const carrier = new ScriptedCarrier([], [{ kind: 'refused', answer: { status: 422, body: {} }, reason: 'the carrier answered 422' }]);
-    const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10 }, { owner: 'reconciler' });
+    const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
     expect(run.items).toEqual([{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'refused', reason: 'the carrier refused the shipment for order o-1: the carrier answered 422' }]);
     expect(await recordIn(first.store)).toMatchObject({ state: 'refused' });
   });

@@ -20,22 +20,22 @@ describe('the carrier protocol', () => {
   });
 
   it('reads Retry-After as seconds or as an HTTP date', () => {
-    expect(retryAfterMs('7')).toBe(7000);
+    expect(retryAfterMs('7', 0)).toBe(7000);
     expect(retryAfterMs('Tue, 01 Dec 2026 10:00:30 GMT', Date.parse('2026-12-01T10:00:00Z'))).toBe(30_000);
     expect(retryAfterMs('Tue, 01 Dec 2026 09:00:00 GMT', Date.parse('2026-12-01T10:00:00Z'))).toBe(0);
-    expect(retryAfterMs(null)).toBeUndefined();
-    expect(retryAfterMs('soon')).toBeUndefined();
+    expect(retryAfterMs(null, 0)).toBeUndefined();
+    expect(retryAfterMs('soon', 0)).toBeUndefined();
   });
 
   it('reads Retry-After seconds with white space around them, only as whole digits, and nothing from a blank value', () => {
-    expect(retryAfterMs(' 12 ')).toBe(12_000);
-    expect(retryAfterMs('120')).toBe(120_000);
-    expect(retryAfterMs('   ')).toBeUndefined();
-    expect(retryAfterMs('')).toBeUndefined();
+    expect(retryAfterMs(' 12 ', 0)).toBe(12_000);
+    expect(retryAfterMs('120', 0)).toBe(120_000);
+    expect(retryAfterMs('   ', 0)).toBeUndefined();
+    expect(retryAfterMs('', 0)).toBeUndefined();
     // Neither a number with a fraction or a sign nor digits inside other text are seconds; as dates they are nothing either.
-    expect(retryAfterMs('1.5x')).toBeUndefined();
-    expect(retryAfterMs('x12')).toBeUndefined();
-    expect(retryAfterMs('12x')).toBeUndefined();
+    expect(retryAfterMs('1.5x', 0)).toBeUndefined();
+    expect(retryAfterMs('x12', 0)).toBeUndefined();
+    expect(retryAfterMs('12x', 0)).toBeUndefined();
   });
 
   it('a call within an invocation is a child of its trace: same trace id and flags, a span id of its own', () => {
