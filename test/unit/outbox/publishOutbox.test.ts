@@ -72,6 +72,14 @@ describe('publishing outbox entries', () => {
     expect((await store.read<OutboxDocument>('order-a', 'a'))?.document).toMatchObject({ state: 'published', publishedAt: now().toISOString(), ttl: 3600 });
   });
 
+  it('publishes an entry as it is stored: one the previous release wrote (MessageId = the order id) keeps it', async () => {
+    const store = new InMemoryDocumentStore();
+    const previous = newOutboxDocument({ id: 'outbox|OrderPlaced|o-1', orderId: 'o-1', eventType: 'OrderPlaced', destination: 'orders', body: { orderId: 'o-1' }, createdAt: now().toISOString(), messageId: 'o-1' });
+    const sender = new ScriptedSender();
+    await publishOutboxEntries(await stored(store, previous), ctxOf(store, sender));
+    expect(sender.sent).toEqual([{ destination: 'orders', messageId: 'o-1' }]);
+  });
+
   it('sets aside an entry the broker refuses, with its reason, and sends the rest', async () => {
     const store = new InMemoryDocumentStore();
     const sender = new ScriptedSender((_d, m) => (m.messageId === 'big' ? { kind: 'refused', reason: 'MessageSizeExceeded', detail: 'too big' } : { kind: 'sent' }));
