@@ -48,8 +48,12 @@ beforeAll(async () => {
   container = cosmos.database(stack.settings.COSMOS_DATABASE ?? 'orders').container(stack.settings.COSMOS_ORDERS_CONTAINER ?? 'orders');
 }, 60_000);
 
+async function closeHosts(): Promise<void> {
+  for (const host of hosts.splice(0)) await host.close();
+}
+
 afterAll(async () => {
-  for (const host of hosts) await host.close();
+  await closeHosts();
   await producer?.close();
   cosmos?.dispose();
   await stack?.close();
@@ -89,6 +93,7 @@ async function dlq(...args: string[]): Promise<{ code: number; stdout: string }>
 
 const documentsOf = async <T>(orderId: string, docType: string) =>
   (await container.items.query<T>({ query: 'SELECT * FROM c WHERE c.docType = @t', parameters: [{ name: '@t', value: docType }] }, { partitionKey: orderId }).fetchAll()).resources;
+const deliveredIds = () => [...new Set(deliveries.map((d) => d.messageId))];
 const queueIsEmpty = () => (stack.serviceBus.entity('orders')?.messages.size ?? 0) === 0;
 const deadLettered = (messageId: string) => [...(stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.values() ?? [])].some((m) => String(m.message.message_id) === messageId);
 
@@ -118,7 +123,7 @@ describe('an order sent on the queue directly and over HTTP with another body, i
     await eventually('the order stored and the queue drained', async () => (await container.item(orderId, orderId).read()).resource !== undefined && queueIsEmpty());
 
     // Both bodies reached the consumer: the broker dropped neither.
-    expect(new Set(deliveries.map((d) => d.messageId))).toEqual(new Set([orderId, intakeMessageId]));
+    expect(deliveredIds()).toEqual(expect.arrayContaining([orderId, intakeMessageId]));
     expect((await container.item(orderId, orderId).read<{ customerId: string }>()).resource?.customerId).toBe('c-direct');
     const [conflict] = await documentsOf<{ incoming: { messageId: string }; existing: { messageId: string } }>(orderId, 'conflict');
     expect(conflict).toMatchObject({ incoming: { messageId: intakeMessageId }, existing: { messageId: orderId } });
@@ -137,5 +142,32 @@ describe('an order sent on the queue directly and over HTTP with another body, i
         conflict: { incoming: { messageId: intakeMessageId }, existing: { messageId: orderId, documentId: orderId } },
       },
     });
+    await closeHosts();
+  }, 60_000);
+
+  it('in the other order too: a producer\'s OrderPlaced with another body after the published 202 is not dropped behind ours, it is a recorded conflict', async () => {
+    const orderId = newOrderId();
+    const intake = startHost(['submitOrder', 'publishOutbox'], true);
+    await intake.cosmosTriggers;
+    const listener = await intake.http;
+    if (!listener) throw new Error('the host serves no HTTP');
+    const accepted = await post(listener, randomUUID(), orderPlaced(orderId));
+    expect(accepted.status).toBe(202);
+    const intakeMessageId = ((await accepted.json()) as { messageId: string }).messageId;
+    await eventually('the OrderPlaced entry published', async () => (await documentsOf<OutboxDocument>(orderId, 'outbox')).some((e) => e.eventType === 'OrderPlaced' && e.state === 'published'));
+
+    const sender = producer.createSender('orders');
+    await sender.sendMessages({ body: orderPlaced(orderId, { customerId: 'c-direct' }), subject: 'OrderPlaced', messageId: orderId, contentType: 'application/json' });
+    await sender.close();
+    startHost(['processOrder'], false);
+    await eventually('the producer\'s OrderPlaced in the dead-letter queue', () => deadLettered(orderId));
+
+    expect(deliveredIds()).toEqual(expect.arrayContaining([orderId, intakeMessageId]));
+    expect((await container.item(orderId, orderId).read<{ customerId: string }>()).resource?.customerId).toBe('c-42');
+    expect(await documentsOf(orderId, 'rejection')).toEqual([expect.objectContaining({ reason: 'PayloadConflict', messageId: orderId })]);
+    expect(JSON.parse((await dlq('show', orderId)).stdout)).toMatchObject({
+      stored: { differences: [{ path: 'customerId', message: 'c-direct', stored: 'c-42' }], rejection: { reason: 'PayloadConflict' } },
+    });
+    await closeHosts();
   }, 60_000);
 });
