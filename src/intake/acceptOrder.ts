@@ -1,6 +1,7 @@
 import { create, replace } from '../idempotency/index.js';
 import type { DocumentStore, OutcomeKind, VersionedDocument } from '../idempotency/index.js';
-import { newOutboxDocument, orderIntakeSource } from '../outbox/outboxDocument.js';
+import { messageIdNamingBody, newOutboxDocument, orderIntakeSource } from '../outbox/outboxDocument.js';
+import type { OutboxDocument } from '../outbox/outboxDocument.js';
 import { intakeKeyRecordId, leaseIsLive, orderIntakeClaimId, orderPlacedOutboxId } from './intakeDocuments.js';
 import type { IntakeKeyRecord, OrderIntakeClaim } from './intakeDocuments.js';
 import { accepted, problem, replayed } from './intakeResponse.js';
@@ -79,7 +80,8 @@ async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext
   if (claim) return settleWithClaim(claim.document, request, keyId, ctx);
   if (order) return finish(keyId, { outcome: 'invalid', response: orderExists(orderId) }, ctx);
   const acceptedAt = ctx.now().toISOString();
-  const response = accepted(orderId, orderId, acceptedAt);
+  const event = orderPlacedEvent(request, acceptedAt, ctx, traceparent);
+  const response = accepted(orderId, event.message.messageId, acceptedAt);
   const newClaim: OrderIntakeClaim = {
     id: orderIntakeClaimId(orderId),
     orderId,
@@ -89,18 +91,6 @@ async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext
     response,
     acceptedAt,
   };
-  const event = newOutboxDocument({
-    id: orderPlacedOutboxId(orderId),
-    orderId,
-    eventType: 'OrderPlaced',
-    destination: ctx.ordersQueueName,
-    body: request.order,
-    createdAt: acceptedAt,
-    // The order id as MessageId: the queue's duplicate detection and the consumer see one order as one message.
-    messageId: orderId,
-    source: orderIntakeSource,
-    traceparent,
-  });
   const result = await ctx.store.commit(orderId, [create(newClaim), create(event)]);
   if (result.kind === 'committed') return finish(keyId, { outcome: 'created', response }, ctx);
   // Stryker disable next-line ConditionalExpression,LogicalOperator: on any other failure there is no claim, so the read below finds none and the order-exists answer follows either way
@@ -111,6 +101,28 @@ async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext
   }
   // An OrderPlaced entry without a claim: written by hand or by another tool. Never publish a second.
   return finish(keyId, { outcome: 'invalid', response: orderExists(orderId) }, ctx);
+}
+
+/**
+ * The OrderPlaced outbox entry. Its MessageId is the order id and the body's digest, not the order
+ * id alone: a producer's OrderPlaced sent straight to the queue under the order id with another
+ * body would otherwise make the broker drop this one unseen inside its duplicate detection window.
+ * Both reach the consumer, whose fingerprint check records the conflict; a redelivery of either is
+ * still a duplicate there (the order is its own marker, compared by fingerprint).
+ */
+function orderPlacedEvent(request: OrderRequest, acceptedAt: string, ctx: IntakeContext, traceparent: string | undefined): OutboxDocument {
+  const { orderId } = request.order;
+  return newOutboxDocument({
+    id: orderPlacedOutboxId(orderId),
+    orderId,
+    eventType: 'OrderPlaced',
+    destination: ctx.ordersQueueName,
+    body: request.order,
+    createdAt: acceptedAt,
+    messageId: messageIdNamingBody(orderId, 'OrderPlaced', request.order),
+    source: orderIntakeSource,
+    traceparent,
+  });
 }
 
 /**

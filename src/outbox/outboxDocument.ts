@@ -1,3 +1,4 @@
+import { fingerprintPayload } from '../idempotency/index.js';
 import { deriveMessageId, maxMessageIdLength } from '../servicebus/index.js';
 
 /**
@@ -52,7 +53,7 @@ export interface NewOutboxEvent {
   readonly body: unknown;
   readonly causationMessageId?: string;
   readonly createdAt: string;
-  /** A MessageId the event must keep (the order id of an OrderPlaced); else derived from the document id. */
+  /** A MessageId the event must have (an OrderPlaced's, from `messageIdNamingBody`); else derived from the document id. */
   readonly messageId?: string;
   /** Who the event says it comes from: `orderEventsSource` unless given. */
   readonly source?: string;
@@ -106,6 +107,23 @@ export function newOutboxDocument(event: NewOutboxEvent): OutboxDocument {
 export function messageIdFor(documentId: string): string {
   // The digest's prefix is the one earlier releases wrote: stored entries keep their MessageId either way.
   return deriveMessageId(documentId, '', 'outbox|*');
+}
+
+/** Hex characters of the body's digest in a MessageId that names it: 128 bits, and room for a hashed origin beside it. */
+const bodyDigestLength = 32;
+
+/**
+ * `<base>~<digest of the body>`: a MessageId that names the body as well as the event. Service
+ * Bus's duplicate detection drops a second message under a MessageId it has seen in its window,
+ * whatever its body, and no consumer ever sees it. Where other producers use the same MessageIds
+ * (the orders queue, where MessageId = order id is the producers' contract), an event of ours with
+ * another body under one of theirs would vanish; with the digest it reaches the consumer and meets
+ * its fingerprint check. The digest is the start of the consumer's own fingerprint of the message
+ * (type and body), so an operator can match the two. Every re-send of one entry has the same body,
+ * hence the same MessageId: the broker still drops those.
+ */
+export function messageIdNamingBody(base: string, eventType: string, body: unknown): string {
+  return deriveMessageId(base, `~${fingerprintPayload(eventType, body).slice(0, bodyDigestLength)}`);
 }
 
 /** A document from the change feed is the publisher's business only when it is an outbox entry still to send. */

@@ -14,9 +14,14 @@ export interface PublishContext {
 
 export interface PublishResult {
   readonly published: readonly OutboxDocument[];
-  /** Refused by the broker for good, now in state `failed` with the reason. */
+  /**
+   * Refused by the broker, now in state `failed` with the reason. A send of the same entry by another
+   * publisher that went out turns it `published` (it wins over any refusal); one whose answer was
+   * lost cannot, so `failed` means "the last attempt was refused", and a requeue re-sends it under
+   * the same MessageId, which the broker drops inside its window and consumers absorb after it.
+   */
   readonly failed: readonly OutboxDocument[];
-  /** Another publisher (a retried batch, the sweeper) had already moved them on: sent again, marked by the other. */
+  /** Another publisher (a retried batch, the sweeper) had already moved them on: its mark stands, unless this send went out over its refusal. */
   readonly alreadyHandled: number;
   /** Destinations that failed for now: their entries stay pending, for the retry policy or the sweeper. */
   readonly transient: readonly TransientSendError[];
@@ -55,29 +60,58 @@ export async function publishOutboxEntries(entries: readonly VersionedDocument<O
     for (const [i, entry] of group.entries()) {
       const outcome = outcomes[i];
       if (!outcome) throw new Error(`the sender answered ${outcomes.length} outcomes for ${group.length} messages`);
-      const next = outcome.kind === 'sent' ? markPublished(entry.document, ctx) : markFailed(entry.document, outcome, ctx);
-      let result;
+      let marked: OutboxDocument | undefined;
       try {
-        result = await ctx.store.commit(entry.document.orderId, [replace(next, entry.etag)]);
+        marked = outcome.kind === 'sent' ? await markSent(entry, ctx) : await markRefused(entry, outcome, ctx);
       } catch (error) {
         if (!(error instanceof TransientStoreError)) throw error;
         unmarked.push(error);
         continue;
       }
-      if (result.kind !== 'committed') alreadyHandled += 1;
-      else if (next.state === 'published') published.push(next);
-      else failed.push(next);
+      if (marked === undefined) alreadyHandled += 1;
+      else if (marked.state === 'published') published.push(marked);
+      else failed.push(marked);
     }
   }
   return { published, failed, alreadyHandled, transient, unmarked };
 }
 
-function markPublished(document: OutboxDocument, ctx: PublishContext): OutboxDocument {
-  return { ...document, state: 'published', publishedAt: ctx.now().toISOString(), ttl: ctx.publishedTtlSeconds };
+/** Marks after a lost race before the entry counts as still busy: each lost race means another writer moved it on. */
+const maxMarkAttempts = 3;
+
+/**
+ * The broker accepted the message, and that stays true whatever another publisher saw: `published`
+ * replaces a `failed` mark written meanwhile by a publisher that was refused (the sweeper, a
+ * retried batch), whose refusal says only that its own attempt failed. Etag-guarded; after a lost
+ * race the entry is read again. Undefined when another publisher marked it published first.
+ */
+async function markSent(entry: VersionedDocument<OutboxDocument>, ctx: PublishContext): Promise<OutboxDocument | undefined> {
+  const { orderId, id } = entry.document;
+  let current: VersionedDocument<OutboxDocument> | undefined = entry;
+  for (let attempt = 1; attempt <= maxMarkAttempts; attempt += 1) {
+    const next = markPublished(current.document, ctx);
+    const result = await ctx.store.commit(orderId, [replace(next, current.etag)]);
+    if (result.kind === 'committed') return next;
+    current = await ctx.store.read<OutboxDocument>(orderId, id);
+    if (!current || current.document.state === 'published') return undefined;
+  }
+  throw new TransientStoreError(`outbox entry ${orderId}/${id} was sent, but changed under ${maxMarkAttempts} marks in a row`);
 }
 
-function markFailed(document: OutboxDocument, outcome: Extract<SendOutcome, { kind: 'refused' }>, ctx: PublishContext): OutboxDocument {
-  return { ...document, state: 'failed', failure: { reason: outcome.reason, detail: outcome.detail, at: ctx.now().toISOString() } };
+/**
+ * `failed` only from the pending entry this publisher read (its etag): a lost race means another
+ * writer moved it on, and its state stands (published after a send that went out, failed after
+ * another refusal, pending again after an operator's requeue, for the next publisher).
+ */
+async function markRefused(entry: VersionedDocument<OutboxDocument>, outcome: Extract<SendOutcome, { kind: 'refused' }>, ctx: PublishContext): Promise<OutboxDocument | undefined> {
+  const next: OutboxDocument = { ...entry.document, state: 'failed', failure: { reason: outcome.reason, detail: outcome.detail, at: ctx.now().toISOString() } };
+  const result = await ctx.store.commit(entry.document.orderId, [replace(next, entry.etag)]);
+  return result.kind === 'committed' ? next : undefined;
+}
+
+function markPublished(document: OutboxDocument, ctx: PublishContext): OutboxDocument {
+  const { failure: _refusedElsewhere, ...rest } = document;
+  return { ...rest, state: 'published', publishedAt: ctx.now().toISOString(), ttl: ctx.publishedTtlSeconds };
 }
 
 function byDestination(entries: readonly VersionedDocument<OutboxDocument>[]): Map<string, VersionedDocument<OutboxDocument>[]> {

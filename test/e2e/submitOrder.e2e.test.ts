@@ -94,13 +94,13 @@ describe('submitOrder over HTTP, as Core Tools serves it', () => {
     expect(first.status).toBe(202);
     expect(first.headers.get('content-type')).toBe('application/json');
     const body = (await first.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ orderId, status: 'accepted', messageId: orderId });
+    expect(body).toMatchObject({ orderId, status: 'accepted', messageId: expect.stringMatching(new RegExp(`^${orderId}~[0-9a-f]{32}$`)) });
     await eventually('the order document', async () => (await orderDocument(orderId)) !== undefined);
     const retry = await post(key, orderPlaced(orderId));
     expect([retry.status, retry.headers.get('idempotent-replayed')]).toEqual([202, 'true']);
     expect(await retry.json()).toEqual(body);
     await new Promise((resolve) => setTimeout(resolve, 1000)); // a second event would arrive by now
-    expect(deliveries.filter((d) => d.messageId === orderId)).toEqual([expect.objectContaining({ fn: 'processOrder', messageId: orderId, outcome: 'created', source: '/idempotent-order-consumer/intake' })]);
+    expect(deliveries.filter((d) => d.orderId === orderId && d.fn === 'processOrder')).toEqual([expect.objectContaining({ messageId: body.messageId, outcome: 'created', source: '/idempotent-order-consumer/intake' })]);
   });
 
   it('turns 50 concurrent identical requests into one order and one OrderPlaced; every client ends with the same 202', async () => {
@@ -114,7 +114,7 @@ describe('submitOrder over HTTP, as Core Tools serves it', () => {
     const { resources: outbox } = await container.items.query({ query: "SELECT * FROM c WHERE c.docType = 'outbox' AND c.eventType = 'OrderPlaced'" }, { partitionKey: orderId }).fetchAll();
     expect(outbox).toHaveLength(1);
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(deliveries.filter((d) => d.messageId === orderId).map((d) => d.outcome)).toEqual(['created']);
+    expect(deliveries.filter((d) => d.orderId === orderId && d.fn === 'processOrder').map((d) => d.outcome)).toEqual(['created']);
   });
 
   it('keeps one trace from the request to the carrier: every hop carries the caller\'s trace id', async () => {
@@ -126,7 +126,7 @@ describe('submitOrder over HTTP, as Core Tools serves it', () => {
     // The carrier sees the booking before requestShipment returns, and the host records an invocation only once it returns.
     await eventually('the requestShipment invocation', () => deliveries.some((d) => d.fn === 'requestShipment' && d.orderId === orderId), 10_000);
     const traceOf = (value: unknown) => String(value).split('-')[1];
-    const placed = deliveries.find((d) => d.fn === 'processOrder' && d.messageId === orderId);
+    const placed = deliveries.find((d) => d.fn === 'processOrder' && d.orderId === orderId);
     const accepted = deliveries.find((d) => d.fn === 'requestShipment' && d.orderId === orderId);
     const booking = stack.carrier.bookings().find((b) => b.orderReference === orderId);
     expect([traceOf(placed?.diagnosticId), traceOf(accepted?.diagnosticId), traceOf(booking?.traceparent)]).toEqual([traceId, traceId, traceId]);

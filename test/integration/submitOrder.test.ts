@@ -38,12 +38,14 @@ async function outboxOf(orderId: string): Promise<OutboxDocument[]> {
 }
 
 describe('POST /api/orders: one order per Idempotency-Key', () => {
-  it('accepts an order with 202, writing its claim and one OrderPlaced outbox entry for the orders queue with the order id as MessageId', async () => {
+  it('accepts an order with 202, writing its claim and one OrderPlaced outbox entry for the orders queue, its MessageId the order id and the body\'s digest', async () => {
     const { submit, log } = intakeOn(store, new TestClock());
     const orderId = newOrderId();
     const key = newKey();
     const response = await submit(orderRequest(key, orderPlaced(orderId)));
-    expect(response).toEqual({ status: 202, headers: { 'Content-Type': 'application/json' }, body: { orderId, status: 'accepted', messageId: orderId, acceptedAt: '2026-12-01T10:00:00.000Z' } });
+    const messageId = (response.body as { messageId: string }).messageId;
+    expect(messageId).toMatch(new RegExp(`^${orderId}~[0-9a-f]{32}$`));
+    expect(response).toEqual({ status: 202, headers: { 'Content-Type': 'application/json' }, body: { orderId, status: 'accepted', messageId, acceptedAt: '2026-12-01T10:00:00.000Z' } });
     const [entry, ...more] = await outboxOf(orderId);
     expect(more).toHaveLength(0);
     expect(entry).toMatchObject({
@@ -51,7 +53,7 @@ describe('POST /api/orders: one order per Idempotency-Key', () => {
       eventType: 'OrderPlaced',
       destination: 'orders',
       state: 'pending',
-      message: { messageId: orderId, subject: 'OrderPlaced', body: orderPlaced(orderId), applicationProperties: { 'cloudEvents:source': '/idempotent-order-consumer/intake', 'cloudEvents:id': orderId } },
+      message: { messageId, subject: 'OrderPlaced', body: orderPlaced(orderId), applicationProperties: { 'cloudEvents:source': '/idempotent-order-consumer/intake', 'cloudEvents:id': messageId } },
     });
     expect(await keyRecordOf(store, key)).toMatchObject({ state: 'completed', requestOrderId: orderId, response, ttl: 172_800 });
     expect((await store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId)))?.document).toMatchObject({ idempotencyKey: key, response });

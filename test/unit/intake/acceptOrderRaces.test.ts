@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore, create, replace } from '../../../src/idempotency/index.js';
-import { acceptOrderOnce, intakeKeyRecordId, orderPlacedOutboxId, readOrderRequest, releaseKey } from '../../../src/intake/index.js';
-import type { IntakeKeyRecord, OrderRequest } from '../../../src/intake/index.js';
+import { accepted, acceptOrderOnce, intakeKeyRecordId, orderIntakeClaimId, orderPlacedOutboxId, readOrderRequest, releaseKey } from '../../../src/intake/index.js';
+import type { IntakeKeyRecord, OrderIntakeClaim, OrderRequest } from '../../../src/intake/index.js';
+import { newOutboxDocument, orderIntakeSource } from '../../../src/outbox/index.js';
+import type { OutboxDocument } from '../../../src/outbox/index.js';
 import { newOrderDocument } from '../../../src/orders/documents.js';
 import { orderRequest } from '../../support/intakeHarness.js';
 import { InterleavingStore, touches } from '../../support/interleavingStore.js';
@@ -190,5 +192,54 @@ describe('releaseKey', () => {
     expect(await t.keyRecord('k-1')).toEqual(before);
     await expect(releaseKey('never-seen', 'owner-a', t.ctx)).resolves.toBeUndefined();
     expect(t.store.commitLog.filter((c) => c.partitionKey === intakeKeyRecordId('never-seen'))).toEqual([]);
+  });
+});
+
+describe('a deploy: the previous release (MessageId = the order id) and this one side by side', () => {
+  /** The claim and entry as the previous release's batch wrote them, its process dead before it completed the key. */
+  async function previousReleaseBatch(t: ReturnType<typeof intake>, request: OrderRequest) {
+    await leftInProgress(t, request, 'previous-release');
+    const { orderId } = request.order;
+    const acceptedAt = t.ctx.now().toISOString();
+    const claim: OrderIntakeClaim = { id: orderIntakeClaimId(orderId), orderId, docType: 'intake', idempotencyKey: request.idempotencyKey, fingerprint: request.fingerprint, response: accepted(orderId, orderId, acceptedAt), acceptedAt };
+    const entry = newOutboxDocument({ id: orderPlacedOutboxId(orderId), orderId, eventType: 'OrderPlaced', destination: 'orders', body: request.order, createdAt: acceptedAt, messageId: orderId, source: orderIntakeSource });
+    expect((await t.memory.commit(orderId, [create(claim), create(entry)])).kind).toBe('committed');
+  }
+  const entriesOf = (t: ReturnType<typeof intake>, orderId: string) => t.memory.list(orderId).filter((d) => (d as { docType?: string }).docType === 'outbox') as OutboxDocument[];
+
+  it('replays the previous release\'s answer to a retry this release serves, its MessageId the one its entry carries, and writes no second entry', async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    await previousReleaseBatch(t, request);
+
+    const retry = await acceptOrderOnce(request, 'this-release', t.ctx);
+
+    expect(retry).toMatchObject({ outcome: 'duplicate', response: { status: 202, body: { messageId: 'o-1' } } });
+    expect(entriesOf(t, 'o-1').map((e) => e.message.messageId)).toEqual(['o-1']);
+  });
+
+  it('keeps one entry when this release takes over the previous release\'s expired lease: the claim decides, not the release', async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    await previousReleaseBatch(t, request);
+    t.advance(11);
+
+    expect(await acceptOrderOnce(request, 'this-release', t.ctx)).toMatchObject({ outcome: 'duplicate', response: { body: { messageId: 'o-1' } } });
+    expect(await acceptOrderOnce(await requestFor('k-2', 'o-1'), 'this-release', t.ctx)).toMatchObject({ outcome: 'invalid', response: { status: 409 } });
+    expect(entriesOf(t, 'o-1')).toHaveLength(1);
+  });
+
+  it('writes this release\'s MessageId when the previous release died before its batch, and the answer names it', async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    await leftInProgress(t, request, 'previous-release');
+    t.advance(11);
+
+    const result = await acceptOrderOnce(request, 'this-release', t.ctx);
+
+    const [entry, ...more] = entriesOf(t, 'o-1');
+    expect(more).toEqual([]);
+    expect(entry?.message.messageId).toMatch(/^o-1~[0-9a-f]{32}$/);
+    expect(result).toMatchObject({ outcome: 'created', response: { status: 202, body: { messageId: entry?.message.messageId } } });
   });
 });

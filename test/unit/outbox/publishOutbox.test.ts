@@ -2,7 +2,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
 import { loadSettings } from '../../../src/config.js';
 import { InMemoryDocumentStore, TransientStoreError, create, replace } from '../../../src/idempotency/index.js';
-import type { CommitResult, DocumentStore, VersionedDocument, WriteOperation } from '../../../src/idempotency/index.js';
+import type { CommitResult, DocumentStore, WriteOperation } from '../../../src/idempotency/index.js';
 import {
   TransientPublishError,
   TransientSendError,
@@ -15,37 +15,16 @@ import {
   publishOutboxEntries,
   sweepOutbox,
 } from '../../../src/outbox/index.js';
-import type { EventSender, OutboxDocument, OutboxMessage, SendOutcome } from '../../../src/outbox/index.js';
+import type { EventSender, OutboxDocument } from '../../../src/outbox/index.js';
+import { ScriptedSender, outboxEntry, outboxNow, outboxNowMs, publishContext, storedEntries } from '../../support/outboxHarness.js';
 import { RecordingLog } from '../../support/recordingLog.js';
 import { TestMetricReader } from '../../support/testMetricReader.js';
 
-const nowMs = Date.parse('2026-12-01T12:00:00Z');
-const now = () => new Date(nowMs);
-
-/** The broker, as the publisher sees it: what each destination answers. A stand-in for our own interface, not for an SDK. */
-class ScriptedSender implements EventSender {
-  readonly sent: { destination: string; messageId: string }[] = [];
-  constructor(private readonly answer: (destination: string, message: OutboxMessage) => SendOutcome | 'transient' = () => ({ kind: 'sent' })) {}
-  async send(destination: string, messages: readonly OutboxMessage[]): Promise<readonly SendOutcome[]> {
-    const answers = messages.map((m) => this.answer(destination, m));
-    if (answers.includes('transient')) throw new TransientSendError(destination, new Error('ServiceBusy'));
-    const outcomes = answers as SendOutcome[];
-    for (const [i, m] of messages.entries()) if (outcomes[i]?.kind === 'sent') this.sent.push({ destination, messageId: m.messageId });
-    return outcomes;
-  }
-  async close(): Promise<void> {}
-}
-
-function entry(id: string, destination = 'order-events', createdAt = new Date(nowMs - 5000).toISOString()): OutboxDocument {
-  return newOutboxDocument({ id, orderId: `order-${id}`, eventType: 'OrderAccepted', destination, body: { id }, createdAt, causationMessageId: `m-${id}` });
-}
-
-async function stored(store: DocumentStore, ...documents: OutboxDocument[]): Promise<VersionedDocument<OutboxDocument>[]> {
-  for (const d of documents) await store.commit(d.orderId, [create(d)]);
-  return Promise.all(documents.map(async (d) => (await store.read<OutboxDocument>(d.orderId, d.id))!));
-}
-
-const ctxOf = (store: DocumentStore, sender: EventSender) => ({ store, sender, now, publishedTtlSeconds: 3600 });
+const nowMs = outboxNowMs;
+const now = outboxNow;
+const entry = outboxEntry;
+const stored = storedEntries;
+const ctxOf = publishContext;
 
 describe('an outbox entry', () => {
   it('carries its message in CloudEvents binary mode: id, source, type as application properties, the order as session', () => {
@@ -91,6 +70,14 @@ describe('publishing outbox entries', () => {
     expect(sender.sent.map((s) => s.messageId)).toEqual(['a', 'b']);
     expect(result.published.map((p) => p.id)).toEqual(['a', 'b']);
     expect((await store.read<OutboxDocument>('order-a', 'a'))?.document).toMatchObject({ state: 'published', publishedAt: now().toISOString(), ttl: 3600 });
+  });
+
+  it('publishes an entry as it is stored: one the previous release wrote (MessageId = the order id) keeps it', async () => {
+    const store = new InMemoryDocumentStore();
+    const previous = newOutboxDocument({ id: 'outbox|OrderPlaced|o-1', orderId: 'o-1', eventType: 'OrderPlaced', destination: 'orders', body: { orderId: 'o-1' }, createdAt: now().toISOString(), messageId: 'o-1' });
+    const sender = new ScriptedSender();
+    await publishOutboxEntries(await stored(store, previous), ctxOf(store, sender));
+    expect(sender.sent).toEqual([{ destination: 'orders', messageId: 'o-1' }]);
   });
 
   it('sets aside an entry the broker refuses, with its reason, and sends the rest', async () => {
