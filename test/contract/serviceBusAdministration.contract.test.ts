@@ -165,6 +165,21 @@ describe('the emulator administration endpoint', () => {
     }
   });
 
+  it('is read-only: a create is refused (405) naming where entities come from, and lists what it has', async () => {
+    const emulator = await startServiceBusEmulator({ port: 0, healthPort: 0 });
+    try {
+      const admin = new ServiceBusAdministrationClient(emulator.administrationConnectionString ?? '', { tlsOptions: { ca: emulator.administrationCaCertificate } });
+      await expect(admin.createQueue('another')).rejects.toMatchObject({ statusCode: 405, message: expect.stringContaining('infra/servicebus-queues.json') });
+      const queues: string[] = [];
+      for await (const queue of admin.listQueues()) queues.push(queue.name);
+      const topics: string[] = [];
+      for await (const topic of admin.listTopics()) topics.push(topic.name);
+      expect({ queues, topics }).toEqual({ queues: ['orders'], topics: ['order-events'] });
+    } finally {
+      await emulator.close();
+    }
+  });
+
   it('answers plain HTTP on the same port, as Microsoft\'s emulator does for clients that know UseDevelopmentEmulator', async () => {
     const emulator = await startServiceBusEmulator({ port: 0, healthPort: 0 });
     try {

@@ -115,6 +115,25 @@ describe('npm run doctor', () => {
     expect(code).toBe(1);
   });
 
+  it('says which entities a refused credential could not read, and still checks the account', async () => {
+    const wrongKey = (right.administrationConnectionString ?? '').replace('SharedAccessKey=local', 'SharedAccessKey=not-the-key');
+    const stdout: string[] = [];
+    const code = await runDlqCli(
+      ['--connection-string', wrongKey, '--cosmos-endpoint', inject('cosmosEndpoint'), '--cosmos-key', inject('cosmosKey'), '--cosmos-database', databases.right, 'doctor', '--json'],
+      { stdout: (t) => stdout.push(t), stderr: () => undefined, env: {} },
+    );
+    const { results } = JSON.parse(stdout.join('\n')) as { results: CheckResult[] };
+    expect(results.filter((r) => r.status !== 'ok').map((r) => [r.status, r.subject, r.property])).toEqual([
+      ['WRONG', "queue 'orders'", 'readable'],
+      ['WRONG', "topic 'order-events'", 'readable'],
+      ['WRONG', "subscription 'order-events/fulfilment'", 'readable'],
+      ['WRONG', "subscription 'order-events/audit'", 'readable'],
+    ]);
+    expect(results.find((r) => r.property === 'readable')?.found).toMatch(/^refused \(401\): InvalidSignature/);
+    expect(results.filter((r) => r.subject.startsWith('container')).every((r) => r.status === 'ok')).toBe(true);
+    expect(code).toBe(1);
+  });
+
   it('stops with exit code 2 and the reason when the namespace cannot be read at all', async () => {
     const stderr: string[] = [];
     const code = await runDlqCli(
