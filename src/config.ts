@@ -279,6 +279,60 @@ function toSettings(s: z.infer<ReturnType<typeof settingsSchema>>): Settings {
   };
 }
 
+/** The settings that name the resources the app uses and mirror the queue's properties: what `npm run doctor` compares a namespace and an account with. */
+export interface SetupSettings {
+  readonly ordersQueueName: string;
+  readonly orderEventsTopicName: string;
+  readonly fulfilmentSubscriptionName: string;
+  readonly cosmos: { readonly databaseName: string; readonly ordersContainerName: string; readonly leasesContainerName: string };
+  readonly markerTtlSeconds: number;
+  readonly retryBudgetSeconds: number;
+  readonly queue: Settings['queue'];
+}
+
+const setupSettingNames = {
+  ORDERS_QUEUE_NAME: true,
+  ORDER_EVENTS_TOPIC_NAME: true,
+  FULFILMENT_SUBSCRIPTION_NAME: true,
+  COSMOS_DATABASE: true,
+  COSMOS_ORDERS_CONTAINER: true,
+  COSMOS_LEASES_CONTAINER: true,
+  INBOX_MARKER_TTL_SECONDS: true,
+  QUEUE_MAX_DELIVERY_COUNT: true,
+  QUEUE_LOCK_DURATION_SECONDS: true,
+  LOCK_RENEWAL_MAX_SECONDS: true,
+  QUEUE_MESSAGE_TTL_SECONDS: true,
+  DLQ_RESUBMIT_HORIZON_SECONDS: true,
+  TRANSIENT_RETRY_BUDGET_SECONDS: true,
+} as const;
+
+/**
+ * Reads only those settings, with the same rules and defaults as `loadSettings`, but without the
+ * retention check: the doctor runs that rule itself on the queue's real properties.
+ */
+export function loadSetupSettings(env: Readonly<Record<string, string | undefined>>): Readonly<SetupSettings> {
+  const parsed = settingsSchema().pick(setupSettingNames).safeParse(withoutBlanks(env));
+  if (!parsed.success) {
+    throw new ConfigurationError(parsed.error.issues.map((i) => ({ setting: String(i.path[0] ?? '(settings)'), problem: i.message })));
+  }
+  const s = parsed.data;
+  return deepFreeze({
+    ordersQueueName: s.ORDERS_QUEUE_NAME,
+    orderEventsTopicName: s.ORDER_EVENTS_TOPIC_NAME,
+    fulfilmentSubscriptionName: s.FULFILMENT_SUBSCRIPTION_NAME,
+    cosmos: { databaseName: s.COSMOS_DATABASE, ordersContainerName: s.COSMOS_ORDERS_CONTAINER, leasesContainerName: s.COSMOS_LEASES_CONTAINER },
+    markerTtlSeconds: s.INBOX_MARKER_TTL_SECONDS,
+    retryBudgetSeconds: s.TRANSIENT_RETRY_BUDGET_SECONDS,
+    queue: {
+      maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
+      lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
+      lockRenewalMaxSeconds: s.LOCK_RENEWAL_MAX_SECONDS,
+      messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
+      resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
+    },
+  });
+}
+
 /**
  * `AzureWebJobs.<name>.Disabled` (or `AzureWebJobs__<name>__Disabled`) set to true or 1: the host
  * starts no listener for the function, so its composition root need not (and must not) demand the

@@ -42,7 +42,8 @@ export function entityOfAudience(audience: string): string {
   return path.replace(/^\/+|\/+$/g, '').replace(/\/\$management$/i, '');
 }
 
-function sasRefusal(token: string, keys: SharedAccessKeys, nowMs: number): string | undefined {
+/** Why a shared access signature is refused (unsigned, an unknown key, a wrong signature, expired); undefined when it is good. */
+export function sasRefusal(token: string, keys: SharedAccessKeys, nowMs: number): string | undefined {
   const match = /^SharedAccessSignature (.+)$/.exec(token.trim());
   if (!match) return 'InvalidSignature: the token is not a SharedAccessSignature.';
   const fields = new Map((match[1] ?? '').split('&').map((pair) => {

@@ -1,8 +1,9 @@
-import { createServer } from 'node:http';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import Long from 'long';
 import rhea from 'rhea';
 import type { Connection, Container, Delivery, EventContext, Receiver, Sender, Session } from 'rhea';
+import { serveAdministration } from './administrationEndpoint.js';
+import type { AdministeredEntities } from './administrationEndpoint.js';
 import { answerPutToken, defaultSharedAccessKeys } from './cbsTokens.js';
 import type { SharedAccessKeys } from './cbsTokens.js';
 import { deliveryTagFor, newLockToken } from './lockTokens.js';
@@ -39,18 +40,26 @@ export interface ServiceBusEmulatorOptions {
   /** Shared access keys by name that signed tokens must use; `{ local: 'local' }` by default. */
   readonly sharedAccessKeys?: SharedAccessKeys;
   /**
-   * Serve `GET /health` over HTTP on this port (0: any free one), as Microsoft's emulator does on
-   * 5300, so that scripts and samples that wait for it run unchanged. Off when unset.
+   * Serve `GET /health` and the read side of the administration REST API on this port (0: any free
+   * one), over HTTP and HTTPS, as Microsoft's emulator does on 5300, so that scripts and samples
+   * that wait for it, and `ServiceBusAdministrationClient`'s reads, work unchanged. Off when unset.
    */
   readonly healthPort?: number;
 }
 
 export interface ServiceBusEmulator {
   readonly port: number;
-  /** The port of `GET /health`, when it was asked for. */
+  /** The port of `GET /health` and the administration API, when it was asked for. */
   readonly healthPort?: number;
   /** What `@azure/service-bus` and Azure.Messaging.ServiceBus accept for this emulator. */
   readonly connectionString: string;
+  /**
+   * For `ServiceBusAdministrationClient`: the connection string with the health port, as Microsoft's
+   * emulator asks for its management operations. Undefined without `healthPort`.
+   */
+  readonly administrationConnectionString?: string;
+  /** The PEM certificate the administration API's HTTPS is served with, for a client to trust. */
+  readonly administrationCaCertificate?: string;
   /** A queue or subscription (or its `/$DeadLetterQueue`) for inspection; undefined if there is none. */
   entity(address: string): MessageEntity | undefined;
   /** A topic for inspection. */
@@ -80,42 +89,30 @@ interface DeliveryRef {
  */
 export async function startServiceBusEmulator(options: ServiceBusEmulatorOptions = {}): Promise<ServiceBusEmulator> {
   const file = options.queues === undefined || options.topics === undefined ? entitiesFromFile() : undefined;
-  const broker = new Broker(options.queues ?? file?.queues ?? {}, options.topics ?? (options.queues === undefined ? (file?.topics ?? {}) : {}), options.sharedAccessKeys ?? defaultSharedAccessKeys);
+  const keys = options.sharedAccessKeys ?? defaultSharedAccessKeys;
+  const broker = new Broker(options.queues ?? file?.queues ?? {}, options.topics ?? (options.queues === undefined ? (file?.topics ?? {}) : {}), keys);
   const port = await broker.listen(options.port ?? 5672, options.host ?? '127.0.0.1');
   const host = options.host ?? '127.0.0.1';
-  const health = options.healthPort === undefined ? undefined : await serveHealth(options.healthPort, host).catch(async (error: unknown) => {
-    await broker.close();
-    throw error;
-  });
+  const health =
+    options.healthPort === undefined
+      ? undefined
+      : await serveAdministration(options.healthPort, host, broker.administered(), keys).catch(async (error: unknown) => {
+          await broker.close();
+          throw error;
+        });
+  const connectionStringTo = (p: number) => `Endpoint=sb://${host}:${p};SharedAccessKeyName=local;SharedAccessKey=local;UseDevelopmentEmulator=true`;
   return {
     port,
     healthPort: health?.port,
-    connectionString: `Endpoint=sb://${host}:${port};SharedAccessKeyName=local;SharedAccessKey=local;UseDevelopmentEmulator=true`,
+    connectionString: connectionStringTo(port),
+    administrationConnectionString: health && connectionStringTo(health.port),
+    administrationCaCertificate: health?.caCertificate,
     entity: (address) => broker.entity(address),
     topic: (name) => broker.topic(name),
     close: async () => {
       await health?.close();
       await broker.close();
     },
-  };
-}
-
-/** Ready once the AMQP listener is: the broker keeps everything in memory, so there is nothing else to wait for. */
-async function serveHealth(port: number, host: string): Promise<{ port: number; close(): Promise<void> }> {
-  const server = createServer((req, res) => {
-    const healthy = req.method === 'GET' && (req.url ?? '').split('?')[0] === '/health';
-    res.writeHead(healthy ? 200 : 404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(healthy ? { status: 'healthy' } : { error: `no route for ${req.method ?? ''} ${req.url ?? ''}` }));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new Error(`the Service Bus emulator's health endpoint cannot listen on port ${port}: it is in use (Microsoft's Service Bus emulator?)`) : error),
-    );
-    server.listen(port, host, () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
 
@@ -188,6 +185,25 @@ class Broker {
 
   topic(address: string): TopicEntity | undefined {
     return this.topics.get(entityPath(address));
+  }
+
+  /** The entities as the administration API reads them: queues (not subscriptions or dead-letter queues) and topics. */
+  administered(): AdministeredEntities {
+    const isQueue = (e: MessageEntity) => !this.subscriptionEntities.has(e) && !e.name.endsWith(deadLetterSuffix);
+    return {
+      queueNames: () => [...this.entities.values()].filter(isQueue).map((e) => e.name),
+      queue: (name) => {
+        const entity = this.entity(name);
+        return entity && isQueue(entity) ? entity.settings : undefined;
+      },
+      topicNames: () => [...this.topics.keys()],
+      topic: (name) => {
+        const topic = this.topic(name);
+        if (!topic) return undefined;
+        const subscriptions = new Map([...topic.subscriptions].map(([key, s]) => [key, { settings: s.entity.settings, rules: s.rules }]));
+        return { settings: topic.settings, subscriptions };
+      },
+    };
   }
 
   listen(port: number, host: string): Promise<number> {

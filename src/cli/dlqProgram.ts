@@ -10,6 +10,7 @@ import { isEmptySelection, parseDuration } from './deadLetterSelection.js';
 import type { Selection } from './deadLetterSelection.js';
 import { listDeadLetters, purgeDeadLetters, resubmitDeadLetters, showDeadLetter } from './dlqCommands.js';
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
+import { addDoctorCommand } from './doctorCommand.js';
 import { addShipmentCommands } from './shipmentCommands.js';
 import { cut } from './tableCell.js';
 import type { ListedOutboxEntry } from './outboxCommands.js';
@@ -155,6 +156,7 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
   addParkedCommands(program, io, setExitCode);
   addOutboxCommands(program, io, setExitCode);
   addShipmentCommands(program, io, setExitCode, (run) => withStoreContext(program.opts<GlobalOptions>(), io, false, run));
+  addDoctorCommand(program, io, setExitCode);
   return program;
 }
 

@@ -1,0 +1,11 @@
+export { compare, exitCodeOf, formatCheckLine, missing } from './checkResult.js';
+export type { CheckResult, CheckStatus } from './checkResult.js';
+export { checkDatabase, checkLeasesContainer, checkOrdersContainer } from './cosmosChecks.js';
+export type { FoundContainer } from './cosmosChecks.js';
+export { isPathIndexed, requiredIndexedPaths } from './indexedPaths.js';
+export type { FoundIndexingPolicy } from './indexedPaths.js';
+export { describeSeconds, secondsOfIsoDuration } from './isoDuration.js';
+export { checkOrderEventsTopic, checkOrdersQueue, checkSubscription } from './serviceBusChecks.js';
+export type { FoundQueue, FoundRule, FoundSubscription, FoundTopic } from './serviceBusChecks.js';
+export { auditSubscriptionName, expectedSubscriptions } from './serviceBusExpectations.js';
+export type { ExpectedRule, ExpectedSubscription } from './serviceBusExpectations.js';
