@@ -36,12 +36,17 @@ describe('npm run local', () => {
     expect(lines.join('\n')).toContain('No duplicate effect, nothing lost.');
     expect(lines.join('\n')).toMatch(/order documents\s+25 for 25 distinct orders/);
     expect(ok).toBe(true);
-    // The README shows the summary as this prints it: the same rows and checks, in the same order.
+    // docs/local-stack.md shows the summary as this prints it, and the README its checks: the same rows and checks, in the same order.
     const labels = (text: string) => text.split('\n').filter((l) => /^ {2}\S/.test(l) && !/^ {2}deliveries \d/.test(l)).map((l) => l.replace(/\s{2,}\S.*$/, '').trim());
     const printed = lines.join('\n');
-    const readme = readFileSync('README.md', 'utf8');
-    const shown = readme.slice(readme.indexOf('\nSummary\n'), readme.indexOf('```', readme.indexOf('\nSummary\n')));
+    const page = readFileSync('docs/local-stack.md', 'utf8');
+    const shown = page.slice(page.indexOf('\nSummary\n'), page.indexOf('```', page.indexOf('\nSummary\n')));
     expect(labels(shown)).toEqual(labels(printed.slice(printed.indexOf('\nSummary\n'))));
     expect(labels(shown).length).toBeGreaterThan(15);
+    const readme = readFileSync('README.md', 'utf8');
+    const checks = readme.slice(readme.indexOf('\nChecks\n'), readme.indexOf('```', readme.indexOf('\nChecks\n')));
+    const checkTexts = (text: string) => [...text.matchAll(/^ {2}(?:ok|FAIL)\s+(.+)$/gm)].map((m) => m[1]?.trim());
+    expect(checkTexts(checks)).toEqual(checkTexts(printed.slice(printed.indexOf('\nChecks\n'))));
+    expect(checkTexts(checks).length).toBeGreaterThan(8);
   }, 120_000);
 });
