@@ -264,6 +264,13 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(settingsOf(deployment)).not.toHaveProperty('CARRIER_API_URL');
     });
 
+    it('without a carrier URL, sets no Key Vault reference: one the platform cannot resolve stays literal and would stop the app at start-up', () => {
+      // The platform leaves an unresolvable reference as its literal text (no secret yet, or no role on it).
+      const settings = Object.fromEntries(Object.entries(settingsOf(deployment)).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
+      expect(Object.values(settings).filter((v) => v.startsWith('@Microsoft.KeyVault('))).toEqual([]);
+      expect(() => loadSettings(settings)).not.toThrow();
+    });
+
     it('with a carrier URL, enables them with the URL, the reconciler schedule and the key reference', () => {
       const withCarrier = settingsOf(expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' }));
       expect(withCarrier).toMatchObject({ CARRIER_API_URL: 'https://api.carrier.example/v1/', CARRIER_API_KEY: expect.stringMatching(/^@Microsoft\.KeyVault\(/) });
