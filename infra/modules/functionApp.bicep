@@ -67,12 +67,18 @@ param keyVaultName string
 param carrierApiKeySecretName string
 
 // Without a carrier the shipment functions stay off, and their events wait on the subscription.
+// The key's reference comes only with a carrier: the platform leaves a reference it cannot resolve
+// (no secret yet, no role on it) as its literal text, which the app's start-up validation refuses.
 var shipmentSettings = empty(carrierApiUrl)
   ? {
       'AzureWebJobs.requestShipment.Disabled': 'true'
       'AzureWebJobs.reconcileShipments.Disabled': 'true'
     }
-  : { CARRIER_API_URL: carrierApiUrl }
+  : {
+      CARRIER_API_URL: carrierApiUrl
+      // Resolved by the platform with the identity named in keyVaultReferenceIdentity; the app sees the key itself.
+      CARRIER_API_KEY: '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName=${carrierApiKeySecretName})'
+    }
 
 resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
   name: planName
@@ -106,8 +112,6 @@ var appSettings = union(
     // The parked-item sweeper's timer (NCRONTAB, UTC): every five minutes.
     PARKED_SWEEP_SCHEDULE: '0 */5 * * * *'
     FULFILMENT_SUBSCRIPTION_NAME: fulfilmentSubscriptionName
-    // Resolved by the platform with the identity named in keyVaultReferenceIdentity; the app sees the key itself.
-    CARRIER_API_KEY: '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName=${carrierApiKeySecretName})'
     // The reconciler's timer: every two minutes, at second 45.
     SHIPMENT_RECONCILE_SCHEDULE: '45 */2 * * * *'
     // DefaultAzureCredential (the Cosmos client) picks the user-assigned identity by this.

@@ -286,7 +286,9 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     });
 
     it('puts none in app settings: the only connection string is Application Insights\', which holds no secret, and the carrier key is a Key Vault reference', () => {
-      const settings = (props(one('Microsoft.Web/sites')).siteConfig as { appSettings: { name: string; value: unknown }[] }).appSettings ?? [];
+      const withCarrier = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' });
+      const site = withCarrier.resources.find((r) => r.type === 'Microsoft.Web/sites')!;
+      const settings = (props(site).siteConfig as { appSettings: { name: string; value: unknown }[] }).appSettings ?? [];
       const names = settings.map((s) => s.name);
       expect(names.filter((n) => /KEY|SECRET|PASSWORD|CONNECTION_?STRING/i.test(n)).sort()).toEqual(['APPLICATIONINSIGHTS_CONNECTION_STRING', 'CARRIER_API_KEY']);
       expect(settings.find((s) => s.name === 'CARRIER_API_KEY')?.value).toMatch(/^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=carrier-api-key\)$/);
