@@ -66,6 +66,9 @@ param keyVaultName string
 @description('Name of the secret with the carrier API key.')
 param carrierApiKeySecretName string
 
+@description('Subnet the app integrates with, so its outbound traffic reaches the private endpoints; empty: no integration.')
+param virtualNetworkSubnetId string = ''
+
 // Without a carrier the shipment functions stay off, and their events wait on the subscription.
 // The key's reference comes only with a carrier: the platform leaves a reference it cannot resolve
 // (no secret yet, no role on it) as its literal text, which the app's start-up validation refuses.
@@ -134,6 +137,9 @@ resource app 'Microsoft.Web/sites@2024-04-01' = {
   }
   properties: {
     serverFarmId: plan.id
+    // Flex Consumption routes the app's outbound traffic through this subnet (delegated to
+    // Microsoft.App/environments); the private DNS zones linked to the network resolve the data planes.
+    virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
     httpsOnly: true
     // Key Vault references resolve with the user-assigned identity (the default is a system-assigned one, which this app has not).
     keyVaultReferenceIdentity: identityId

@@ -11,13 +11,18 @@ param location string
 @description('Tags for both.')
 param tags object
 
+@description('Days the workspace keeps logs (resource logs, audit events, the app\'s telemetry).')
+@minValue(30)
+@maxValue(730)
+param retentionInDays int = 90
+
 resource logAnalytics 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
   name: logAnalyticsName
   location: location
   tags: tags
   properties: {
     sku: { name: 'PerGB2018' }
-    retentionInDays: 30
+    retentionInDays: retentionInDays
     features: { disableLocalAuth: true }
   }
 }
@@ -34,6 +39,7 @@ resource applicationInsights 'Microsoft.Insights/components@2020-02-02' = {
   }
 }
 
+output logAnalyticsName string = logAnalytics.name
 output applicationInsightsName string = applicationInsights.name
 // Not a secret: with local auth disabled it only names the ingestion endpoint and resource.
 output applicationInsightsConnectionString string = applicationInsights.properties.ConnectionString
