@@ -92,7 +92,7 @@ param outboxLagAlertSeconds int = 300
 param duplicateRatioPercent int = 20
 
 @secure()
-@description('The carrier API key, written to Key Vault. Empty: set it later (az keyvault secret set --name carrier-api-key).')
+@description('The carrier API key, written to Key Vault by Resource Manager. Empty: nothing is written and an existing secret is kept. The secret must exist once carrierApiUrl is set: the app\'s and the operators\' roles are on it.')
 param carrierApiKey string = ''
 
 var queueFile = loadJsonContent('servicebus-queues.json')

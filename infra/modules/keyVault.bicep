@@ -14,7 +14,7 @@ param tags object
 param carrierApiKeySecretName string
 
 @secure()
-@description('The carrier API key. Empty: no secret is written; set it later with az keyvault secret set.')
+@description('The carrier API key. Empty: nothing is written, and an existing secret is kept.')
 param carrierApiKey string = ''
 
 @description('Purge protection: a deleted vault or secret cannot be purged before the retention ends. Irreversible once on; while on, a deleted vault blocks its name for the retention (docs/deployment.md, "Tearing down").')

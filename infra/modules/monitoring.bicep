@@ -39,7 +39,6 @@ resource applicationInsights 'Microsoft.Insights/components@2020-02-02' = {
   }
 }
 
-output logAnalyticsName string = logAnalytics.name
 output applicationInsightsName string = applicationInsights.name
 // Not a secret: with local auth disabled it only names the ingestion endpoint and resource.
 output applicationInsightsConnectionString string = applicationInsights.properties.ConnectionString

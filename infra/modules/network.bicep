@@ -51,7 +51,6 @@ resource network 'Microsoft.Network/virtualNetworks@2024-05-01' = {
   }
 }
 
-output name string = network.name
 output id string = network.id
 output appSubnetId string = '${network.id}/subnets/${appSubnetName}'
 output privateEndpointSubnetId string = '${network.id}/subnets/${privateEndpointSubnetName}'
