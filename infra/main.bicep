@@ -183,6 +183,8 @@ module keyVault 'modules/keyVault.bicep' = {
 module functionApp 'modules/functionApp.bicep' = {
   scope: resourceGroup
   name: 'functionApp'
+  // With vnetEnabled the host's storage is reachable only through its endpoint: the app starts after it exists.
+  dependsOn: [privateEndpoints]
   params: {
     name: names.functionApp
     planName: names.plan

@@ -78,10 +78,11 @@ resource blobLogs 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
   properties: { workspaceId: workspace.id, logs: allLogs }
 }
 
+// App Service logs always go to their own tables (FunctionAppLogs, ...).
 resource functionAppLogs 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
   scope: functionApp
   name: settingName
-  properties: { workspaceId: workspace.id, logAnalyticsDestinationType: 'Dedicated', logs: allLogs }
+  properties: { workspaceId: workspace.id, logs: allLogs }
 }
 
 // The workspace's own audit log: who queried what.
