@@ -47,12 +47,37 @@ param environmentName string
 @metadata({ azd: { type: 'location' } })
 param location string
 
-@description('Object id of the deploying user, granted what local runs and the dead-letter tool need. Empty: no grant.')
+@description('Object id of the deploying user or pipeline (azd sets AZURE_PRINCIPAL_ID). It gets data access only with grantDeployerDataAccess.')
 param principalId string = ''
 
 @description('Type of that principal: azd sets AZURE_PRINCIPAL_TYPE (ServicePrincipal when a pipeline signs in).')
 @allowed(['User', 'ServicePrincipal', 'Group'])
 param principalType string = 'User'
+
+@description('Whether the deploying principal gets the operators\' data access (the dead-letter tool, a local run against Azure): for development. Off in production, so no pipeline holds standing data access.')
+param grantDeployerDataAccess bool = true
+
+@description('Object id of the operators (an Entra ID group), granted what the runbook in docs/operations.md needs, in every environment. Empty: no grant.')
+param operatorPrincipalId string = ''
+
+@description('Type of the operators\' principal: a Group, or User / ServicePrincipal for a single person or tool.')
+@allowed(['User', 'ServicePrincipal', 'Group'])
+param operatorPrincipalType string = 'Group'
+
+@description('Whether the data planes are private: a virtual network the app integrates with, private endpoints and DNS zones for Cosmos DB, Blob storage, Key Vault and (Premium only) Service Bus, and public network access off on each.')
+param vnetEnabled bool = false
+
+@description('Service Bus tier: Standard (no private endpoints), or Premium (one messaging unit), which vnetEnabled needs to make Service Bus private too.')
+@allowed(['Standard', 'Premium'])
+param serviceBusSku string = 'Standard'
+
+@description('Key Vault purge protection: a deleted vault cannot be purged for 90 days, nor its name reused. Irreversible once on.')
+param keyVaultPurgeProtection bool = true
+
+@description('Days the Log Analytics workspace keeps logs and audit events.')
+@minValue(30)
+@maxValue(730)
+param logRetentionDays int = 90
 
 @description('Base URL of the carrier API requestShipment books with. Empty: requestShipment and reconcileShipments are deployed disabled (events wait on the fulfilment subscription).')
 param carrierApiUrl string = ''
@@ -67,7 +92,7 @@ param outboxLagAlertSeconds int = 300
 param duplicateRatioPercent int = 20
 
 @secure()
-@description('The carrier API key, written to Key Vault. Empty: set it later (az keyvault secret set --name carrier-api-key).')
+@description('The carrier API key, written to Key Vault by Resource Manager. Empty: nothing is written and an existing secret is kept. The secret must exist once carrierApiUrl is set: the app\'s and the operators\' roles are on it.')
 param carrierApiKey string = ''
 
 var queueFile = loadJsonContent('servicebus-queues.json')
@@ -86,9 +111,13 @@ var names = {
   functionApp: 'func-${token}'
   plan: 'plan-${token}'
   keyVault: 'kv-${token}'
+  network: 'vnet-${token}'
 }
 var carrierApiKeySecretName = 'carrier-api-key'
 var fulfilmentSubscriptionName = 'fulfilment'
+var auditSubscriptionName = 'audit'
+var deploymentContainerName = 'app-package'
+var carrierConfigured = !empty(carrierApiUrl)
 var cosmosDatabaseName = 'orders'
 var cosmosContainerName = 'orders'
 var cosmosLeasesContainerName = 'leases'
@@ -107,39 +136,55 @@ module identity 'modules/identity.bicep' = {
   params: { name: names.identity, location: location, tags: tags }
 }
 
+module network 'modules/network.bicep' = if (vnetEnabled) {
+  scope: resourceGroup
+  name: 'network'
+  params: { name: names.network, location: location, tags: tags }
+}
+
 module storage 'modules/storage.bicep' = {
   scope: resourceGroup
   name: 'storage'
-  params: { name: names.storage, location: location, tags: tags, deploymentContainerName: 'app-package' }
+  params: { name: names.storage, location: location, tags: tags, deploymentContainerName: deploymentContainerName, privateOnly: vnetEnabled }
 }
 
 module monitoring 'modules/monitoring.bicep' = {
   scope: resourceGroup
   name: 'monitoring'
-  params: { logAnalyticsName: names.logAnalytics, applicationInsightsName: names.applicationInsights, location: location, tags: tags }
+  params: { logAnalyticsName: names.logAnalytics, applicationInsightsName: names.applicationInsights, location: location, tags: tags, retentionInDays: logRetentionDays }
 }
 
 module serviceBus 'modules/serviceBus.bicep' = {
   scope: resourceGroup
   name: 'serviceBus'
-  params: { name: names.serviceBus, location: location, tags: tags, queues: queueFile.queues, topics: queueFile.?topics ?? {} }
+  params: { name: names.serviceBus, location: location, tags: tags, queues: queueFile.queues, topics: queueFile.?topics ?? {}, sku: serviceBusSku, privateOnly: vnetEnabled }
 }
 
 module cosmos 'modules/cosmos.bicep' = {
   scope: resourceGroup
   name: 'cosmos'
-  params: { name: names.cosmos, location: location, tags: tags, databaseName: cosmosDatabaseName, containerName: cosmosContainerName, leasesContainerName: cosmosLeasesContainerName }
+  params: { name: names.cosmos, location: location, tags: tags, databaseName: cosmosDatabaseName, containerName: cosmosContainerName, leasesContainerName: cosmosLeasesContainerName, privateOnly: vnetEnabled }
 }
 
 module keyVault 'modules/keyVault.bicep' = {
   scope: resourceGroup
   name: 'keyVault'
-  params: { name: names.keyVault, location: location, tags: tags, carrierApiKeySecretName: carrierApiKeySecretName, carrierApiKey: carrierApiKey }
+  params: {
+    name: names.keyVault
+    location: location
+    tags: tags
+    carrierApiKeySecretName: carrierApiKeySecretName
+    carrierApiKey: carrierApiKey
+    purgeProtection: keyVaultPurgeProtection
+    privateOnly: vnetEnabled
+  }
 }
 
 module functionApp 'modules/functionApp.bicep' = {
   scope: resourceGroup
   name: 'functionApp'
+  // With vnetEnabled the host's storage is reachable only through its endpoint: the app starts after it exists.
+  dependsOn: [privateEndpoints]
   params: {
     name: names.functionApp
     planName: names.plan
@@ -162,6 +207,7 @@ module functionApp 'modules/functionApp.bicep' = {
     carrierApiUrl: carrierApiUrl
     keyVaultName: keyVault.outputs.name
     carrierApiKeySecretName: carrierApiKeySecretName
+    virtualNetworkSubnetId: vnetEnabled ? network!.outputs.appSubnetId : ''
     // The retention check at start-up reads these: they must be the queue's real properties.
     retentionSettings: {
       QUEUE_MAX_DELIVERY_COUNT: orders.maxDeliveryCount
@@ -192,25 +238,63 @@ module alerts 'modules/alerts.bicep' = {
   }
 }
 
+// Private endpoints need the services they lead to; the names are known up front.
+module privateEndpoints 'modules/privateEndpoints.bicep' = if (vnetEnabled) {
+  scope: resourceGroup
+  name: 'privateEndpoints'
+  dependsOn: [storage, serviceBus, cosmos, keyVault]
+  params: {
+    location: location
+    tags: tags
+    virtualNetworkId: network!.outputs.id
+    subnetId: network!.outputs.privateEndpointSubnetId
+    cosmosAccountName: names.cosmos
+    storageAccountName: names.storage
+    keyVaultName: names.keyVault
+    serviceBusName: names.serviceBus
+    serviceBusPrivateLink: serviceBusSku == 'Premium'
+  }
+}
+
+module diagnostics 'modules/diagnostics.bicep' = {
+  scope: resourceGroup
+  name: 'diagnostics'
+  dependsOn: [monitoring, storage, serviceBus, cosmos, keyVault, functionApp]
+  params: {
+    logAnalyticsName: names.logAnalytics
+    cosmosAccountName: names.cosmos
+    serviceBusName: names.serviceBus
+    keyVaultName: names.keyVault
+    storageAccountName: names.storage
+    functionAppName: names.functionApp
+  }
+}
+
 module rbac 'modules/rbac.bicep' = {
   scope: resourceGroup
   name: 'rbac'
   // The names are known up front; these are the modules that create what the roles are granted on.
-  dependsOn: [identity, storage, monitoring, serviceBus, cosmos, keyVault]
+  dependsOn: [identity, monitoring, serviceBus, cosmos, keyVault]
   params: {
     appIdentityName: names.identity
-    userPrincipalId: principalId
-    userPrincipalType: principalType
+    operatorPrincipalId: operatorPrincipalId
+    operatorPrincipalType: operatorPrincipalType
+    deployerPrincipalId: grantDeployerDataAccess ? principalId : ''
+    deployerPrincipalType: principalType
     serviceBusName: names.serviceBus
     ordersQueueName: ordersQueueName
+    orderEventsTopicName: orderEventsTopicName
+    fulfilmentSubscriptionName: fulfilmentSubscriptionName
+    auditSubscriptionName: auditSubscriptionName
     cosmosAccountName: names.cosmos
     cosmosDatabaseName: cosmosDatabaseName
     cosmosContainerName: cosmosContainerName
     cosmosLeasesContainerName: cosmosLeasesContainerName
-    orderEventsTopicName: orderEventsTopicName
-    fulfilmentSubscriptionName: fulfilmentSubscriptionName
     keyVaultName: names.keyVault
+    carrierApiKeySecretName: carrierApiKeySecretName
+    carrierConfigured: carrierConfigured
     storageAccountName: names.storage
+    hostContainerNames: concat([deploymentContainerName], storage.outputs.hostContainerNames)
     applicationInsightsName: names.applicationInsights
   }
 }

@@ -20,6 +20,9 @@ param containerName string
 @description('Leases container of the outbox publisher\'s Cosmos DB trigger.')
 param leasesContainerName string
 
+@description('Whether the account is reached through a private endpoint only (public network access off).')
+param privateOnly bool = false
+
 resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
   name: name
   location: location
@@ -33,6 +36,10 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
     disableLocalAuth: true
     disableKeyBasedMetadataWriteAccess: true
     minimalTlsVersion: 'Tls12'
+    // Private: the endpoint only, and no exception for Azure services (PSRule Azure.Cosmos.PublicAccess;
+    // the Cosmos DB Azure Verified Module turns public access off by default).
+    publicNetworkAccess: privateOnly ? 'Disabled' : 'Enabled'
+    networkAclBypass: 'None'
   }
 }
 

@@ -66,13 +66,22 @@ param keyVaultName string
 @description('Name of the secret with the carrier API key.')
 param carrierApiKeySecretName string
 
+@description('Subnet the app integrates with, so its outbound traffic reaches the private endpoints; empty: no integration.')
+param virtualNetworkSubnetId string = ''
+
 // Without a carrier the shipment functions stay off, and their events wait on the subscription.
+// The key's reference comes only with a carrier: the platform leaves a reference it cannot resolve
+// (no secret yet, no role on it) as its literal text, which the app's start-up validation refuses.
 var shipmentSettings = empty(carrierApiUrl)
   ? {
       'AzureWebJobs.requestShipment.Disabled': 'true'
       'AzureWebJobs.reconcileShipments.Disabled': 'true'
     }
-  : { CARRIER_API_URL: carrierApiUrl }
+  : {
+      CARRIER_API_URL: carrierApiUrl
+      // Resolved by the platform with the identity named in keyVaultReferenceIdentity; the app sees the key itself.
+      CARRIER_API_KEY: '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName=${carrierApiKeySecretName})'
+    }
 
 resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
   name: planName
@@ -106,8 +115,6 @@ var appSettings = union(
     // The parked-item sweeper's timer (NCRONTAB, UTC): every five minutes.
     PARKED_SWEEP_SCHEDULE: '0 */5 * * * *'
     FULFILMENT_SUBSCRIPTION_NAME: fulfilmentSubscriptionName
-    // Resolved by the platform with the identity named in keyVaultReferenceIdentity; the app sees the key itself.
-    CARRIER_API_KEY: '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName=${carrierApiKeySecretName})'
     // The reconciler's timer: every two minutes, at second 45.
     SHIPMENT_RECONCILE_SCHEDULE: '45 */2 * * * *'
     // DefaultAzureCredential (the Cosmos client) picks the user-assigned identity by this.
@@ -134,6 +141,9 @@ resource app 'Microsoft.Web/sites@2024-04-01' = {
   }
   properties: {
     serverFarmId: plan.id
+    // Flex Consumption routes the app's outbound traffic through this subnet (delegated to
+    // Microsoft.App/environments); the private DNS zones linked to the network resolve the data planes.
+    virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
     httpsOnly: true
     // Key Vault references resolve with the user-assigned identity (the default is a system-assigned one, which this app has not).
     keyVaultReferenceIdentity: identityId

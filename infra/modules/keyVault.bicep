@@ -1,6 +1,6 @@
-// The vault for the carrier API key: RBAC authorization (no access policies), soft delete with purge
-// protection (a deleted key can be recovered, never destroyed early), and the key itself when the
-// deployment is given one. The app reads it through a Key Vault reference app setting.
+// The vault for the carrier API key: RBAC authorization (no access policies), soft delete (always
+// on: Key Vault no longer lets it be turned off), purge protection when asked for, and the key itself
+// when the deployment is given one. The app reads it through a Key Vault reference app setting.
 @description('Key Vault name (3 to 24 characters).')
 param name string
 
@@ -14,8 +14,14 @@ param tags object
 param carrierApiKeySecretName string
 
 @secure()
-@description('The carrier API key. Empty: no secret is written; set it later with az keyvault secret set.')
+@description('The carrier API key. Empty: nothing is written, and an existing secret is kept.')
 param carrierApiKey string = ''
+
+@description('Purge protection: a deleted vault or secret cannot be purged before the retention ends. Irreversible once on; while on, a deleted vault blocks its name for the retention (docs/deployment.md, "Tearing down").')
+param purgeProtection bool = true
+
+@description('Whether the vault is reached through a private endpoint only (public network access off).')
+param privateOnly bool = false
 
 resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
   name: name
@@ -27,9 +33,13 @@ resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
     enableRbacAuthorization: true
     enableSoftDelete: true
     softDeleteRetentionInDays: 90
-    // Once on it cannot be turned off: a purge waits out the retention, so no one erases the key early.
-    enablePurgeProtection: true
-    publicNetworkAccess: 'Enabled'
+    // Omitted rather than false when off: Azure refuses false on a vault that already has it, so a
+    // development vault created with it on can still be provisioned with the development parameters.
+    enablePurgeProtection: purgeProtection ? true : null
+    publicNetworkAccess: privateOnly ? 'Disabled' : 'Enabled'
+    // Private: deny by default (PSRule Azure.KeyVault.Firewall asks for defaultAction Deny); trusted
+    // Microsoft services keep the bypass that rule allows.
+    networkAcls: privateOnly ? { defaultAction: 'Deny', bypass: 'AzureServices' } : { defaultAction: 'Allow', bypass: 'AzureServices' }
   }
 }
 

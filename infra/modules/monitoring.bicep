@@ -11,13 +11,18 @@ param location string
 @description('Tags for both.')
 param tags object
 
+@description('Days the workspace keeps logs (resource logs, audit events, the app\'s telemetry).')
+@minValue(30)
+@maxValue(730)
+param retentionInDays int = 90
+
 resource logAnalytics 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
   name: logAnalyticsName
   location: location
   tags: tags
   properties: {
     sku: { name: 'PerGB2018' }
-    retentionInDays: 30
+    retentionInDays: retentionInDays
     features: { disableLocalAuth: true }
   }
 }

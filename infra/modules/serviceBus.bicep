@@ -1,6 +1,7 @@
 // The namespace and its queues, with the properties of infra/servicebus-queues.json: the same file
-// the local emulator loads. Standard tier, because duplicate detection does not exist on Basic and
-// can only be switched on when a queue is created.
+// the local emulator loads. Standard or Premium, because duplicate detection does not exist on Basic
+// and can only be switched on when a queue is created. Only Premium has private endpoints (and
+// network rules beyond IP filters): docs/deployment.md, "Network".
 import { isoDuration } from 'durations.bicep'
 
 @description('Name of the Service Bus namespace.')
@@ -18,14 +19,24 @@ param queues object
 @description('Topics by name, each with its subscriptions and their rules, as in infra/servicebus-queues.json.')
 param topics object = {}
 
+@description('Tier: Standard, or Premium (one messaging unit), the tier with private endpoints.')
+@allowed(['Standard', 'Premium'])
+param sku string = 'Standard'
+
+@description('Whether the namespace is reached through a private endpoint only (public network access off); Premium only.')
+param privateOnly bool = false
+
 resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
   name: name
   location: location
   tags: tags
-  sku: { name: 'Standard', tier: 'Standard' }
+  sku: sku == 'Premium' ? { name: 'Premium', tier: 'Premium', capacity: 1 } : { name: 'Standard', tier: 'Standard' }
   properties: {
     disableLocalAuth: true
     minimumTlsVersion: '1.2'
+    // A Standard namespace has no private endpoint to fall back on: turning public access off there
+    // would cut the app off, so only a Premium one goes private.
+    publicNetworkAccess: privateOnly && sku == 'Premium' ? 'Disabled' : 'Enabled'
   }
 }
 

@@ -198,6 +198,10 @@ function call(name: string, argNodes: Node[], scope: Scope): unknown {
       return a === null || a === '' || (Array.isArray(a) && a.length === 0) || (typeof a === 'object' && a !== null && !(a instanceof RuntimeValue) && Object.keys(a).length === 0);
     case 'not':
       return !truthy(a);
+    case 'and':
+      return args.every(truthy);
+    case 'or':
+      return args.some(truthy);
     case 'equals':
       return JSON.stringify(a) === JSON.stringify(b);
     case 'greater':
@@ -231,6 +235,8 @@ function call(name: string, argNodes: Node[], scope: Scope): unknown {
         .map((key) => ({ key, value: (a as Record<string, unknown>)[key] }));
     case 'subscription':
       return { id: `/subscriptions/${scope.subscriptionId}`, subscriptionId: scope.subscriptionId, tenantId: testTenantId };
+    case 'environment':
+      return { name: 'AzureCloud', suffixes: { storage: 'core.windows.net' } };
     case 'resourcegroup':
       return { name: scope.resourceGroup, id: `/subscriptions/${scope.subscriptionId}/resourceGroups/${scope.resourceGroup}` };
     case 'uniquestring':

@@ -23,7 +23,7 @@ interface Template {
   variables?: Record<string, unknown>;
   functions?: { namespace: string; members: Scope['functions'] }[];
   resources: Record<string, TemplateResource> | TemplateResource[];
-  outputs?: Record<string, { value: unknown }>;
+  outputs?: Record<string, { value?: unknown; copy?: { count: unknown; input: unknown } }>;
 }
 
 interface TemplateResource {
@@ -34,7 +34,7 @@ interface TemplateResource {
   existing?: boolean;
   resourceGroup?: unknown;
   scope?: unknown;
-  properties?: { template?: Template; parameters?: Record<string, { value: unknown }> };
+  properties?: { template?: Template; parameters?: Record<string, unknown> };
   [field: string]: unknown;
 }
 
@@ -73,8 +73,21 @@ export function expandDeployment(template: Template, parameters: Record<string, 
       else resources.push(expandResource(resource, iteration, module));
     }
   }
-  const outputs = Object.fromEntries(Object.entries(template.outputs ?? {}).map(([name, o]) => [name, evaluateValue(o.value, scope)]));
+  const outputs = Object.fromEntries(Object.entries(template.outputs ?? {}).map(([name, o]) => [name, outputValue(o, scope)]));
   return { resources, outputs };
+}
+
+/** An output's value; a copy output (`[for ...]`) is the array of its input at each index. */
+function outputValue(output: { value?: unknown; copy?: { count: unknown; input: unknown } }, scope: Scope): unknown {
+  if (!output.copy) return evaluateValue(output.value, scope);
+  const { count, input } = output.copy;
+  return Array.from({ length: Number(evaluateValue(count, scope)) }, (_, i) => evaluateValue(input, { ...scope, copyIndex: { ...scope.copyIndex, '': i } }));
+}
+
+/** A module parameter: `{ value }`, or (a conditional value) one expression that yields `{ value }`. */
+function moduleParameter(parameter: unknown, scope: Scope): unknown {
+  const evaluated = evaluateValue(parameter, scope) as { value?: unknown };
+  return evaluated.value;
 }
 
 const isModule = (r: TemplateResource) => r.type === 'Microsoft.Resources/deployments' && r.properties?.template !== undefined;
@@ -87,7 +100,7 @@ function moduleOf(resource: TemplateResource, scope: Scope): { id: string; expan
   let expanded: Deployment | undefined;
   const expand = () => {
     if (!expanded) {
-      const params = Object.fromEntries(Object.entries(resource.properties?.parameters ?? {}).map(([k, v]) => [k, evaluateValue(v.value, scope)]));
+      const params = Object.fromEntries(Object.entries(resource.properties?.parameters ?? {}).map(([k, v]) => [k, moduleParameter(v, scope)]));
       expanded = expandDeployment(resource.properties?.template as Template, params, group, name);
     }
     return expanded;

@@ -1,7 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { timeSpanToMs } from '../../dev/host/hostSettings.js';
 import { parseNcrontab } from '../../dev/host/timerTriggers.js';
@@ -9,14 +7,7 @@ import { loadSettings } from '../../src/config.js';
 import { checkMarkerRetention } from '../../src/idempotency/index.js';
 import { expandDeployment, isRuntime, testSubscriptionId } from './armTemplate.js';
 import type { DeployedResource, Deployment } from './armTemplate.js';
-
-function bicepCli(): string | undefined {
-  try {
-    return execFileSync('bash', ['tools/bicep/restore.sh'], { encoding: 'utf8', timeout: 240_000 }).trim();
-  } catch {
-    return undefined;
-  }
-}
+import { bicepCli, buildTemplate } from './bicepCli.js';
 
 const bicep = bicepCli();
 const suites = bicep ? [{ bicep }] : [];
@@ -29,6 +20,7 @@ const queueFile = JSON.parse(readFileSync('infra/servicebus-queues.json', 'utf8'
 const hostLockRenewalSeconds = () =>
   timeSpanToMs((JSON.parse(readFileSync('host.json', 'utf8')) as { extensions: { serviceBus: { maxAutoLockRenewalDuration: string } } }).extensions.serviceBus.maxAutoLockRenewalDuration) / 1000;
 const userObjectId = '11111111-2222-3333-4444-555555555555';
+const operatorsObjectId = '99999999-8888-7777-6666-555555555555';
 
 /** Reads an ISO 8601 duration (P1DT2H3M4S) as seconds; deliberately not the template's arithmetic reversed. */
 function isoSeconds(duration: unknown): number {
@@ -51,16 +43,22 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
   const props = (r: DeployedResource) => r.body.properties as Record<string, unknown>;
 
   beforeAll(() => {
-    const out = join(mkdtempSync(join(tmpdir(), 'bicep-')), 'main.json');
-    const build = spawnSync(cli, ['build', 'infra/main.bicep', '--outfile', out], { encoding: 'utf8' });
-    expect({ status: build.status, diagnostics: build.stderr.trim() }).toEqual({ status: 0, diagnostics: '' });
-    compiled = readFileSync(out, 'utf8');
+    const build = buildTemplate(cli, 'infra/main.bicep');
+    expect({ status: build.status, diagnostics: build.diagnostics }).toEqual({ status: 0, diagnostics: '' });
+    compiled = build.compiled;
     deployment = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId });
   }, 300_000);
 
   it('lints with no error or warning under infra/bicepconfig.json', () => {
     const lint = spawnSync(cli, ['lint', 'infra/main.bicep'], { encoding: 'utf8' });
     expect({ status: lint.status, diagnostics: `${lint.stdout}${lint.stderr}`.trim() }).toEqual({ status: 0, diagnostics: '' });
+  });
+
+  it('keeps every linter rule at error, except those with a comment above them that says why', () => {
+    const lines = readFileSync('infra/bicepconfig.json', 'utf8').split('\n');
+    const below = lines.flatMap((line, i) => (/"level": "(off|warning|info)"/.test(line) ? [{ rule: line.trim(), explained: /^\s*\/\//.test(lines[i - 1] ?? '') }] : []));
+    expect(below.filter((r) => !r.explained)).toEqual([]);
+    expect(below.map((r) => /^"([a-z-]+)"/.exec(r.rule)?.[1])).toEqual(['use-recent-api-versions', 'use-recent-module-versions']);
   });
 
   it('uses only local modules, so it compiles offline', () => {
@@ -268,6 +266,13 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(settingsOf(deployment)).not.toHaveProperty('CARRIER_API_URL');
     });
 
+    it('without a carrier URL, sets no Key Vault reference: one the platform cannot resolve stays literal and would stop the app at start-up', () => {
+      // The platform leaves an unresolvable reference as its literal text (no secret yet, or no role on it).
+      const settings = Object.fromEntries(Object.entries(settingsOf(deployment)).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
+      expect(Object.values(settings).filter((v) => v.startsWith('@Microsoft.KeyVault('))).toEqual([]);
+      expect(() => loadSettings(settings)).not.toThrow();
+    });
+
     it('with a carrier URL, enables them with the URL, the reconciler schedule and the key reference', () => {
       const withCarrier = settingsOf(expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' }));
       expect(withCarrier).toMatchObject({ CARRIER_API_URL: 'https://api.carrier.example/v1/', CARRIER_API_KEY: expect.stringMatching(/^@Microsoft\.KeyVault\(/) });
@@ -283,7 +288,9 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     });
 
     it('puts none in app settings: the only connection string is Application Insights\', which holds no secret, and the carrier key is a Key Vault reference', () => {
-      const settings = (props(one('Microsoft.Web/sites')).siteConfig as { appSettings: { name: string; value: unknown }[] }).appSettings ?? [];
+      const withCarrier = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' });
+      const site = withCarrier.resources.find((r) => r.type === 'Microsoft.Web/sites')!;
+      const settings = (props(site).siteConfig as { appSettings: { name: string; value: unknown }[] }).appSettings ?? [];
       const names = settings.map((s) => s.name);
       expect(names.filter((n) => /KEY|SECRET|PASSWORD|CONNECTION_?STRING/i.test(n)).sort()).toEqual(['APPLICATIONINSIGHTS_CONNECTION_STRING', 'CARRIER_API_KEY']);
       expect(settings.find((s) => s.name === 'CARRIER_API_KEY')?.value).toMatch(/^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=carrier-api-key\)$/);
@@ -308,57 +315,101 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       '3913510d-42f4-4e42-8a64-420c390055eb': 'Monitoring Metrics Publisher',
       '00000000-0000-0000-0000-000000000002': 'Cosmos DB Built-in Data Contributor',
     };
-    const grants = () => [
-      ...of('Microsoft.Authorization/roleAssignments').map((r) => {
-        const p = props(r);
-        return { role: roleName[String(p.roleDefinitionId).split('/').pop() ?? ''] ?? String(p.roleDefinitionId), scope: shortScope(r.scope), to: who(p.principalId) };
-      }),
-      ...of('Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments').map((r) => {
-        const p = props(r);
-        return { role: roleName[String(p.roleDefinitionId).split('/').pop() ?? ''] ?? String(p.roleDefinitionId), scope: shortScope(p.scope), to: who(p.principalId) };
-      }),
-    ];
+    const grantsIn = (d: Deployment) => {
+      const live = (type: string) => d.resources.filter((r) => r.type === type && !r.existing);
+      return [
+        ...live('Microsoft.Authorization/roleAssignments').map((r) => {
+          const p = props(r);
+          return { to: who(p.principalId), role: roleName[String(p.roleDefinitionId).split('/').pop() ?? ''] ?? String(p.roleDefinitionId), scope: shortScope(r.scope), type: p.principalType };
+        }),
+        ...live('Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments').map((r) => {
+          const p = props(r);
+          return { to: who(p.principalId), role: roleName[String(p.roleDefinitionId).split('/').pop() ?? ''] ?? String(p.roleDefinitionId), scope: shortScope(p.scope), type: undefined };
+        }),
+      ].sort((a, b) => `${a.to}${a.role}${a.scope}`.localeCompare(`${b.to}${b.role}${b.scope}`));
+    };
+    const grants = (d: Deployment) => grantsIn(d).map(({ to, role, scope }) => ({ to, role, scope }));
     const who = (principal: unknown) =>
-      principal === userObjectId ? 'user' : isRuntime(principal) && String(principal).includes('userAssignedIdentities') ? 'app' : String(principal);
+      principal === userObjectId ? 'deployer' : principal === operatorsObjectId ? 'operators' : isRuntime(principal) && /userAssignedIdentities|appIdentity/.test(String(principal)) ? 'app' : String(principal);
     const shortScope = (scope: unknown) => {
       const s = String(scope);
-      if (s.includes('/queues/orders')) return 'orders queue';
-      if (s.includes('/dbs/orders/colls/orders')) return 'orders container';
-      if (s.includes('/dbs/orders/colls/leases')) return 'leases container';
-      if (s.includes('/topics/order-events/subscriptions/fulfilment')) return 'fulfilment subscription';
-      if (s.includes('/topics/order-events')) return 'order-events topic';
-      if (s.includes('Microsoft.KeyVault/vaults')) return 'key vault';
-      if (s.includes('Microsoft.Storage/storageAccounts')) return 'host storage';
-      if (s.includes('Microsoft.Insights/components')) return 'Application Insights';
+      const scopes: [RegExp, string][] = [
+        [/\/queues\/orders$/, 'orders queue'],
+        [/\/dbs\/orders\/colls\/orders$/, 'orders container'],
+        [/\/dbs\/orders\/colls\/leases$/, 'leases container'],
+        [/\/topics\/order-events\/subscriptions\/fulfilment$/, 'fulfilment subscription'],
+        [/\/topics\/order-events\/subscriptions\/audit$/, 'audit subscription'],
+        [/\/topics\/order-events$/, 'order-events topic'],
+        [/Microsoft\.KeyVault\/vaults\/[^/]+\/secrets\/carrier-api-key$/, 'carrier key secret'],
+        [/blobServices\/default\/containers\/([a-z-]+)$/, '$1 container'],
+        [/Microsoft\.Insights\/components\/[^/]+$/, 'Application Insights'],
+      ];
+      for (const [pattern, name] of scopes) if (pattern.test(s)) return s.replace(/^.*$/, (whole) => whole.replace(new RegExp(`^.*?${pattern.source}`), name));
       return s;
     };
+    const appGrants = [
+      { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'leases container' },
+      { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
+      { to: 'app', role: 'Monitoring Metrics Publisher', scope: 'Application Insights' },
+      { to: 'app', role: 'Service Bus Data Receiver', scope: 'fulfilment subscription' },
+      { to: 'app', role: 'Service Bus Data Receiver', scope: 'orders queue' },
+      { to: 'app', role: 'Service Bus Data Sender', scope: 'order-events topic' },
+      { to: 'app', role: 'Service Bus Data Sender', scope: 'orders queue' },
+      { to: 'app', role: 'Storage Blob Data Owner', scope: 'app-package container' },
+      { to: 'app', role: 'Storage Blob Data Owner', scope: 'azure-webjobs-hosts container' },
+      { to: 'app', role: 'Storage Blob Data Owner', scope: 'azure-webjobs-secrets container' },
+    ];
+    // What the runbook (docs/operations.md) does: the dead-letter tool on the queue and on each
+    // subscription (receive; resubmit = send to the queue, or through the topic), and the store's
+    // records it lists and changes (parked items, outbox entries, shipments).
+    const runbookGrants = (to: string) => [
+      { to, role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
+      { to, role: 'Service Bus Data Receiver', scope: 'audit subscription' },
+      { to, role: 'Service Bus Data Receiver', scope: 'fulfilment subscription' },
+      { to, role: 'Service Bus Data Receiver', scope: 'orders queue' },
+      { to, role: 'Service Bus Data Sender', scope: 'order-events topic' },
+      { to, role: 'Service Bus Data Sender', scope: 'orders queue' },
+    ];
+    const deploy = (parameters: Record<string, unknown>) => expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', ...parameters });
 
-    it('grants exactly these roles, each on the narrowest scope', () => {
-      expect(grants().sort((a, b) => `${a.to}${a.role}${a.scope}`.localeCompare(`${b.to}${b.role}${b.scope}`))).toEqual([
-        { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'leases container' },
-        { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
-        { to: 'app', role: 'Key Vault Secrets User', scope: 'key vault' },
-        { to: 'app', role: 'Monitoring Metrics Publisher', scope: 'Application Insights' },
-        { to: 'app', role: 'Service Bus Data Owner', scope: 'fulfilment subscription' },
-        { to: 'app', role: 'Service Bus Data Owner', scope: 'orders queue' },
-        { to: 'app', role: 'Service Bus Data Sender', scope: 'order-events topic' },
-        { to: 'app', role: 'Storage Blob Data Owner', scope: 'host storage' },
-        { to: 'user', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
-        { to: 'user', role: 'Key Vault Secrets Officer', scope: 'key vault' },
-        { to: 'user', role: 'Service Bus Data Receiver', scope: 'fulfilment subscription' },
-        { to: 'user', role: 'Service Bus Data Receiver', scope: 'orders queue' },
-        { to: 'user', role: 'Service Bus Data Sender', scope: 'order-events topic' },
-        { to: 'user', role: 'Service Bus Data Sender', scope: 'orders queue' },
-      ]);
+    it('grants the app exactly these data roles, each on one entity, container or secret, none on a whole namespace, account or vault', () => {
+      expect(grants(deploy({}))).toEqual(appGrants);
+      // With a carrier, the platform resolves the key's reference with the app's identity: that one secret.
+      expect(grants(deploy({ carrierApiUrl: 'https://api.carrier.example/v1/' }))).toEqual(
+        [...appGrants, { to: 'app', role: 'Key Vault Secrets User', scope: 'carrier key secret' }].sort((a, b) => `${a.to}${a.role}${a.scope}`.localeCompare(`${b.to}${b.role}${b.scope}`)),
+      );
     });
 
-    it('lets the app send on the orders queue (delayed retries, and the intake\'s OrderPlaced through the outbox): Data Owner includes Send', () => {
-      const onQueue = grants().filter((g) => g.to === 'app' && g.scope === 'orders queue').map((g) => g.role);
-      expect(onQueue.some((role) => role === 'Service Bus Data Owner' || role === 'Service Bus Data Sender')).toBe(true);
+    it('gives the app no Service Bus Data Owner: no control-plane writes, no Manage claim (it can neither delete nor recreate its queue)', () => {
+      const roles = grants(deploy({ principalId: userObjectId, operatorPrincipalId: operatorsObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' })).map((g) => g.role);
+      expect(roles).not.toContain('Service Bus Data Owner');
+      // Delayed retries go back to the queue, and the intake's OrderPlaced through the outbox: Send on the queue.
+      expect(grants(deploy({})).filter((g) => g.scope === 'orders queue').map((g) => g.role)).toEqual(['Service Bus Data Receiver', 'Service Bus Data Sender']);
+    });
+
+    it('gives the operators what the runbook needs, on every entity, in every environment, as a group by default; the carrier key\'s secret to rotate it', () => {
+      const withOperators = deploy({ operatorPrincipalId: operatorsObjectId, grantDeployerDataAccess: false });
+      expect(grants(withOperators).filter((g) => g.to === 'operators')).toEqual(runbookGrants('operators'));
+      expect(new Set(grantsIn(withOperators).filter((g) => g.to === 'operators' && g.type !== undefined).map((g) => g.type))).toEqual(new Set(['Group']));
+      const withCarrier = deploy({ operatorPrincipalId: operatorsObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' });
+      expect(grants(withCarrier).filter((g) => g.to === 'operators' && g.scope === 'carrier key secret')).toEqual([{ to: 'operators', role: 'Key Vault Secrets Officer', scope: 'carrier key secret' }]);
+    });
+
+    it('gives the deploying principal the same data access only with grantDeployerDataAccess, and never a Key Vault role', () => {
+      const granted = deploy({ principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' });
+      expect(grants(granted).filter((g) => g.to === 'deployer')).toEqual(runbookGrants('deployer'));
+      expect(grants(deploy({ principalId: userObjectId, grantDeployerDataAccess: false })).filter((g) => g.to === 'deployer')).toEqual([]);
+    });
+
+    it('grants a principal that is both deployer and operator once', () => {
+      const both = deploy({ principalId: operatorsObjectId, operatorPrincipalId: operatorsObjectId, operatorPrincipalType: 'User' });
+      const names = both.resources.filter((r) => r.type.endsWith('roleAssignments')).map((r) => r.name);
+      expect(new Set(names).size).toBe(names.length);
+      expect(grants(both).filter((g) => g.to === 'operators')).toEqual(runbookGrants('operators'));
     });
 
     it('uses the built-in role definitions by their fixed ids', () => {
-      for (const r of of('Microsoft.Authorization/roleAssignments')) {
+      for (const r of deploy({ principalId: userObjectId, operatorPrincipalId: operatorsObjectId }).resources.filter((x) => x.type === 'Microsoft.Authorization/roleAssignments' && !x.existing)) {
         expect(String(props(r).roleDefinitionId)).toMatch(new RegExp(`^/subscriptions/${testSubscriptionId}/providers/Microsoft.Authorization/roleDefinitions/[0-9a-f-]{36}$`));
       }
     });
@@ -366,18 +417,14 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     it('gives the deploying principal the type azd reports, so a pipeline\'s service principal can deploy', () => {
       const parameters = JSON.parse(readFileSync('infra/main.parameters.json', 'utf8')) as { parameters: Record<string, { value: string }> };
       expect(parameters.parameters.principalType?.value).toBe('${AZURE_PRINCIPAL_TYPE=User}');
-      const asPipeline = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, principalType: 'ServicePrincipal' });
-      const userGrants = asPipeline.resources.filter((r) => r.type === 'Microsoft.Authorization/roleAssignments' && (r.body.properties as { principalId?: unknown }).principalId === userObjectId);
-      expect(userGrants.length).toBe(5);
-      expect(new Set(userGrants.map((r) => (r.body.properties as { principalType: string }).principalType))).toEqual(new Set(['ServicePrincipal']));
-      const asUser = deployment.resources.filter((r) => r.type === 'Microsoft.Authorization/roleAssignments' && (r.body.properties as { principalId?: unknown }).principalId === userObjectId);
-      expect(new Set(asUser.map((r) => (r.body.properties as { principalType: string }).principalType))).toEqual(new Set(['User']));
+      const asPipeline = grantsIn(deploy({ principalId: userObjectId, principalType: 'ServicePrincipal' })).filter((g) => g.to === 'deployer' && g.type !== undefined);
+      expect(asPipeline.length).toBe(5);
+      expect(new Set(asPipeline.map((g) => g.type))).toEqual(new Set(['ServicePrincipal']));
+      expect(new Set(grantsIn(deploy({ principalId: userObjectId })).filter((g) => g.to === 'deployer' && g.type !== undefined).map((g) => g.type))).toEqual(new Set(['User']));
     });
 
-    it('grants the deploying user nothing when no principal id is given', () => {
-      const withoutUser = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: '' });
-      const userGrants = withoutUser.resources.filter((r) => r.type.endsWith('roleAssignments') && (r.body.properties as { principalId?: unknown }).principalId === '');
-      expect(userGrants).toEqual([]);
+    it('grants no one but the app anything when no principal id is given', () => {
+      expect(grants(deploy({ principalId: '' })).filter((g) => g.to !== 'app')).toEqual([]);
     });
   });
 
