@@ -17,7 +17,7 @@ describe('readOrderRequest: each refusal, as a client sees it', () => {
   it('gives each problem type its one title', async () => {
     const cases: [ReturnType<typeof orderRequest>, string, string][] = [
       [orderRequest(undefined, orderPlaced('o-1')), 'idempotency-key-missing', 'Idempotency-Key header required'],
-      [withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': 'abc' }), 'idempotency-key-malformed', 'Idempotency-Key header malformed'],
+      [withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': 'a b' }), 'idempotency-key-malformed', 'Idempotency-Key header malformed'],
       [orderRequest('k'.repeat(256), orderPlaced('o-1')), 'idempotency-key-malformed', 'Idempotency-Key header too long'],
       [orderRequest('k', orderPlaced('o-1'), { 'Content-Type': 'text/plain' }), 'unsupported-media-type', 'Unsupported media type'],
       [orderRequest('k', 'x'.repeat(2000)), 'body-too-large', 'Body too large'],
@@ -33,7 +33,7 @@ describe('readOrderRequest: each refusal, as a client sees it', () => {
 
   it('says how long the key is and how long it may be', async () => {
     expect(problemOf(await read(orderRequest('k'.repeat(256), orderPlaced('o-1')))).detail).toBe('the Idempotency-Key is 256 characters; at most 255 are allowed');
-    expect(problemOf(await read(withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': 'abc' }))).detail).toContain('one non-empty sf-string (RFC 8941)');
+    expect(problemOf(await read(withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': '"abc' }))).detail).toContain('one non-empty sf-string (RFC 8941)');
   });
 
   it('says which media type it got, or that there was none, and which it takes', async () => {
