@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { fingerprintPayload } from '../idempotency/index.js';
-import { parseIdempotencyKey } from '../http/idempotencyKeyHeader.js';
+import { readIdempotencyKey } from '../http/readIdempotencyKey.js';
 import { issuePaths, orderPlacedSchema } from '../orders/schemas.js';
 import type { OrderPlaced } from '../orders/schemas.js';
 import { problem } from './intakeResponse.js';
@@ -19,25 +19,19 @@ export interface OrderRequest {
   readonly fingerprint: string;
 }
 
-/** Stripe's limit; the draft sets none. Longer keys are a client bug, not an identity. */
-export const maxIdempotencyKeyLength = 255;
+
 
 /**
  * Everything about a request that needs no store: the key, the media type, the size, the JSON and
  * the order's schema. Each refusal names what is wrong; none of them writes anything.
  */
 export async function readOrderRequest(request: IntakeHttpRequest, maxBodyBytes: number): Promise<OrderRequest | IntakeResponse> {
-  const header = request.headers.get('idempotency-key');
-  if (header === null || header.trim() === '') {
-    return problem(400, 'idempotency-key-missing', 'Idempotency-Key header required', 'send an Idempotency-Key header, a quoted string such as "8e03978e-40d5-43e8-bc93-6894a57f9324", the same on every retry of this request');
+  const header = readIdempotencyKey(request.headers.get('idempotency-key'));
+  if (header.kind === 'missing') {
+    return problem(400, 'idempotency-key-missing', 'Idempotency-Key header required', 'send an Idempotency-Key header, such as 8e03978e-40d5-43e8-bc93-6894a57f9324 (or quoted, as the IETF draft writes it), the same on every retry of this request');
   }
-  const idempotencyKey = parseIdempotencyKey(header);
-  if (idempotencyKey === undefined) {
-    return problem(400, 'idempotency-key-malformed', 'Idempotency-Key header malformed', 'the Idempotency-Key must be one non-empty sf-string (RFC 8941): printable ASCII in double quotes, with \\ and " escaped, such as "8e03978e-40d5-43e8-bc93-6894a57f9324"');
-  }
-  if (idempotencyKey.length > maxIdempotencyKeyLength) {
-    return problem(400, 'idempotency-key-malformed', 'Idempotency-Key header too long', `the Idempotency-Key is ${idempotencyKey.length} characters; at most ${maxIdempotencyKeyLength} are allowed`);
-  }
+  if (header.kind === 'malformed') return problem(400, 'idempotency-key-malformed', header.title, header.detail);
+  const idempotencyKey = header.key;
   const mediaType = checkMediaType(request.headers.get('content-type'));
   if (mediaType) return mediaType;
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
