@@ -56,3 +56,8 @@ export function resolveBindingExpression(value: string, settings: Readonly<Recor
     return resolved;
   });
 }
+
+/** The platform's limit on a request body, in bytes: none yet. */
+export function requestBodySizeLimitBytes(_settings: Readonly<Record<string, string>>): number {
+  return Number.POSITIVE_INFINITY;
+}

@@ -7,11 +7,12 @@ import { Gate, ProcessKilled } from './shipmentHarness.js';
 import type { TestClock } from './shipmentHarness.js';
 import { RecordingLog } from './recordingLog.js';
 
-/** A request as a client sends it: the key as an sf-string, the body as JSON text unless given as bytes. */
+/** A request as a client sends it: the key as an sf-string, the body (one chunk) as JSON text unless given as bytes. */
 export function orderRequest(key: string | undefined, body: unknown, headers: Record<string, string> = {}): IntakeHttpRequest {
   const bytes = body instanceof Uint8Array ? body : new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body));
   const all = new Headers({ 'Content-Type': 'application/json', ...(key === undefined ? {} : { 'Idempotency-Key': idempotencyKeyHeader(key) }), ...headers });
-  return { headers: all, readBody: () => Promise.resolve(bytes) };
+  const stream = new ReadableStream<Uint8Array>({ start: (controller) => (controller.enqueue(bytes), controller.close()) });
+  return Object.assign({ headers: all, body: stream }, { readBody: () => Promise.resolve(bytes) });
 }
 
 /** Which batch a store wrapper acts on: the order's claim with its outbox entry, or a write of the key's record. */

@@ -10,7 +10,7 @@ const problemOf = (r: OrderRequest | IntakeResponse) => {
   if (!('status' in r)) throw new Error('the request was accepted');
   return { status: r.status, headers: r.headers, ...(r.body as { type: string; title: string; detail: string }) };
 };
-const withHeaders = (headers: Record<string, string>) => ({ headers: new Headers(headers), readBody: () => Promise.resolve(new TextEncoder().encode(JSON.stringify(orderPlaced('o-1')))) });
+const withHeaders = (headers: Record<string, string>) => ({ ...orderRequest(undefined, orderPlaced('o-1')), headers: new Headers(headers) });
 
 describe('readOrderRequest: each refusal, as a client sees it', () => {
   // RFC 9457: a problem type's title does not change from occurrence to occurrence, so clients may show it.
@@ -52,7 +52,7 @@ describe('readOrderRequest: each refusal, as a client sees it', () => {
   });
 
   it('says how large the body is and what the limit is', async () => {
-    expect(problemOf(await read(orderRequest('k', 'x'.repeat(2000)))).detail).toBe('the body is 2000 bytes; an order may be at most 1024 bytes (INTAKE_MAX_BODY_BYTES)');
+    expect(problemOf(await read(orderRequest('k', 'x'.repeat(2000)))).detail).toBe('the body is over 1024 bytes; an order may be at most 1024 bytes (INTAKE_MAX_BODY_BYTES)');
     expect(problemOf(await read(orderRequest('k', orderPlaced('o-1'), { 'Content-Length': '1025' }))).detail).toBe('the body is 1025 bytes; an order may be at most 1024 bytes (INTAKE_MAX_BODY_BYTES)');
   });
 
