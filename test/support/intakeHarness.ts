@@ -12,7 +12,7 @@ export function orderRequest(key: string | undefined, body: unknown, headers: Re
   const bytes = body instanceof Uint8Array ? body : new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body));
   const all = new Headers({ 'Content-Type': 'application/json', ...(key === undefined ? {} : { 'Idempotency-Key': idempotencyKeyHeader(key) }), ...headers });
   const stream = new ReadableStream<Uint8Array>({ start: (controller) => (controller.enqueue(bytes), controller.close()) });
-  return Object.assign({ headers: all, body: stream }, { readBody: () => Promise.resolve(bytes) });
+  return { headers: all, body: stream };
 }
 
 /** Which batch a store wrapper acts on: the order's claim with its outbox entry, or a write of the key's record. */
