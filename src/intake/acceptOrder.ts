@@ -135,7 +135,10 @@ async function commitOrJudgeByClaim(claim: OrderIntakeClaim, event: WriteOperati
     return await ctx.store.commit(claim.orderId, [create(claim), create(event)]);
   } catch (error) {
     if (!(error instanceof TransientStoreError)) throw error;
-    const found = await ctx.store.read<OrderIntakeClaim>(claim.orderId, claim.id).catch(() => undefined);
+    const found = await ctx.store.read<OrderIntakeClaim>(claim.orderId, claim.id).catch((readError: unknown) => {
+      if (readError instanceof TransientStoreError) return undefined;
+      throw readError;
+    });
     if (!found) throw error;
     if (isSameRequest(found.document, claim) && found.document.acceptedAt === claim.acceptedAt) return 'applied-unseen';
     return { kind: 'already-exists', operationIndex: 0 };
