@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore, create } from '../../../src/idempotency/index.js';
+import type { DocumentStore } from '../../../src/idempotency/index.js';
 import { intakeKeyRecordId, orderIntakeClaimId, orderPlacedOutboxId } from '../../../src/intake/index.js';
 import type { IntakeResponse, OrderIntakeClaim } from '../../../src/intake/index.js';
 import { Gate, IntakeScriptedStore, ProcessKilled, intakeOn, keyRecordOf, orderRequest } from '../../support/intakeHarness.js';
@@ -135,6 +136,21 @@ describe('the claim batch applied, its answer lost', () => {
     const refused = await submitted;
 
     expect([refused.status, (refused.body as { type: string }).type]).toEqual([409, 'urn:idempotent-order-consumer:problem:order-exists']);
+  });
+});
+
+describe('the claim read back after a lost answer', () => {
+  it('lets an error other than the store\'s unavailability through, as every unexpected error is', async () => {
+    const t = setUp();
+    t.store.loseClaimBatchAnswerOnce = true;
+    let batchSent = false;
+    const store: DocumentStore = {
+      read: (pk, id) => (batchSent && id === orderIntakeClaimId('o-1') ? Promise.reject(new Error('not a store outage')) : t.store.read(pk, id)),
+      find: (query) => t.store.find(query),
+      commit: (pk, operations) => ((batchSent ||= pk === 'o-1'), t.store.commit(pk, operations)),
+    };
+
+    await expect(intakeOn(store, t.clock).submit(orderRequest('k-1', orderPlaced('o-1')))).rejects.toThrow('not a store outage');
   });
 });
 
