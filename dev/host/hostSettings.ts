@@ -56,3 +56,19 @@ export function resolveBindingExpression(value: string, settings: Readonly<Recor
     return resolved;
   });
 }
+
+/**
+ * The Functions host's limit on an HTTP request body: Kestrel's MaxRequestBodySize is
+ * ScriptConstants.DefaultMaxRequestBodySize, 104857600 bytes (azure-functions-host
+ * src/WebJobs.Script.WebHost/Program.cs, src/WebJobs.Script/ScriptConstants.cs), and
+ * HttpRequestBodySizeMiddleware replaces it per request with FUNCTIONS_REQUEST_BODY_SIZE_LIMIT when
+ * that parses as a whole number. Anything else is ignored here (a negative number, which Kestrel
+ * would refuse on every request, included).
+ */
+export const defaultRequestBodySizeLimitBytes = 104_857_600;
+
+export function requestBodySizeLimitBytes(settings: Readonly<Record<string, string>>): number {
+  const value = settings.FUNCTIONS_REQUEST_BODY_SIZE_LIMIT?.trim() ?? '';
+  const bytes = Number(value);
+  return /^\d+$/.test(value) && Number.isSafeInteger(bytes) ? bytes : defaultRequestBodySizeLimitBytes;
+}

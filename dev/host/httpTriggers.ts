@@ -4,13 +4,16 @@ import type { AddressInfo } from 'node:net';
 import type { RegisteredFunction } from './functionsCore.js';
 import { invokeRegisteredFunction } from './hostInvocation.js';
 import type { InvocationResult, RpcHttpRequest } from './hostInvocation.js';
-import { closeServer, readRequestBody } from '../httpServers.js';
+import { closeServer } from '../httpServers.js';
+import { defaultRequestBodySizeLimitBytes } from './hostSettings.js';
 
 export interface HttpListenerOptions {
   readonly port: number;
   readonly hostname?: string;
   /** host.json `extensions.http.routePrefix`; the host's default is `api`. */
   readonly routePrefix?: string;
+  /** The platform's limit on a request body (FUNCTIONS_REQUEST_BODY_SIZE_LIMIT): see hostSettings.ts. */
+  readonly maxRequestBodyBytes?: number;
   readonly onInvocation?: (fn: RegisteredFunction, result: InvocationResult) => void;
 }
 
@@ -69,7 +72,11 @@ async function serve(req: IncomingMessage, res: ServerResponse, routes: readonly
   const method = (req.method ?? 'GET').toUpperCase();
   // Routes match case-insensitively, as ASP.NET routing does; a method the function does not accept is no match.
   const route = routes.find((r) => r.path === url.pathname.replace(/\/$/, '').toLowerCase() && r.methods.includes(method));
-  const body = await readRequestBody(req);
+  const body = await readBodyWithin(req, options.maxRequestBodyBytes ?? defaultRequestBodySizeLimitBytes);
+  if (body === undefined) {
+    refuseTooLarge(res);
+    return;
+  }
   if (!route) {
     res.writeHead(404).end();
     return;
@@ -98,6 +105,40 @@ async function serve(req: IncomingMessage, res: ServerResponse, routes: readonly
   const bytes = response.body && 'bytes' in response.body ? Buffer.from(response.body.bytes) : Buffer.alloc(0);
   res.writeHead(Number(response.statusCode), { ...response.headers, 'Content-Length': String(bytes.length) });
   res.end(bytes);
+}
+
+/**
+ * The body, or undefined once it is over the limit, however it is framed: a declared Content-Length
+ * over it is refused unread, a chunked body as soon as its bytes cross it, as Kestrel does. What
+ * follows is not kept (the socket is drained and closed after the answer), so a sender cannot make
+ * the host buffer more than the limit.
+ */
+function readBodyWithin(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const onData = (chunk: Buffer) => {
+      length += chunk.length;
+      if (length <= maxBytes) chunks.push(chunk);
+      else {
+        req.off('data', onData).off('end', onEnd);
+        resolve(undefined);
+      }
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks));
+    req.on('data', onData).on('end', onEnd).on('error', reject);
+  });
+}
+
+/**
+ * Kestrel answers a body over MaxRequestBodySize with 413 and closes the connection; the function
+ * never runs. (Through the Functions host the same refusal has been seen as a 500, the body read
+ * failing while the host binds the request: azure-functions-host issue #10519.)
+ */
+function refuseTooLarge(res: ServerResponse): void {
+  res.writeHead(413, { Connection: 'close', 'Content-Length': '0' }).end();
 }
 
 interface RpcHttpResponse {

@@ -9,7 +9,7 @@ import type { RegisteredFunction } from './functionsCore.js';
 import { invokeServiceBusFunction } from './hostInvocation.js';
 import type { InvocationResult, ServiceBusDelivery } from './hostInvocation.js';
 import { isFunctionDisabled } from '../../src/config.js';
-import { resolveBindingExpression } from './hostSettings.js';
+import { requestBodySizeLimitBytes, resolveBindingExpression } from './hostSettings.js';
 import type { ServiceBusHostOptions } from './hostSettings.js';
 import { fileLease, processLocalLease } from './listenerLease.js';
 import { startHttpListener } from './httpTriggers.js';
@@ -86,7 +86,8 @@ export function startLocalFunctionsHost(all: readonly RegisteredFunction[], opti
   // Observed here so that a host nobody asks about its Cosmos triggers does not crash the process.
   cosmosTriggers.catch(() => undefined);
   const httpOptions = options.http;
-  const http = httpOptions ? startHttpListener(functions, { port: httpOptions.port, onInvocation: httpOptions.onInvocation }) : Promise.resolve(undefined);
+  const maxRequestBodyBytes = requestBodySizeLimitBytes(options.settings);
+  const http = httpOptions ? startHttpListener(functions, { port: httpOptions.port, maxRequestBodyBytes, onInvocation: httpOptions.onInvocation }) : Promise.resolve(undefined);
   http.catch(() => undefined);
   for (const fn of functions) {
     const trigger = Object.values(fn.metadata.bindings).find((b) => b.type === 'serviceBusTrigger');

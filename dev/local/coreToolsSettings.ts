@@ -12,6 +12,8 @@ export function coreToolsSettings(stackSettings: Readonly<Record<string, string>
     FUNCTIONS_WORKER_RUNTIME: 'node',
     // Core Tools wants host storage for non-HTTP triggers: Azurite, or a real account.
     AzureWebJobsStorage: 'UseDevelopmentStorage=true',
+    // The host's limit on a request body (100 MiB unset); 1 MiB is ample for an order (docs/settings.md).
+    FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: '1048576',
     CONSUMER_NAME: '',
     // Empty: no telemetry. An Application Insights connection string here exports there (README, telemetry).
     APPLICATIONINSIGHTS_CONNECTION_STRING: '',

@@ -1,8 +1,9 @@
 /**
  * The `Idempotency-Key` header as the IETF httpapi draft defines it: a Structured Field sf-string
  * (RFC 8941 section 3.3.3), a double-quoted string of printable ASCII with `\` and `"` escaped.
- * One module for both sides: our intake reads it, our carrier client writes it, the carrier
- * stand-in reads it, so the three can never disagree on the encoding.
+ * One module for both sides: our carrier client writes it, the carrier stand-in reads it, and our
+ * intake reads a quoted key with it (readIdempotencyKey, which also takes Stripe's bare token), so
+ * they can never disagree on the encoding.
  */
 
 /** Returns the key, or undefined when the value is not one non-empty sf-string (the draft's 400). */

@@ -1,5 +1,5 @@
-import { create, replace } from '../idempotency/index.js';
-import type { DocumentStore, OutcomeKind, VersionedDocument } from '../idempotency/index.js';
+import { TransientStoreError, create, replace } from '../idempotency/index.js';
+import type { CommitResult, DocumentStore, OutcomeKind, VersionedDocument, WriteOperation } from '../idempotency/index.js';
 import { messageIdNamingBody, newOutboxDocument, orderIntakeSource } from '../outbox/outboxDocument.js';
 import type { OutboxDocument } from '../outbox/outboxDocument.js';
 import { intakeKeyRecordId, leaseIsLive, orderIntakeClaimId, orderPlacedOutboxId } from './intakeDocuments.js';
@@ -42,6 +42,9 @@ export const inProgressRetryAfterSeconds = 1;
  * 3. the key's record is completed with the response.
  * A crash after 2 leaves the claim, which holds the response: the client's retry finds it and gets
  * the stored answer, with no second event. A crash before 2 leaves nothing a retry cannot redo.
+ * Once the claim exists the answer is decided, so a store failure after 2 never turns it into a
+ * 503: step 3 is left to the retry (which finds the claim), and a batch whose answer was lost is
+ * judged by reading the claim back.
  */
 export async function acceptOrderOnce(request: OrderRequest, owner: string, ctx: IntakeContext, traceparent?: string): Promise<IntakeResult> {
   const keyId = intakeKeyRecordId(request.idempotencyKey);
@@ -59,10 +62,7 @@ export async function acceptOrderOnce(request: OrderRequest, owner: string, ctx:
     if (record.state === 'completed' && record.response) return { outcome: 'duplicate', response: replayed(record.response) };
     // In progress: its batch may have committed already (the owner died before step 3).
     const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
-    if (claim && isSameRequest(claim.document, request)) {
-      await completeKeyRecord(keyId, claim.document.response, ctx);
-      return { outcome: 'duplicate', response: replayed(claim.document.response) };
-    }
+    if (claim && isSameRequest(claim.document, request)) return finish(keyId, { outcome: 'duplicate', response: replayed(claim.document.response) }, ctx);
     if (leaseIsLive(record, ctx.now())) return { outcome: 'retry', response: inProgress(request) };
     if (await takeOver(existing, owner, ctx)) return carryOut(request, keyId, ctx, traceparent);
   }
@@ -91,8 +91,8 @@ async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext
     response,
     acceptedAt,
   };
-  const result = await ctx.store.commit(orderId, [create(newClaim), create(event)]);
-  if (result.kind === 'committed') return finish(keyId, { outcome: 'created', response }, ctx);
+  const result = await commitOrJudgeByClaim(newClaim, event, ctx);
+  if (result === 'applied-unseen' || result.kind === 'committed') return finish(keyId, { outcome: 'created', response }, ctx);
   // Stryker disable next-line ConditionalExpression,LogicalOperator: on any other failure there is no claim, so the read below finds none and the order-exists answer follows either way
   if (result.kind === 'already-exists' && result.operationIndex === 0) {
     const winner = await ctx.store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId));
@@ -132,16 +132,46 @@ function orderPlacedEvent(request: OrderRequest, acceptedAt: string, ctx: Intake
 async function settleWithClaim(claim: OrderIntakeClaim, request: OrderRequest, keyId: string, ctx: IntakeContext): Promise<IntakeResult> {
   if (claim.idempotencyKey !== request.idempotencyKey) return finish(keyId, { outcome: 'invalid', response: orderExists(request.order.orderId) }, ctx);
   if (!isSameRequest(claim, request)) return finish(keyId, reusedKey({ requestOrderId: claim.orderId }, request), ctx);
-  await completeKeyRecord(keyId, claim.response, ctx);
-  return { outcome: 'duplicate', response: replayed(claim.response) };
+  return finish(keyId, { outcome: 'duplicate', response: replayed(claim.response) }, ctx);
 }
 
-function isSameRequest(claim: OrderIntakeClaim, request: OrderRequest): boolean {
+/**
+ * The claim batch; when the store fails to answer, the batch may have been applied all the same (a
+ * timeout, a lost connection), so the claim is read back: our own claim means it was
+ * ('applied-unseen'); another claim means it was refused, as a 409 on the claim would have said;
+ * none, or no answer to the read either, leaves the outcome unknown, and the error goes on to a 503
+ * whose retry will find out (the claim's fixed id keeps that retry from a second event).
+ */
+async function commitOrJudgeByClaim(claim: OrderIntakeClaim, event: WriteOperation['document'], ctx: IntakeContext): Promise<CommitResult | 'applied-unseen'> {
+  try {
+    return await ctx.store.commit(claim.orderId, [create(claim), create(event)]);
+  } catch (error) {
+    if (!(error instanceof TransientStoreError)) throw error;
+    const found = await ctx.store.read<OrderIntakeClaim>(claim.orderId, claim.id).catch((readError: unknown) => {
+      if (readError instanceof TransientStoreError) return undefined;
+      throw readError;
+    });
+    if (!found) throw error;
+    if (isSameRequest(found.document, claim) && found.document.acceptedAt === claim.acceptedAt) return 'applied-unseen';
+    return { kind: 'already-exists', operationIndex: 0 };
+  }
+}
+
+function isSameRequest(claim: OrderIntakeClaim, request: Pick<OrderRequest, 'idempotencyKey' | 'fingerprint'>): boolean {
   return claim.idempotencyKey === request.idempotencyKey && claim.fingerprint === request.fingerprint;
 }
 
+/**
+ * Completes the key record and answers. The answer was decided by what the store holds (a claim,
+ * an order), so a store that fails now does not change it: the record stays in progress and the
+ * next retry, which finds the same claim or order, completes it.
+ */
 async function finish(keyId: string, result: IntakeResult, ctx: IntakeContext): Promise<IntakeResult> {
-  await completeKeyRecord(keyId, result.response, ctx);
+  try {
+    await completeKeyRecord(keyId, result.response, ctx);
+  } catch (error) {
+    if (!(error instanceof TransientStoreError)) throw error;
+  }
   return result;
 }
 

@@ -70,9 +70,10 @@ export class OrderIntake {
     } catch (error) {
       if (!(error instanceof TransientStoreError)) throw error;
       // Hand the key back so that the retry we ask for is not told "in progress" for a lease's length.
+      // Safe even if our batch was applied unseen: the retry finds its claim and replays it.
       await releaseKey(read.idempotencyKey, invocation.invocationId, this.ctx).catch(() => undefined);
       this.log(invocation.log, { ...base, outcome: 'unavailable', status: 503, replayed: false, durationMs: Date.now() - started, reason: error.message });
-      return problem(503, 'store-unavailable', 'Try again shortly', 'the order store is unavailable for now; nothing was accepted; retry with the same Idempotency-Key', {}, { 'Retry-After': String(unavailableRetryAfterSeconds) });
+      return storeUnavailable();
     }
   }
 }
@@ -97,6 +98,15 @@ export function createOrderIntake(settings: Settings, overrides: IntakeOverrides
     settings.intake.maxBodyBytes,
     new RequestMetrics(overrides.meter ?? metrics.getMeter(meterName)),
   );
+}
+
+/**
+ * Never "nothing was accepted": this request's batch may have been applied with its answer lost,
+ * or an earlier copy of the request accepted. What is certain is that a retry gets the answer.
+ */
+function storeUnavailable(): IntakeResponse {
+  const detail = 'the order store is unavailable for now, so this request has no answer yet; retry with the same Idempotency-Key and body: the retry gets the answer (the same 202 if the order was accepted), never a second order';
+  return problem(503, 'store-unavailable', 'Try again shortly', detail, {}, { 'Retry-After': String(unavailableRetryAfterSeconds) });
 }
 
 function problemType(response: IntakeResponse): string | undefined {

@@ -1,15 +1,16 @@
 import type { z } from 'zod';
 import { fingerprintPayload } from '../idempotency/index.js';
-import { parseIdempotencyKey } from '../http/idempotencyKeyHeader.js';
+import { readBoundedBody } from '../http/readBoundedBody.js';
+import { readIdempotencyKey } from '../http/readIdempotencyKey.js';
 import { issuePaths, orderPlacedSchema } from '../orders/schemas.js';
 import type { OrderPlaced } from '../orders/schemas.js';
 import { problem } from './intakeResponse.js';
 import type { IntakeResponse } from './intakeResponse.js';
 
-/** What the intake needs of an HTTP request: Fetch-style headers, and the body on demand. */
+/** What the intake needs of an HTTP request: Fetch-style headers, and the body as a stream it reads with a bound. */
 export interface IntakeHttpRequest {
   readonly headers: { get(name: string): string | null };
-  readBody(): Promise<Uint8Array>;
+  readonly body: ReadableStream<Uint8Array> | null;
 }
 
 export interface OrderRequest {
@@ -19,34 +20,29 @@ export interface OrderRequest {
   readonly fingerprint: string;
 }
 
-/** Stripe's limit; the draft sets none. Longer keys are a client bug, not an identity. */
-export const maxIdempotencyKeyLength = 255;
+
 
 /**
  * Everything about a request that needs no store: the key, the media type, the size, the JSON and
  * the order's schema. Each refusal names what is wrong; none of them writes anything.
  */
 export async function readOrderRequest(request: IntakeHttpRequest, maxBodyBytes: number): Promise<OrderRequest | IntakeResponse> {
-  const header = request.headers.get('idempotency-key');
-  if (header === null || header.trim() === '') {
-    return problem(400, 'idempotency-key-missing', 'Idempotency-Key header required', 'send an Idempotency-Key header, a quoted string such as "8e03978e-40d5-43e8-bc93-6894a57f9324", the same on every retry of this request');
+  const header = readIdempotencyKey(request.headers.get('idempotency-key'));
+  if (header.kind === 'missing') {
+    return problem(400, 'idempotency-key-missing', 'Idempotency-Key header required', 'send an Idempotency-Key header, such as 8e03978e-40d5-43e8-bc93-6894a57f9324 (or quoted, as the IETF draft writes it), the same on every retry of this request');
   }
-  const idempotencyKey = parseIdempotencyKey(header);
-  if (idempotencyKey === undefined) {
-    return problem(400, 'idempotency-key-malformed', 'Idempotency-Key header malformed', 'the Idempotency-Key must be one non-empty sf-string (RFC 8941): printable ASCII in double quotes, with \\ and " escaped, such as "8e03978e-40d5-43e8-bc93-6894a57f9324"');
-  }
-  if (idempotencyKey.length > maxIdempotencyKeyLength) {
-    return problem(400, 'idempotency-key-malformed', 'Idempotency-Key header too long', `the Idempotency-Key is ${idempotencyKey.length} characters; at most ${maxIdempotencyKeyLength} are allowed`);
-  }
+  if (header.kind === 'malformed') return problem(400, 'idempotency-key-malformed', header.title, header.detail);
+  const idempotencyKey = header.key;
   const mediaType = checkMediaType(request.headers.get('content-type'));
   if (mediaType) return mediaType;
+  // A declared length over the limit is refused unread; any other is checked against the bytes themselves.
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > maxBodyBytes) return tooLarge(declared, maxBodyBytes);
-  const bytes = await request.readBody();
-  if (bytes.byteLength > maxBodyBytes) return tooLarge(bytes.byteLength, maxBodyBytes);
+  if (Number.isFinite(declared) && declared > maxBodyBytes) return tooLarge(`is ${declared} bytes`, maxBodyBytes);
+  const body = await readBoundedBody(request.body, maxBodyBytes);
+  if (body.kind === 'too-large') return tooLarge(`is over ${maxBodyBytes} bytes`, maxBodyBytes);
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body.bytes));
   } catch (error) {
     return problem(400, 'body-not-json', 'Body is not JSON', `the body is not UTF-8 JSON: ${(error as Error).message}`);
   }
@@ -69,8 +65,8 @@ function checkMediaType(contentType: string | null): IntakeResponse | undefined 
   return problem(415, 'unsupported-media-type', 'Unsupported media type', `send the order as application/json (UTF-8); the request has ${got}`, {}, { Accept: 'application/json' });
 }
 
-function tooLarge(bytes: number, max: number): IntakeResponse {
-  return problem(413, 'body-too-large', 'Body too large', `the body is ${bytes} bytes; an order may be at most ${max} bytes (INTAKE_MAX_BODY_BYTES)`);
+function tooLarge(size: string, max: number): IntakeResponse {
+  return problem(413, 'body-too-large', 'Body too large', `the body ${size}; an order may be at most ${max} bytes (INTAKE_MAX_BODY_BYTES)`);
 }
 
 function invalidOrder(error: z.ZodError): IntakeResponse {

@@ -134,13 +134,23 @@ describe('submitOrder over HTTP, as Core Tools serves it', () => {
     expect(new Set([placed?.diagnosticId, accepted?.diagnosticId, booking?.traceparent]).size).toBe(3);
   });
 
+  it('takes the key bare, as Stripe-style clients send it, and quoted, as the draft writes it, as one key', async () => {
+    const orderId = newOrderId();
+    const key = randomUUID();
+    const bare = await post(undefined, orderPlaced(orderId), { 'Idempotency-Key': key });
+    expect(bare.status).toBe(202);
+    const quoted = await post(key, orderPlaced(orderId));
+    expect([quoted.status, quoted.headers.get('idempotent-replayed')]).toEqual([202, 'true']);
+    expect(await quoted.json()).toEqual(await bare.json());
+  });
+
   it('answers the HTTP contract with problem+json: 400, 409, 413, 415, 422', async () => {
     const orderId = newOrderId();
     const key = randomUUID();
     await post(key, orderPlaced(orderId));
     const cases: [Promise<Response>, number, string][] = [
       [post(undefined, orderPlaced(newOrderId())), 400, 'idempotency-key-missing'],
-      [post(undefined, orderPlaced(newOrderId()), { 'Idempotency-Key': 'bare' }), 400, 'idempotency-key-malformed'],
+      [post(undefined, orderPlaced(newOrderId()), { 'Idempotency-Key': 'two, keys' }), 400, 'idempotency-key-malformed'],
       [post(randomUUID(), 'not json'), 400, 'body-not-json'],
       [post(randomUUID(), { orderId: newOrderId() }), 400, 'invalid-order'],
       [post(randomUUID(), orderPlaced(orderId)), 409, 'order-exists'],

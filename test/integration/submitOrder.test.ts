@@ -287,7 +287,9 @@ describe('POST /api/orders: concurrent copies and crashes', () => {
 describe('POST /api/orders: requests refused before anything is written', () => {
   const refusals: [string, () => ReturnType<typeof orderRequest>, number, string][] = [
     ['no Idempotency-Key', () => orderRequest(undefined, orderPlaced('o-refused')), 400, 'idempotency-key-missing'],
-    ['an unquoted Idempotency-Key', () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': 'abc' }), 400, 'idempotency-key-malformed'],
+    ['a bare Idempotency-Key with a space', () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': 'a b' }), 400, 'idempotency-key-malformed'],
+    ['an Idempotency-Key with a control character', () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': 'a\tb' }), 400, 'idempotency-key-malformed'],
+    ['two Idempotency-Key values', () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': 'abc, abc' }), 400, 'idempotency-key-malformed'],
     ['an empty sf-string key', () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': '""' }), 400, 'idempotency-key-malformed'],
     ['a key of 256 characters', () => orderRequest('k'.repeat(256), orderPlaced('o-refused')), 400, 'idempotency-key-malformed'],
     ['text/plain', () => orderRequest(newKey(), orderPlaced('o-refused'), { 'Content-Type': 'text/plain' }), 415, 'unsupported-media-type'],
@@ -319,6 +321,18 @@ describe('POST /api/orders: requests refused before anything is written', () => 
     expect(problemOf(response).errors?.map((e) => e.path)).toEqual(['orderId', 'currency', 'lines[0].quantity', 'lines[0].unitPrice']);
     expect(problemOf(response).detail).toContain('lines[0].quantity: ');
     expect(await keyRecordOf(store, key)).toBeUndefined();
+  });
+
+  it('accepts a bare key as Stripe\'s clients send it, and replays its answer to the same key quoted', async () => {
+    const { submit } = intakeOn(store, new TestClock());
+    const orderId = newOrderId();
+    const key = newKey();
+    const bare = await submit(orderRequest(undefined, orderPlaced(orderId), { 'Idempotency-Key': key }));
+    expect(bare.status).toBe(202);
+    const quoted = await submit(orderRequest(key, orderPlaced(orderId)));
+    expect(quoted).toEqual({ ...bare, headers: { ...bare.headers, 'Idempotent-Replayed': 'true' } });
+    expect(await keyRecordOf(store, key)).toMatchObject({ idempotencyKey: key, state: 'completed', response: bare });
+    expect(await outboxOf(orderId)).toHaveLength(1);
   });
 
   it('accepts JSON declared with charset=utf-8, and a key with escaped quotes, stored as the client meant it', async () => {

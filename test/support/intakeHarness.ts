@@ -7,11 +7,12 @@ import { Gate, ProcessKilled } from './shipmentHarness.js';
 import type { TestClock } from './shipmentHarness.js';
 import { RecordingLog } from './recordingLog.js';
 
-/** A request as a client sends it: the key as an sf-string, the body as JSON text unless given as bytes. */
+/** A request as a client sends it: the key as an sf-string, the body (one chunk) as JSON text unless given as bytes. */
 export function orderRequest(key: string | undefined, body: unknown, headers: Record<string, string> = {}): IntakeHttpRequest {
   const bytes = body instanceof Uint8Array ? body : new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body));
   const all = new Headers({ 'Content-Type': 'application/json', ...(key === undefined ? {} : { 'Idempotency-Key': idempotencyKeyHeader(key) }), ...headers });
-  return { headers: all, readBody: () => Promise.resolve(bytes) };
+  const stream = new ReadableStream<Uint8Array>({ start: (controller) => (controller.enqueue(bytes), controller.close()) });
+  return { headers: all, body: stream };
 }
 
 /** Which batch a store wrapper acts on: the order's claim with its outbox entry, or a write of the key's record. */
@@ -35,7 +36,16 @@ export class IntakeScriptedStore implements DocumentStore {
   holdBeforeClaimBatch?: Gate;
   /** The next completion of a key record waits here before it is sent. */
   holdBeforeCompletion?: Gate;
+  /** The claim batch is applied, but its answer is lost: the caller gets a 503 (a timeout, a reset connection). */
+  loseClaimBatchAnswerOnce = false;
+  /** Once the claim batch is applied, reads of the documents these ids name fail with a 503. */
+  failReadsAfterClaimBatch: readonly string[] = [];
+  /** Reads of the documents these ids name fail with a 503, from the start. */
+  failReads: readonly string[] = [];
+  /** Every completion of a key record fails with a 503, unapplied. */
+  failCompletion = false;
   private dead = false;
+  private claimBatchApplied = false;
   constructor(readonly inner: DocumentStore) {}
   /** A store for another process: same documents, its own crash points. */
   sibling(): IntakeScriptedStore {
@@ -43,6 +53,7 @@ export class IntakeScriptedStore implements DocumentStore {
   }
   read<D extends StoredDocument>(pk: string, id: string): Promise<VersionedDocument<D> | undefined> {
     if (this.dead) return Promise.reject(new ProcessKilled('earlier'));
+    if (this.failReads.includes(id) || (this.claimBatchApplied && this.failReadsAfterClaimBatch.includes(id))) return Promise.reject(new TransientStoreError(`the store answered 503 reading ${id} (injected)`));
     return this.inner.read<D>(pk, id);
   }
   find<D extends StoredDocument>(query: DocumentQuery): Promise<VersionedDocument<D>[]> {
@@ -64,9 +75,14 @@ export class IntakeScriptedStore implements DocumentStore {
         throw new TransientStoreError('the store answered 503 (injected)');
       }
       const result = await this.inner.commit(pk, operations);
+      this.claimBatchApplied ||= result.kind === 'committed';
       if (this.killAfterClaimBatch) {
         this.dead = true;
         throw new ProcessKilled('after the claim batch committed, before the response');
+      }
+      if (this.loseClaimBatchAnswerOnce) {
+        this.loseClaimBatchAnswerOnce = false;
+        throw new TransientStoreError('the store\'s answer to the claim batch was lost (injected)');
       }
       return result;
     }
@@ -74,6 +90,7 @@ export class IntakeScriptedStore implements DocumentStore {
       const hold = this.holdBeforeCompletion;
       this.holdBeforeCompletion = undefined;
       await hold?.pass();
+      if (this.failCompletion) throw new TransientStoreError('the store answered 503 completing the key record (injected)');
     }
     return this.inner.commit(pk, operations);
   }

@@ -151,7 +151,7 @@ export async function answerReconcile(fixture: FixtureState): Promise<ReconcileA
 
 export function httpRequest(request: Pick<FixtureRequest, 'headers' | 'body'>): IntakeHttpRequest {
   const bytes = new TextEncoder().encode(request.body);
-  return { headers: new Headers(request.headers), readBody: () => Promise.resolve(bytes) };
+  return { headers: new Headers(request.headers), body: new Blob([bytes]).stream() };
 }
 
 export function plainResponse(response: FixtureResponse): FixtureResponse {

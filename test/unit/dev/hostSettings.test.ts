@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readAppSettings, readHostJson, resolveBindingExpression, timeSpanToMs } from '../../../dev/host/hostSettings.js';
+import { readAppSettings, readHostJson, requestBodySizeLimitBytes, resolveBindingExpression, timeSpanToMs } from '../../../dev/host/hostSettings.js';
 import { filesMatching } from '../../../dev/host/loadFunctionApp.js';
 
 function appDir(files: Record<string, string>): string {
@@ -41,5 +41,15 @@ describe('local host settings', () => {
     const root = appDir({ 'dist/functions/a.js': '', 'dist/functions/b.js': '', 'dist/functions/a.js.map': '', 'dist/src/c.js': '', 'dist/functions/sub/d.js': '' });
     expect(filesMatching(root, 'dist/functions/*.js').map((f) => f.slice(root.length + 1))).toEqual(['dist/functions/a.js', 'dist/functions/b.js']);
     expect(filesMatching(root, 'dist/**/*.js').length).toBe(5 - 1);
+  });
+
+  it('reads the request body limit as the Functions host does: FUNCTIONS_REQUEST_BODY_SIZE_LIMIT in bytes when it is a whole number, else 100 MiB', () => {
+    expect(requestBodySizeLimitBytes({})).toBe(104_857_600);
+    expect(requestBodySizeLimitBytes({ FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: '1048576' })).toBe(1_048_576);
+    expect(requestBodySizeLimitBytes({ FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: ' 2048 ' })).toBe(2048);
+    expect(requestBodySizeLimitBytes({ FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: '0' })).toBe(0);
+    for (const ignored of ['', 'abc', '1.5', '1e6', '-1', '99999999999999999999']) {
+      expect(requestBodySizeLimitBytes({ FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: ignored }), ignored).toBe(104_857_600);
+    }
   });
 });

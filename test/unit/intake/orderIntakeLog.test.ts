@@ -57,7 +57,7 @@ describe('the intake\'s log line', () => {
     expect(response).toMatchObject({
       status: 503,
       headers: { 'Retry-After': '5' },
-      body: { title: 'Try again shortly', detail: 'the order store is unavailable for now; nothing was accepted; retry with the same Idempotency-Key' },
+      body: { title: 'Try again shortly', detail: 'the order store is unavailable for now, so this request has no answer yet; retry with the same Idempotency-Key and body: the retry gets the answer (the same 202 if the order was accepted), never a second order' },
     });
     const { record } = recordOf(log);
     expect(record).toMatchObject({ outcome: 'unavailable', status: 503, replayed: false, reason: '503 from the store' });

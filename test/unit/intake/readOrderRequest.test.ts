@@ -10,14 +10,14 @@ const problemOf = (r: OrderRequest | IntakeResponse) => {
   if (!('status' in r)) throw new Error('the request was accepted');
   return { status: r.status, headers: r.headers, ...(r.body as { type: string; title: string; detail: string }) };
 };
-const withHeaders = (headers: Record<string, string>) => ({ headers: new Headers(headers), readBody: () => Promise.resolve(new TextEncoder().encode(JSON.stringify(orderPlaced('o-1')))) });
+const withHeaders = (headers: Record<string, string>) => ({ ...orderRequest(undefined, orderPlaced('o-1')), headers: new Headers(headers) });
 
 describe('readOrderRequest: each refusal, as a client sees it', () => {
   // RFC 9457: a problem type's title does not change from occurrence to occurrence, so clients may show it.
   it('gives each problem type its one title', async () => {
     const cases: [ReturnType<typeof orderRequest>, string, string][] = [
       [orderRequest(undefined, orderPlaced('o-1')), 'idempotency-key-missing', 'Idempotency-Key header required'],
-      [withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': 'abc' }), 'idempotency-key-malformed', 'Idempotency-Key header malformed'],
+      [withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': 'a b' }), 'idempotency-key-malformed', 'Idempotency-Key header malformed'],
       [orderRequest('k'.repeat(256), orderPlaced('o-1')), 'idempotency-key-malformed', 'Idempotency-Key header too long'],
       [orderRequest('k', orderPlaced('o-1'), { 'Content-Type': 'text/plain' }), 'unsupported-media-type', 'Unsupported media type'],
       [orderRequest('k', 'x'.repeat(2000)), 'body-too-large', 'Body too large'],
@@ -33,7 +33,7 @@ describe('readOrderRequest: each refusal, as a client sees it', () => {
 
   it('says how long the key is and how long it may be', async () => {
     expect(problemOf(await read(orderRequest('k'.repeat(256), orderPlaced('o-1')))).detail).toBe('the Idempotency-Key is 256 characters; at most 255 are allowed');
-    expect(problemOf(await read(withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': 'abc' }))).detail).toContain('one non-empty sf-string (RFC 8941)');
+    expect(problemOf(await read(withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': '"abc' }))).detail).toContain('one non-empty sf-string (RFC 8941)');
   });
 
   it('says which media type it got, or that there was none, and which it takes', async () => {
@@ -52,7 +52,7 @@ describe('readOrderRequest: each refusal, as a client sees it', () => {
   });
 
   it('says how large the body is and what the limit is', async () => {
-    expect(problemOf(await read(orderRequest('k', 'x'.repeat(2000)))).detail).toBe('the body is 2000 bytes; an order may be at most 1024 bytes (INTAKE_MAX_BODY_BYTES)');
+    expect(problemOf(await read(orderRequest('k', 'x'.repeat(2000)))).detail).toBe('the body is over 1024 bytes; an order may be at most 1024 bytes (INTAKE_MAX_BODY_BYTES)');
     expect(problemOf(await read(orderRequest('k', orderPlaced('o-1'), { 'Content-Length': '1025' }))).detail).toBe('the body is 1025 bytes; an order may be at most 1024 bytes (INTAKE_MAX_BODY_BYTES)');
   });
 
