@@ -5,20 +5,27 @@ import type { DocumentStore } from '../../src/idempotency/index.js';
 
 interface PointsEarned { customerId: string; points: number }
 interface Account { id: string; balance: number }
-type Outcome = 'credited' | 'duplicate' | 'conflict' | 'no-key';
+type Outcome = 'credited' | 'duplicate' | 'conflict' | 'no-key' | 'retry';
+const markerTtlSeconds = 30 * 24 * 3600; // longer than the broker can redeliver or an operator resubmit
+const maxAttempts = 10; // lost races in a row before the message goes back to the broker
 
 export async function creditPointsOnce(store: DocumentStore, message: { messageId?: string; body: PointsEarned }): Promise<Outcome> {
   const key = resolveDedupKey({ messageId: message.messageId }, 'loyalty'); // composite: consumer|key
   if (!key) return 'no-key'; // never process a message keyless
   const fingerprint = fingerprintPayload('PointsEarned', message.body);
   const { customerId, points } = message.body;
-  const account = (await store.read<Account>(customerId, customerId)) ?? { document: { id: customerId, balance: 0 }, etag: '' };
-  const credited = { ...account.document, balance: account.document.balance + points };
-  const marker = { id: `inbox|${key.value}`, fingerprint };
-  // The marker and the balance change commit together: either both exist or neither.
-  const result = await store.commit(customerId, [create(marker), account.etag ? replace(credited, account.etag) : create(credited)]);
-  if (result.kind === 'committed') return 'credited';
-  if (result.kind !== 'already-exists' || result.operationIndex !== 0) return creditPointsOnce(store, message); // lost a race: again
-  const stored = await store.read<typeof marker>(customerId, marker.id);
-  return stored?.document.fingerprint === fingerprint ? 'duplicate' : 'conflict';
+  const marker = { id: `inbox|${key.value}`, fingerprint, ttl: markerTtlSeconds };
+  for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
+    const account = (await store.read<Account>(customerId, customerId)) ?? { document: { id: customerId, balance: 0 }, etag: '' };
+    const credited = { ...account.document, balance: account.document.balance + points };
+    // The marker and the balance change commit together: either both exist or neither.
+    const result = await store.commit(customerId, [create(marker), account.etag ? replace(credited, account.etag) : create(credited)]);
+    if (result.kind === 'committed') return 'credited';
+    if (result.kind === 'already-exists' && result.operationIndex === 0) {
+      const stored = await store.read<typeof marker>(customerId, marker.id);
+      return stored?.document.fingerprint === fingerprint ? 'duplicate' : 'conflict';
+    }
+    // Another message changed the account between our read and our write: read it again.
+  }
+  return 'retry'; // throw, so the broker redelivers later
 }
