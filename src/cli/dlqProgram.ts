@@ -25,6 +25,8 @@ export interface DlqIo {
   readonly confirm?: (question: string) => Promise<boolean>;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly hooks?: ResubmitHooks;
+  /** The tool's clock; tests move it forward. */
+  readonly now?: () => number;
 }
 
 interface GlobalOptions {
@@ -297,7 +299,7 @@ async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: b
       },
       consumerName: options.consumerName,
       keepSeconds: Number(io.env.INBOX_MARKER_TTL_SECONDS ?? 30 * 24 * 3600),
-      now: () => Date.now(),
+      now: io.now ?? (() => Date.now()),
       out: { line: io.stdout, progress: io.stderr },
     });
   } finally {
@@ -385,7 +387,7 @@ async function withContext(options: GlobalOptions, io: DlqIo, run: (ctx: DlqCont
       store: container && new CosmosDocumentStore(container),
       consumerName: options.consumerName,
       duplicateDetectionWindowMs: options.duplicateWindow,
-      now: () => Date.now(),
+      now: io.now ?? (() => Date.now()),
       out,
     });
   } finally {
