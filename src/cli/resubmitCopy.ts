@@ -1,6 +1,6 @@
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import { idempotencyKeyProperty, retryProperties } from '../orders/index.js';
-import { deriveMessageId, firstEnqueuedAtProperty } from '../servicebus/index.js';
+import { dataBodyBytes, deriveMessageId, firstEnqueuedAtProperty } from '../servicebus/index.js';
 import type { ResubmitHorizonDecision } from './resubmitHorizon.js';
 
 export const resubmittedFromProperty = 'resubmitted-from';
@@ -89,8 +89,8 @@ function horizonProperties(horizon: ResubmitOptions['horizon']): Record<string, 
  * other body types go back as the SDK decoded them.
  */
 function exactBody(original: ServiceBusReceivedMessage): unknown {
-  const raw = original._rawAmqpMessage;
-  return raw?.bodyType === 'data' && raw.body instanceof Uint8Array ? Buffer.from(raw.body) : original.body;
+  const bytes = dataBodyBytes(original);
+  return bytes === undefined ? original.body : Buffer.from(bytes);
 }
 
 function applicationProperty(properties: Record<string, unknown>, name: string): unknown {

@@ -7,3 +7,4 @@ export { ServiceBusRetryScheduler, chooseServiceBusClient } from './retrySchedul
 export type { RetryScheduler, ScheduledCopy, ServiceBusClientChoice, ServiceBusConnectionSettings } from './retryScheduler.js';
 export { deriveMessageId, maxDerivedSuffixLength, maxMessageIdLength } from './derivedMessageId.js';
 export { earliestInstant, firstEnqueuedAtProperty } from './messageLineage.js';
+export { dataBodyBytes } from './receivedBody.js';

@@ -87,4 +87,10 @@ describe('planResubmit', () => {
     const unknownAge = planResubmit(original(), { ...options, dedupKey: 'm-1', horizon: { ...horizon, firstEnqueuedAtEpochMs: undefined } }).copy;
     expect(unknownAge.applicationProperties).not.toHaveProperty('first-enqueued-at');
   });
+
+  it('sends the data section\'s bytes as the SDK holds them (a section), not the value it parsed from them', () => {
+    const text = `{"orderId":"o-1","lines":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
+    const deep = original({ body: JSON.parse(text) as unknown, _rawAmqpMessage: { bodyType: 'data', body: { typecode: 117, content: Buffer.from(text) } } } as never);
+    expect(Buffer.from(planResubmit(deep, options).copy.body as Buffer).toString()).toBe(text);
+  });
 });

@@ -14,6 +14,8 @@ describe('deliveryOf', () => {
   it('hands over the bytes of a data body as their text, however deep the JSON the SDK parsed from them', () => {
     const text = `{"orderId":"o-1","lines":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
     const parsedBySdk = JSON.parse(text) as unknown;
+    // As @azure/service-bus 7.9 holds it: rhea's data Section, the bytes in `content`.
+    expect(deliveryOf(received(parsedBySdk, { bodyType: 'data', body: { typecode: 117, content: Buffer.from(text) } })).body).toBe(text);
     expect(deliveryOf(received(parsedBySdk, { bodyType: 'data', body: Buffer.from(text) })).body).toBe(text);
   });
 
