@@ -116,4 +116,9 @@ describe('resubmitting past the markers\' retention', () => {
     expect(copy?.properties['first-enqueued-at']).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
     expect(original).toBeDefined();
   });
+
+  it('wants a reason with --force, and the retention settings as the app reads them', async () => {
+    expect(await dlq(['resubmit', 'pay-old', '--force', ' '])).toMatchObject({ code: 2, stderr: expect.stringContaining('--force needs a reason of 1 to 500 characters') });
+    expect(await dlq(['resubmit', 'pay-old'], { env: { INBOX_MARKER_TTL_SECONDS: 'a month' } })).toMatchObject({ code: 2, stderr: expect.stringContaining('INBOX_MARKER_TTL_SECONDS') });
+  });
 });
