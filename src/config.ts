@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { isSecureOrLoopback, secureOrLoopbackRule } from './http/loopbackAddress.js';
-import { ConfigurationError, checkMarkerRetention, checkRequestKeyRetention } from './idempotency/index.js';
+import { ConfigurationError, checkMarkerRetention, checkRequestKeyRetention, resubmitMarginSeconds } from './idempotency/index.js';
 import type { RetryPolicy, SettingProblem } from './idempotency/index.js';
 
 const days = (n: number) => n * 24 * 60 * 60;
@@ -331,6 +331,36 @@ export function loadSetupSettings(env: Readonly<Record<string, string | undefine
       resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
     },
   });
+}
+
+/** What the operator tool needs to decide whether a resubmit is still covered by the markers. */
+export interface ResubmitRetentionSettings {
+  readonly markerTtlSeconds: number;
+  /** How long the markers must still live when a copy is sent (see `resubmitMarginSeconds`). */
+  readonly marginSeconds: number;
+  /** The settings the margin was computed from, for the tool's explanation. */
+  readonly marginExplanation: string;
+}
+
+/**
+ * The retention settings alone, read with the app's rules (and defaults), for the operator tool: it
+ * must use the same values as the app, or its check would prove nothing.
+ */
+export function loadResubmitRetention(env: Readonly<Record<string, string | undefined>> = process.env): Readonly<ResubmitRetentionSettings> {
+  const names = { INBOX_MARKER_TTL_SECONDS: true, QUEUE_MAX_DELIVERY_COUNT: true, QUEUE_LOCK_DURATION_SECONDS: true, LOCK_RENEWAL_MAX_SECONDS: true, TRANSIENT_RETRY_BUDGET_SECONDS: true } as const;
+  const parsed = settingsSchema().pick(names).safeParse(withoutBlanks(env));
+  if (!parsed.success) throw new ConfigurationError(parsed.error.issues.map((i) => ({ setting: String(i.path[0]), problem: i.message })));
+  const s = parsed.data;
+  const marginSeconds = resubmitMarginSeconds({
+    maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
+    lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
+    lockRenewalMaxSeconds: s.LOCK_RENEWAL_MAX_SECONDS,
+    retryBudgetSeconds: s.TRANSIENT_RETRY_BUDGET_SECONDS,
+  });
+  const marginExplanation =
+    `QUEUE_MAX_DELIVERY_COUNT ${s.QUEUE_MAX_DELIVERY_COUNT} x (LOCK_RENEWAL_MAX_SECONDS ${s.LOCK_RENEWAL_MAX_SECONDS} s + QUEUE_LOCK_DURATION_SECONDS ${s.QUEUE_LOCK_DURATION_SECONDS} s)` +
+    ` + TRANSIENT_RETRY_BUDGET_SECONDS ${s.TRANSIENT_RETRY_BUDGET_SECONDS} s = ${marginSeconds} s`;
+  return Object.freeze({ markerTtlSeconds: s.INBOX_MARKER_TTL_SECONDS, marginSeconds, marginExplanation });
 }
 
 /**

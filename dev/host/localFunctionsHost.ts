@@ -9,6 +9,7 @@ import type { RegisteredFunction } from './functionsCore.js';
 import { invokeServiceBusFunction } from './hostInvocation.js';
 import type { InvocationResult, ServiceBusDelivery } from './hostInvocation.js';
 import { isFunctionDisabled } from '../../src/config.js';
+import { dataBodyBytes } from '../../src/servicebus/index.js';
 import { requestBodySizeLimitBytes, resolveBindingExpression } from './hostSettings.js';
 import type { ServiceBusHostOptions } from './hostSettings.js';
 import { fileLease, processLocalLease } from './listenerLease.js';
@@ -139,7 +140,16 @@ function connect(connection: string, settings: Readonly<Record<string, string>>)
 }
 
 async function runOnce(fn: RegisteredFunction, receiver: ServiceBusReceiver, message: ServiceBusReceivedMessage, options: LocalHostOptions): Promise<void> {
-  const delivery = deliveryOf(message);
+  let delivery: ServiceBusDelivery;
+  try {
+    delivery = deliveryOf(message);
+  } catch (error) {
+    // As the host does when it cannot bind a trigger: the invocation fails with the exception, logged,
+    // and the message is abandoned (never left to its lock in silence).
+    console.error(`Exception binding parameter of Functions.${fn.metadata.name} for message ${String(message.messageId)}: ${(error as Error).message}`);
+    await receiver.abandonMessage(message);
+    return;
+  }
   await options.beforeInvocation?.(delivery);
   const result = await invokeServiceBusFunction(fn, delivery);
   options.onInvocation?.(fn, delivery, result);
@@ -155,7 +165,7 @@ async function runOnce(fn: RegisteredFunction, receiver: ServiceBusReceiver, mes
  */
 export function deliveryOf(m: ServiceBusReceivedMessage): ServiceBusDelivery {
   return {
-    body: bodyText(m.body),
+    body: bodyText(m),
     messageId: m.messageId === undefined ? undefined : String(m.messageId),
     correlationId: m.correlationId === undefined ? undefined : String(m.correlationId),
     contentType: m.contentType,
@@ -170,9 +180,21 @@ export function deliveryOf(m: ServiceBusReceivedMessage): ServiceBusDelivery {
   };
 }
 
-/** The host binds the body as a string: the UTF-8 text the producer sent. */
-function bodyText(body: unknown): string | Uint8Array {
-  if (typeof body === 'string') return body;
-  if (body instanceof Uint8Array) return body;
-  return JSON.stringify(body);
+/**
+ * The host binds a Service Bus body for a Node function as a string, the UTF-8 text of its bytes
+ * (azure-functions-nodejs-worker#684: "the handler receives the message only as a string ... even
+ * when the message is a byte array"; azure-functions-host GrpcMessageConversionExtensions.ToRpc sends
+ * a string as TypedData.String), and the worker's library JSON.parses it (@azure/functions
+ * fromRpcTypedData -> tryJsonParse, no recursion of its own). The JS SDK this host receives with
+ * has already JSON.parsed every data body (its tryToJsonDecode, whatever the content type), so go
+ * back to the bytes: serialising that value again recursed, and a body nested 50,000 deep overflowed
+ * the stack here, before any invocation.
+ */
+function bodyText(m: ServiceBusReceivedMessage): string | Uint8Array {
+  const bytes = dataBodyBytes(m);
+  if (bytes !== undefined) return Buffer.from(bytes).toString('utf8');
+  if (typeof m.body === 'string') return m.body;
+  if (m.body instanceof Uint8Array) return m.body;
+  // An AMQP value or sequence body (another client's): the .NET client the host uses cannot read it as bytes either.
+  return JSON.stringify(m.body);
 }

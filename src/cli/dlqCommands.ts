@@ -7,6 +7,8 @@ import { forEachLocked, isLockLost, keepLocked, peekAll } from './deadLetterQueu
 import type { LockedOutcome } from './deadLetterQueue.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
 import { planResubmit } from './resubmitCopy.js';
+import { decideResubmitHorizon } from './resubmitHorizon.js';
+import type { ResubmitHorizonDecision, ResubmitPolicy } from './resubmitHorizon.js';
 import { storeStateOf, storedRecordsOf } from './storeState.js';
 import type { StoreState } from './storeState.js';
 
@@ -90,7 +92,8 @@ export async function showDeadLetter(ctx: DlqContext, target: string): Promise<R
 export interface ActionReport {
   readonly sequenceNumber: number;
   readonly messageId?: string;
-  readonly outcome: 'resubmitted' | 'would-resubmit' | 'purged' | 'would-purge' | 'failed';
+  /** `refused`: the retention check found that the markers may have expired (see `detail`); nothing was sent. */
+  readonly outcome: 'resubmitted' | 'would-resubmit' | 'refused' | 'purged' | 'would-purge' | 'failed';
   readonly copyMessageId?: string;
   readonly detail: string;
 }
@@ -105,15 +108,20 @@ export interface ResubmitHooks {
  * original. In that order: a crash in between leaves the original (resubmitted again later, the
  * consumer absorbs the second copy) and never a loss.
  */
-export async function resubmitDeadLetters(ctx: DlqContext, selection: Selection, dryRun: boolean, hooks: ResubmitHooks = {}): Promise<ActionReport[]> {
-  if (dryRun) return plannedActions(ctx, selection, 'would-resubmit');
+export async function resubmitDeadLetters(ctx: DlqContext, selection: Selection, dryRun: boolean, policy: ResubmitPolicy, hooks: ResubmitHooks = {}): Promise<ActionReport[]> {
+  if (dryRun) return plannedActions(ctx, selection, 'would-resubmit', policy);
   const reports: ActionReport[] = [];
   const sender = ctx.sender();
   await forEachLocked(
     ctx.receiver,
     async (m): Promise<LockedOutcome> => {
       if (!isSelected(dlqView(m), selection, ctx.now())) return 'declined';
-      const report = await resubmitOne(ctx, sender, m, hooks);
+      const horizon = horizonOf(ctx, m, policy);
+      if (horizon.kind === 'refused') {
+        reports.push({ ...identityOf(m), outcome: 'refused', detail: horizon.checked });
+        return 'declined';
+      }
+      const report = await resubmitOne(ctx, sender, m, horizon, hooks);
       if (report === 'lock-lost') return 'lock-lost';
       reports.push(report);
       if (reports.length % 100 === 0) ctx.out.progress(`resubmitted ${reports.length}...`);
@@ -125,10 +133,15 @@ export async function resubmitDeadLetters(ctx: DlqContext, selection: Selection,
 }
 
 /** 'lock-lost' when the lock ran out before anything was sent: the message is simply locked again later. */
-async function resubmitOne(ctx: DlqContext, sender: ServiceBusSender, m: ServiceBusReceivedMessage, hooks: ResubmitHooks): Promise<ActionReport | 'lock-lost'> {
+async function resubmitOne(
+  ctx: DlqContext,
+  sender: ServiceBusSender,
+  m: ServiceBusReceivedMessage,
+  horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>,
+  hooks: ResubmitHooks,
+): Promise<ActionReport | 'lock-lost'> {
   const base = identityOf(m);
-  const dedupKey = dedupKeyOf(envelopeOfReceived(m), m.body);
-  const plan = planResubmit(m, { entityPath: ctx.entityPath, to: ctx.resubmitTo, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now() });
+  const plan = planOf(ctx, m, horizon);
   try {
     await keepLocked(ctx.receiver, m);
   } catch (error) {
@@ -140,7 +153,7 @@ async function resubmitOne(ctx: DlqContext, sender: ServiceBusSender, m: Service
     await hooks.afterSend?.(m);
     await ctx.receiver.completeMessage(m);
     const why = plan.messageIdDecision === 'new' ? 'new MessageId (the original may be inside the duplicate-detection window); idempotency-key keeps the dedup key' : 'same MessageId (outside the duplicate-detection window)';
-    return { ...base, outcome: 'resubmitted', copyMessageId: String(plan.copy.messageId), detail: why };
+    return { ...base, outcome: 'resubmitted', copyMessageId: String(plan.copy.messageId), detail: `${why}; ${horizon.checked}` };
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     // The copy may have been sent: the original stays dead-lettered, and resubmitting it again is
@@ -172,19 +185,29 @@ export async function purgeDeadLetters(ctx: DlqContext, selection: Selection, dr
   return reports;
 }
 
-async function plannedActions(ctx: DlqContext, selection: Selection, outcome: 'would-resubmit' | 'would-purge'): Promise<ActionReport[]> {
+async function plannedActions(ctx: DlqContext, selection: Selection, outcome: 'would-resubmit' | 'would-purge', policy?: ResubmitPolicy): Promise<ActionReport[]> {
   const reports: ActionReport[] = [];
   for await (const m of peekAll(ctx.receiver)) {
     if (!isSelected(dlqView(m), selection, ctx.now())) continue;
-    const plan = planResubmit(m, { entityPath: ctx.entityPath, to: ctx.resubmitTo, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey: dedupKeyOf(envelopeOfReceived(m), m.body), nowMs: ctx.now() });
-    reports.push({
-      ...identityOf(m),
-      outcome,
-      copyMessageId: outcome === 'would-resubmit' ? String(plan.copy.messageId) : undefined,
-      detail: m.deadLetterReason ?? '',
-    });
+    if (outcome === 'would-purge' || policy === undefined) {
+      reports.push({ ...identityOf(m), outcome, detail: m.deadLetterReason ?? '' });
+      continue;
+    }
+    const horizon = horizonOf(ctx, m, policy);
+    if (horizon.kind === 'refused') reports.push({ ...identityOf(m), outcome: 'refused', detail: horizon.checked });
+    else reports.push({ ...identityOf(m), outcome, copyMessageId: String(planOf(ctx, m, horizon).copy.messageId), detail: `${m.deadLetterReason ?? ''}; ${horizon.checked}` });
   }
   return reports;
+}
+
+function horizonOf(ctx: DlqContext, m: ServiceBusReceivedMessage, policy: ResubmitPolicy): ResubmitHorizonDecision {
+  const name = m.messageId === undefined ? `message #${String(m.sequenceNumber)}` : `message ${String(m.messageId)}`;
+  return decideResubmitHorizon(name, m, ctx.now(), policy);
+}
+
+function planOf(ctx: DlqContext, m: ServiceBusReceivedMessage, horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>) {
+  const dedupKey = dedupKeyOf(envelopeOfReceived(m), m.body);
+  return planResubmit(m, { entityPath: ctx.entityPath, to: ctx.resubmitTo, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now(), horizon });
 }
 
 function allTargetsDone(selection: Selection, reports: readonly ActionReport[]): boolean {

@@ -3,6 +3,7 @@ import { DefaultAzureCredential } from '@azure/identity';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { RetryOptions } from '@azure/service-bus';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { loadResubmitRetention } from '../config.js';
 import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
 import { deadLetterReceiver, entityPath } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
@@ -18,6 +19,7 @@ import { discardParked, listParked, resubmitParked } from './parkedCommands.js';
 import type { ListedParkedItem, ParkedActionReport, ParkedContext, ParkedSelection } from './parkedCommands.js';
 import { checkCosmosContainer, checkServiceBusEntity } from './setupChecks.js';
 import type { ActionReport, DlqContext, ListedMessage, Output, ResubmitHooks } from './dlqCommands.js';
+import type { ResubmitPolicy } from './resubmitHorizon.js';
 
 export interface DlqIo {
   readonly stdout: (text: string) => void;
@@ -26,6 +28,8 @@ export interface DlqIo {
   readonly confirm?: (question: string) => Promise<boolean>;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly hooks?: ResubmitHooks;
+  /** The tool's clock; tests move it forward. */
+  readonly now?: () => number;
 }
 
 interface GlobalOptions {
@@ -52,6 +56,7 @@ interface FilterOptions {
   json?: boolean;
   dryRun?: boolean;
   yes?: boolean;
+  force?: string;
 }
 
 /** Exit codes: 0 done, 1 some message failed (or nothing matched a named target), 2 bad usage or connection. */
@@ -123,11 +128,13 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
   withFilters(program.command('resubmit [targets...]').description('send copies back to the queue, then remove the originals'))
     .option('--all', 'every message that passes the filters')
     .option('--dry-run', 'show the plan and change nothing')
+    .option('--force <reason>', forceHelp('dead-lettered message'))
     .option('--json', 'print the report as JSON')
     .action(async (targets: string[], options: FilterOptions) => {
       const selection = requireSelection(targets, options);
+      const policy = resubmitPolicyOf(io, options.force);
       await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
-        const reports = await resubmitDeadLetters(ctx, selection, options.dryRun === true, io.hooks);
+        const reports = await resubmitDeadLetters(ctx, selection, options.dryRun === true, policy, io.hooks);
         setExitCode(report(io, reports, selection, options.json === true));
       });
     });
@@ -168,6 +175,7 @@ interface ParkedOptions {
   json?: boolean;
   dryRun?: boolean;
   yes?: boolean;
+  force?: string;
 }
 
 const parkedStates = ['parked', 'applied', 'rejected', 'resubmitted', 'discarded'] as const;
@@ -198,14 +206,15 @@ function addParkedCommands(program: Command, io: DlqIo, setExitCode: (code: numb
       .option('--reason <reason>', 'only items rejected with this reason')
       .option('--dry-run', 'show the plan and change nothing')
       .option('--json', 'print the report as JSON');
-  selected(parked.command('resubmit [targets...]').description('send rejected items back to the orders queue (by MessageId, dedup key or <orderId>/<item id>)')).action(
-    async (targets: string[], options: ParkedOptions) => {
+  selected(parked.command('resubmit [targets...]').description('send rejected items back to the orders queue (by MessageId, dedup key or <orderId>/<item id>)'))
+    .option('--force <reason>', forceHelp('parked item'))
+    .action(async (targets: string[], options: ParkedOptions) => {
       const selection = parkedSelection(targets, options);
+      const policy = resubmitPolicyOf(io, options.force);
       await withStoreContext(program.opts<GlobalOptions>(), io, true, async (ctx) => {
-        setExitCode(parkedReport(io, await resubmitParked(ctx, selection, options.dryRun === true), selection, options.json === true));
+        setExitCode(parkedReport(io, await resubmitParked(ctx, selection, options.dryRun === true, policy), selection, options.json === true));
       });
-    },
-  );
+    });
   selected(parked.command('discard [targets...]').description('drop rejected items for good: their effect will never be applied'))
     .option('--yes', 'do not ask for confirmation')
     .action(async (targets: string[], options: ParkedOptions) => {
@@ -299,7 +308,7 @@ async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: b
       },
       consumerName: options.consumerName,
       keepSeconds: Number(io.env.INBOX_MARKER_TTL_SECONDS ?? 30 * 24 * 3600),
-      now: () => Date.now(),
+      now: io.now ?? (() => Date.now()),
       out: { line: io.stdout, progress: io.stderr },
     });
   } finally {
@@ -309,7 +318,8 @@ async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: b
 }
 
 function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: ParkedSelection, json: boolean): number {
-  const failed = reports.filter((r) => r.outcome === 'failed').length;
+  // A refused item is not done: the exit code says so, as for a failure.
+  const failed = reports.filter((r) => r.outcome === 'failed' || r.outcome === 'refused').length;
   const matched = (t: string) => reports.some((r) => r.messageId === t || r.dedupKey === t || `${r.orderId}/${r.id}` === t);
   const missing = selection.targets.filter((t) => !matched(t)).length;
   if (json) {
@@ -333,6 +343,15 @@ function parkedTable(rows: ListedParkedItem[]): string {
     (r) => `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${cut(r.messageId, 24)}  ${cut(r.state, 11)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
   );
   return [header, ...lines, `${rows.length} parked item(s)`].join('\n');
+}
+
+const forceHelp = (what: string) =>
+  `send even a ${what} whose inbox markers may have expired (older than INBOX_MARKER_TTL_SECONDS less the margin a copy needs); the reason is recorded on the copy (${'resubmit-forced-reason'}) and in the report`;
+
+/** The retention settings as the app reads them (same names, defaults and checks), and a forced send's reason. */
+function resubmitPolicyOf(io: DlqIo, force: string | undefined): ResubmitPolicy {
+  if (force !== undefined && (force.trim() === '' || force.length > 500)) throw new Error('--force needs a reason of 1 to 500 characters: why the copy is safe to send (it is recorded on the copy)');
+  return { retention: loadResubmitRetention(io.env), forceReason: force?.trim() };
 }
 
 function durationOption(value: string): number {
@@ -387,7 +406,7 @@ async function withContext(options: GlobalOptions, io: DlqIo, run: (ctx: DlqCont
       store: container && new CosmosDocumentStore(container),
       consumerName: options.consumerName,
       duplicateDetectionWindowMs: options.duplicateWindow,
-      now: () => Date.now(),
+      now: io.now ?? (() => Date.now()),
       out,
     });
   } finally {
@@ -429,9 +448,10 @@ function describeError(error: unknown): string {
 /** Prints the per-message report and a summary; returns the exit code. */
 function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: boolean): number {
   const failed = reports.filter((r) => r.outcome === 'failed').length;
+  const refused = reports.filter((r) => r.outcome === 'refused').length;
   const missing = !selection.all && selection.targets.length > 0 ? selection.targets.length - reports.length : 0;
   if (json) {
-    io.stdout(JSON.stringify({ reports, failed, missing }, null, 2));
+    io.stdout(JSON.stringify({ reports, failed, refused, missing }, null, 2));
   } else {
     for (const r of reports) {
       const copy = r.copyMessageId ? ` -> ${r.copyMessageId}` : '';
@@ -439,7 +459,7 @@ function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: 
     }
     io.stdout(summaryLine(reports, 'no message matched', missing, 'message(s)'));
   }
-  return failed > 0 || missing > 0 ? 1 : 0;
+  return failed > 0 || refused > 0 || missing > 0 ? 1 : 0;
 }
 
 function table(rows: ListedMessage[]): string {

@@ -5,7 +5,10 @@ import { idempotencyKeyProperty } from '../orders/index.js';
 import { deriveMessageId } from '../servicebus/index.js';
 import type { ParkedItemDocument, ParkedItemState } from '../orders/index.js';
 import type { Output } from './dlqCommands.js';
-import { resubmitCountProperty } from './resubmitCopy.js';
+import { resubmitCountProperty, resubmitForcedReasonProperty } from './resubmitCopy.js';
+import { decideResubmitHorizon } from './resubmitHorizon.js';
+import type { ResubmitHorizonDecision, ResubmitPolicy } from './resubmitHorizon.js';
+import { firstEnqueuedAtProperty } from '../servicebus/index.js';
 
 /**
  * Early arrivals that could not be applied (`OrderNeverArrived`, `CurrencyMismatch`, a conflict
@@ -50,7 +53,7 @@ export interface ParkedActionReport {
   readonly id: string;
   readonly messageId?: string;
   readonly dedupKey: string;
-  readonly outcome: 'resubmitted' | 'would-resubmit' | 'discarded' | 'would-discard' | 'failed';
+  readonly outcome: 'resubmitted' | 'would-resubmit' | 'refused' | 'discarded' | 'would-discard' | 'failed';
   readonly copyMessageId?: string;
   readonly detail: string;
 }
@@ -83,17 +86,33 @@ export async function listParked(ctx: ParkedContext, states: readonly ParkedItem
  * applied if its order is stored now, parked afresh (with a new horizon) if not. A crash between
  * the send and the mark leaves the item listed; resubmitting it again sends a copy the dedup absorbs.
  */
-export async function resubmitParked(ctx: ParkedContext, selection: ParkedSelection, dryRun: boolean): Promise<ParkedActionReport[]> {
-  const items = await selectedRejected(ctx, selection);
-  if (dryRun) return items.map(({ document: item }) => ({ ...identity(item), outcome: 'would-resubmit', copyMessageId: copyIdOf(item), detail: planDetail(item) }));
+export async function resubmitParked(ctx: ParkedContext, selection: ParkedSelection, dryRun: boolean, policy: ResubmitPolicy): Promise<ParkedActionReport[]> {
+  const decided = (await selectedRejected(ctx, selection)).map((parked) => ({ parked, horizon: horizonOf(parked.document, ctx.now(), policy) }));
+  const refused = ({ parked, horizon }: (typeof decided)[number]): ParkedActionReport => ({ ...identity(parked.document), outcome: 'refused', detail: horizon.checked });
+  if (dryRun) {
+    return decided.map((d) =>
+      d.horizon.kind === 'refused' ? refused(d) : { ...identity(d.parked.document), outcome: 'would-resubmit', copyMessageId: copyIdOf(d.parked.document), detail: `${planDetail(d.parked.document)}; ${d.horizon.checked}` },
+    );
+  }
   const sender = ctx.sender();
   const reports: ParkedActionReport[] = [];
   try {
-    for (const parked of items) reports.push(await resubmitOne(ctx, sender, parked));
+    for (const d of decided) reports.push(d.horizon.kind === 'refused' ? refused(d) : await resubmitOne(ctx, sender, d.parked, d.horizon));
   } finally {
     await sender.close();
   }
   return reports;
+}
+
+/**
+ * A parked item's effect may also have been written by another copy of its message (a producer's
+ * resend, applied once the order came), whose marker expires with INBOX_MARKER_TTL_SECONDS. The item
+ * records when it was parked, not when its message was first sent: that is the earliest time the
+ * tool can see, so the check counts from it.
+ */
+function horizonOf(item: ParkedItemDocument, nowMs: number, policy: ResubmitPolicy): ResubmitHorizonDecision {
+  const view = { enqueuedTimeUtc: new Date(item.parkedAt), enqueuedTimeLabel: 'parked at' };
+  return decideResubmitHorizon(`parked item ${item.orderId}/${item.id} (${item.messageId ?? item.dedupKey})`, view, nowMs, policy);
 }
 
 /**
@@ -117,9 +136,15 @@ export async function discardParked(ctx: ParkedContext, selection: ParkedSelecti
   return reports;
 }
 
-async function resubmitOne(ctx: ParkedContext, sender: ServiceBusSender, parked: VersionedDocument<ParkedItemDocument>): Promise<ParkedActionReport> {
+async function resubmitOne(
+  ctx: ParkedContext,
+  sender: ServiceBusSender,
+  parked: VersionedDocument<ParkedItemDocument>,
+  horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>,
+): Promise<ParkedActionReport> {
   const item = parked.document;
   const copyMessageId = copyIdOf(item);
+  const lineage = horizon.firstEnqueuedAtEpochMs === undefined ? {} : { [firstEnqueuedAtProperty]: new Date(horizon.firstEnqueuedAtEpochMs).toISOString() };
   try {
     await sender.sendMessages({
       // Exactly what the producer sent, where the item kept it (fields the schema ignores included).
@@ -127,7 +152,14 @@ async function resubmitOne(ctx: ParkedContext, sender: ServiceBusSender, parked:
       contentType: 'application/json',
       subject: item.messageType,
       messageId: copyMessageId,
-      applicationProperties: { [idempotencyKeyProperty]: producerKeyOf(item.dedupKey, ctx.consumerName), [resubmitCountProperty]: resubmitCountOf(item) + 1, 'resubmitted-from': `parked:${item.orderId}/${item.id}` },
+      applicationProperties: {
+        [idempotencyKeyProperty]: producerKeyOf(item.dedupKey, ctx.consumerName),
+        [resubmitCountProperty]: resubmitCountOf(item) + 1,
+        'resubmitted-from': `parked:${item.orderId}/${item.id}`,
+        ...lineage,
+        ...(horizon.kind === 'forced' ? { [resubmitForcedReasonProperty]: horizon.reason } : {}),
+      },
+      ...(horizon.kind === 'safe' ? { timeToLive: horizon.copyTimeToLiveMs } : {}),
     });
   } catch (error) {
     return { ...identity(item), outcome: 'failed', copyMessageId, detail: `send failed, item left as it was: ${(error as Error).message}` };
@@ -135,7 +167,7 @@ async function resubmitOne(ctx: ParkedContext, sender: ServiceBusSender, parked:
   const resubmitted: ParkedItemDocument = { ...item, state: 'resubmitted', ttl: ctx.keepSeconds };
   const marked = await ctx.store.commit(item.orderId, [replace(resubmitted, parked.etag)]);
   // Not committed: the copy was already consumed and re-parked or applied the item, which is what we want.
-  const detail = marked.kind === 'committed' ? 'sent; item marked resubmitted' : 'sent; the copy has already taken the item over';
+  const detail = `${marked.kind === 'committed' ? 'sent; item marked resubmitted' : 'sent; the copy has already taken the item over'}; ${horizon.checked}`;
   return { ...identity(item), outcome: 'resubmitted', copyMessageId, detail };
 }
 

@@ -1,9 +1,12 @@
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import { idempotencyKeyProperty, retryProperties } from '../orders/index.js';
-import { deriveMessageId } from '../servicebus/index.js';
+import { dataBodyBytes, deriveMessageId, firstEnqueuedAtProperty } from '../servicebus/index.js';
+import type { ResubmitHorizonDecision } from './resubmitHorizon.js';
 
 export const resubmittedFromProperty = 'resubmitted-from';
 export const resubmitCountProperty = 'resubmit-count';
+/** Why an operator sent a copy the retention check refused (`--force <reason>`). */
+export const resubmitForcedReasonProperty = 'resubmit-forced-reason';
 
 export interface ResubmitPlan {
   readonly copy: ServiceBusMessage;
@@ -23,6 +26,8 @@ export interface ResubmitOptions {
   /** The dedup key the consumer derives from the original (without any consumer prefix). */
   readonly dedupKey?: string;
   readonly nowMs: number;
+  /** The retention check's verdict for this message (a refused one is never planned). */
+  readonly horizon?: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>;
 }
 
 /**
@@ -37,7 +42,9 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
   const { DeadLetterReason: _reason, DeadLetterErrorDescription: _description, ...kept } = original.applicationProperties ?? {};
   // A resubmit starts the delayed retries afresh: the copy must not inherit a spent retry budget.
   const retryNames: readonly string[] = Object.values(retryProperties);
-  const properties = Object.fromEntries(Object.entries(kept).filter(([name]) => !retryNames.includes(name.toLowerCase())));
+  // The lineage time is written afresh below, from the earliest the tool saw: a copy of it in another case must not linger.
+  const rewritten = [...retryNames, firstEnqueuedAtProperty];
+  const properties = Object.fromEntries(Object.entries(kept).filter(([name]) => !rewritten.includes(name.toLowerCase())));
   const previousCount = Number(properties[resubmitCountProperty] ?? 0);
   const count = Number.isFinite(previousCount) ? previousCount + 1 : 1;
   const sentAtMs = original.enqueuedTimeUtc?.getTime() ?? options.nowMs;
@@ -48,6 +55,7 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
     ...(properties as Record<string, string | number | boolean | Date>),
     [resubmittedFromProperty]: `${options.entityPath}/$DeadLetterQueue#${String(original.sequenceNumber)}`,
     [resubmitCountProperty]: count,
+    ...horizonProperties(options.horizon),
   };
   const key = options.dedupKey ?? originalId;
   if (newId && key !== undefined && applicationProperty(properties, idempotencyKeyProperty) === undefined) {
@@ -61,8 +69,19 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
     ...(options.to === undefined ? {} : { to: options.to }),
     messageId: newId ? deriveMessageId(originalId ?? `seq-${String(original.sequenceNumber)}`, `~resubmit-${count}`) : originalId,
     applicationProperties,
+    // Waiting in the queue past this, the copy is dead-lettered (TTLExpiredException) rather than consumed after its markers expired.
+    ...(options.horizon?.kind === 'safe' ? { timeToLive: options.horizon.copyTimeToLiveMs } : {}),
   };
   return { copy, messageIdDecision: newId ? 'new' : 'kept' };
+}
+
+/** The lineage's first send travels on, so the next resubmit counts from it; a forced send says why. */
+function horizonProperties(horizon: ResubmitOptions['horizon']): Record<string, string> {
+  const first = horizon?.firstEnqueuedAtEpochMs;
+  return {
+    ...(first === undefined ? {} : { [firstEnqueuedAtProperty]: new Date(first).toISOString() }),
+    ...(horizon?.kind === 'forced' ? { [resubmitForcedReasonProperty]: horizon.reason } : {}),
+  };
 }
 
 /**
@@ -70,8 +89,8 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
  * other body types go back as the SDK decoded them.
  */
 function exactBody(original: ServiceBusReceivedMessage): unknown {
-  const raw = original._rawAmqpMessage;
-  return raw?.bodyType === 'data' && raw.body instanceof Uint8Array ? Buffer.from(raw.body) : original.body;
+  const bytes = dataBodyBytes(original);
+  return bytes === undefined ? original.body : Buffer.from(bytes);
 }
 
 function applicationProperty(properties: Record<string, unknown>, name: string): unknown {

@@ -63,3 +63,50 @@ export function checkRequestKeyRetention(i: RequestKeyRetentionInputs): Retentio
   const explanation = `idempotency key retention ${i.keyTtlSeconds} s is shorter than required: client retry horizon ${i.clientRetryHorizonSeconds} s + lease ${i.leaseSeconds} s = ${requiredSeconds} s`;
   return { ok: false, requiredSeconds, explanation };
 }
+
+/** What bounds how long a resubmitted copy may take to be consumed once it is delivered. */
+export interface ResubmittedCopyInputs {
+  readonly maxDeliveryCount: number;
+  readonly lockDurationSeconds: number;
+  readonly lockRenewalMaxSeconds: number;
+  /** A resubmitted copy starts a fresh delayed-retry budget. */
+  readonly retryBudgetSeconds: number;
+}
+
+/**
+ * How long the markers must still live when a copy is resubmitted: every delivery of the copy
+ * holding its lock to the end, then delayed retries for a whole fresh budget. The time the copy
+ * waits in the queue is not in it: the tool caps the copy's time-to-live to what is left.
+ */
+export function resubmitMarginSeconds(i: ResubmittedCopyInputs): number {
+  return i.maxDeliveryCount * (i.lockRenewalMaxSeconds + i.lockDurationSeconds) + i.retryBudgetSeconds;
+}
+
+export interface ResubmitHorizonInputs {
+  /** The earliest time any copy of the message may have been sent: no effect of it is older. */
+  readonly firstEnqueuedAtEpochMs: number;
+  readonly nowEpochMs: number;
+  readonly markerTtlSeconds: number;
+  readonly marginSeconds: number;
+}
+
+export type ResubmitHorizonCheck =
+  | { readonly kind: 'safe'; readonly ageMs: number; readonly markersKeptUntilEpochMs: number; /** How long the copy may wait in the queue: its time-to-live. */ readonly copyTimeToLiveMs: number }
+  | { readonly kind: 'markers-may-have-expired'; readonly ageMs: number; readonly markersKeptUntilEpochMs: number };
+
+/**
+ * Whether a copy resubmitted now would still find the markers of any effect the message may have
+ * written. A marker lives `markerTtlSeconds` from its write, and no write is older than the first
+ * send, so every marker lives at least until first send + TTL. The copy is safe when more than the
+ * margin is left then: what remains after the margin is how long the copy may wait in the queue.
+ *
+ *   first send          now         now + margin      first send + TTL
+ *   |--------------------|---- margin ----|-- copy TTL --|
+ */
+export function checkResubmitHorizon(i: ResubmitHorizonInputs): ResubmitHorizonCheck {
+  const ageMs = i.nowEpochMs - i.firstEnqueuedAtEpochMs;
+  const markersKeptUntilEpochMs = i.firstEnqueuedAtEpochMs + i.markerTtlSeconds * 1000;
+  const copyTimeToLiveMs = markersKeptUntilEpochMs - i.nowEpochMs - i.marginSeconds * 1000;
+  if (copyTimeToLiveMs > 0) return { kind: 'safe', ageMs, markersKeptUntilEpochMs, copyTimeToLiveMs };
+  return { kind: 'markers-may-have-expired', ageMs, markersKeptUntilEpochMs };
+}

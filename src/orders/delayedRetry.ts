@@ -1,6 +1,6 @@
 import { PermanentMessageError, decideDelayedRetry } from '../idempotency/index.js';
 import type { ProcessingOutcome, RetryPolicy } from '../idempotency/index.js';
-import { applicationProperty, deriveMessageId } from '../servicebus/index.js';
+import { applicationProperty, deriveMessageId, earliestInstant, firstEnqueuedAtProperty } from '../servicebus/index.js';
 import type { MessageEnvelope, RetryScheduler, ScheduledCopy } from '../servicebus/index.js';
 import { dedupKeyOf, idempotencyKeyProperty } from './parseOrderMessage.js';
 
@@ -34,7 +34,11 @@ export async function scheduleDelayedRetry(
   const key = dedupKeyOf(envelope, body);
   if (decision.kind === 'budget-exhausted') {
     const since = new Date(firstFailureAt).toISOString();
-    const description = `still failing after ${decision.attempts} delayed retries since ${since}; last error: ${failure.reason}`;
+    // Not "still failing": an attempt whose answer was lost (a store timeout) may have committed,
+    // so the effect may be there. A resubmit is absorbed only while its marker lives.
+    const description =
+      `gave up after ${decision.attempts} delayed retries since ${since}; the effect may have been written (an attempt whose answer was lost, ` +
+      `such as a store timeout, may have committed it: check the store before resubmitting); last error: ${failure.reason}`;
     return { kind: 'invalid', error: new PermanentMessageError('RetryBudgetExhausted', description, key) };
   }
   const root = text(applicationProperty(envelope, retryProperties.of)) ?? envelope.messageId;
@@ -52,6 +56,7 @@ export async function scheduleDelayedRetry(
       [retryProperties.firstFailureAt]: new Date(firstFailureAt).toISOString(),
       [retryProperties.lastError]: failure.reason.slice(0, 500),
       [retryProperties.of]: root,
+      ...lineageOf(envelope),
     },
   };
   const enqueueAt = new Date(decision.enqueueAtEpochMs);
@@ -79,6 +84,12 @@ function copyBody(body: unknown): string | Uint8Array {
 
 function primitives(properties: Readonly<Record<string, unknown>>): Record<string, string | number | boolean> {
   return Object.fromEntries(Object.entries(properties).filter((e): e is [string, string | number | boolean] => ['string', 'number', 'boolean'].includes(typeof e[1])));
+}
+
+/** The copy is a new message with its own enqueued time: it carries the time its lineage was first sent. */
+function lineageOf(envelope: MessageEnvelope): Record<string, string> {
+  const first = earliestInstant([applicationProperty(envelope, firstEnqueuedAtProperty), envelope.enqueuedTimeUtc]);
+  return first === undefined ? {} : { [firstEnqueuedAtProperty]: new Date(first).toISOString() };
 }
 
 function text(value: unknown): string | undefined {

@@ -6,3 +6,5 @@ export { decodeJsonBody } from './messageBody.js';
 export { ServiceBusRetryScheduler, chooseServiceBusClient } from './retryScheduler.js';
 export type { RetryScheduler, ScheduledCopy, ServiceBusClientChoice, ServiceBusConnectionSettings } from './retryScheduler.js';
 export { deriveMessageId, maxDerivedSuffixLength, maxMessageIdLength } from './derivedMessageId.js';
+export { earliestInstant, firstEnqueuedAtProperty } from './messageLineage.js';
+export { dataBodyBytes } from './receivedBody.js';

@@ -41,12 +41,12 @@ describe('the "use the core in your own consumer" example (docs/architecture.md)
         return inner.commit(pk, ops);
       },
     });
-    await inner.commit('c-3', [create({ id: 'c-3', balance: 0 })]);
+    await inner.commit('c-3', [create({ id: 'c-3', balance: 0 } as { id: string })]);
     expect(await creditPointsOnce(racing, { messageId: 'r-1', body: { customerId: 'c-3', points: 7 } })).toBe('retry');
     expect(commits).toBe(10);
     expect((await inner.read<{ id: string; balance: number }>('c-3', 'c-3'))?.document.balance).toBe(0);
     expect(await creditPointsOnce(inner, { messageId: 'r-1', body: { customerId: 'c-3', points: 7 } })).toBe('credited');
-    expect((await inner.read<{ ttl?: number }>('c-3', 'inbox|loyalty|r-1'))?.document.ttl).toBe(30 * 24 * 3600);
+    expect((await inner.read<{ id: string; ttl?: number }>('c-3', 'inbox|loyalty|r-1'))?.document.ttl).toBe(30 * 24 * 3600);
   });
 
   it('is quoted in docs/architecture.md as it is in the file, so the two cannot drift', () => {

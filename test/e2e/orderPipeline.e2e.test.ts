@@ -190,4 +190,21 @@ describe('end to end: producer -> Service Bus emulator -> local host -> processO
     const { resource: rejection } = await container.item(rejectionDocumentId(`deep-${orderId}`), rejectedMessagesPartition).read();
     expect(rejection).toMatchObject({ reason: 'BodyTooDeep', description: 'the body nests deeper than 64 levels' });
   });
+
+  it('reaches the function with a JSON object nested 50,000 deep sent as bytes (application/json): rejected with a reason, as the same text sent as a string is', async () => {
+    // The Service Bus SDK parses a data body as JSON whatever its content type; the local host used to
+    // serialise that value again for the invocation, recursively, and overflowed the stack before any
+    // invocation: never settled, dead-lettered after maxDeliveryCount with no reason recorded.
+    const orderId = `o-${randomUUID()}`;
+    const observed = startHosts('orders-poison', 1);
+    const sender = producer.createSender('orders-poison');
+    const hostile = `{"orderId":"${orderId}","lines":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
+    await sender.sendMessages({ body: Buffer.from(hostile), contentType: 'application/json', messageId: `deep-bytes-${orderId}`, subject: 'OrderPlaced' });
+    await sender.sendMessages(placed(orderId));
+    await eventually('the next order', async () => (await orderDocuments(orderId)).length === 1);
+    await eventually('the hostile message rejected on each delivery', () => observed.outcomes.filter((o) => o.messageId === `deep-bytes-${orderId}`).length === 3);
+    expect(observed.outcomes.filter((o) => o.messageId === `deep-bytes-${orderId}`).map((o) => o.outcome)).toEqual(['invalid', 'invalid', 'invalid']);
+    const { resource: rejection } = await container.item(rejectionDocumentId(`deep-bytes-${orderId}`), rejectedMessagesPartition).read();
+    expect(rejection).toMatchObject({ reason: 'BodyTooDeep', description: 'the body nests deeper than 64 levels' });
+  });
 });

@@ -54,10 +54,15 @@ async function send(subject: string, messageId: string, body: unknown) {
 }
 
 async function dlq(...args: string[]) {
+  return dlqAt(undefined, ...args);
+}
+
+/** The tool with its clock moved to `nowMs`. */
+async function dlqAt(nowMs: number | undefined, ...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
   const env = { SERVICEBUS_CONNECTION_STRING: stack.settings.ServiceBusConnection, COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT, COSMOS_KEY: stack.settings.COSMOS_KEY, COSMOS_ORDERS_CONTAINER: stack.settings.COSMOS_ORDERS_CONTAINER, COSMOS_DATABASE: stack.settings.COSMOS_DATABASE };
-  const code = await runDlqCli(args, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env });
+  const code = await runDlqCli(args, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env, ...(nowMs === undefined ? {} : { now: () => nowMs }) });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
@@ -92,7 +97,13 @@ describe('early arrivals on the local stack', () => {
     expect((await orderOf(orderId))?.amountPaid).toBe(0);
 
     const dry = await dlq('parked', 'resubmit', `late-${orderId}`, '--dry-run');
-    expect(dry.stdout).toContain(`would-resubmit`);
+    expect(dry.stdout).toMatch(/would-resubmit .*markers kept until .* checked: first enqueued .*the earliest of: parked at/);
+    // A month on, another copy's marker may be gone: refused, naming the item, its age and the setting; the item stays.
+    const monthLater = Date.now() + 31 * 24 * 3600 * 1000;
+    const late = await dlqAt(monthLater, 'parked', 'resubmit', `late-${orderId}`);
+    expect(late.code).toBe(1);
+    expect(late.stdout).toMatch(new RegExp(`refused  parked item ${orderId}/.*\\(31 d 0 h ago; the earliest of: parked at\\); INBOX_MARKER_TTL_SECONDS 2592000 s`));
+    expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toHaveLength(1);
     const resubmit = await dlq('parked', 'resubmit', `late-${orderId}`);
     expect(resubmit).toMatchObject({ code: 0, stderr: '' });
     expect(resubmit.stdout).toContain(`-> late-${orderId}~resubmit-1  resubmitted`);

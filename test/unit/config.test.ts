@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isFunctionDisabled, loadSettings, settingDefaults } from '../../src/config.js';
+import { isFunctionDisabled, loadResubmitRetention, loadSettings, settingDefaults } from '../../src/config.js';
 import { ConfigurationError } from '../../src/idempotency/index.js';
 import { documentedDefaults } from '../support/documentedSettings.js';
 
@@ -221,5 +221,21 @@ describe('loadSettings', () => {
     expect(isFunctionDisabled('requestShipment', { 'AzureWebJobs.requestShipment.Disabled': 'False' })).toBe(false);
     expect(isFunctionDisabled('requestShipment', { 'AzureWebJobs.reconcileShipments.Disabled': 'true' })).toBe(false);
     expect(isFunctionDisabled('requestShipment', {})).toBe(false);
+  });
+});
+
+describe('loadResubmitRetention', () => {
+  it('reads the retention settings with the app\'s defaults, and works out the margin a resubmitted copy needs', () => {
+    expect(loadResubmitRetention({})).toEqual({
+      markerTtlSeconds: 2_592_000,
+      marginSeconds: 90_000,
+      marginExplanation: 'QUEUE_MAX_DELIVERY_COUNT 10 x (LOCK_RENEWAL_MAX_SECONDS 300 s + QUEUE_LOCK_DURATION_SECONDS 60 s) + TRANSIENT_RETRY_BUDGET_SECONDS 86400 s = 90000 s',
+    });
+    const env = { INBOX_MARKER_TTL_SECONDS: '7200', QUEUE_MAX_DELIVERY_COUNT: '2', QUEUE_LOCK_DURATION_SECONDS: '30', LOCK_RENEWAL_MAX_SECONDS: '0', TRANSIENT_RETRY_BUDGET_SECONDS: ' ' };
+    expect(loadResubmitRetention(env)).toMatchObject({ markerTtlSeconds: 7200, marginSeconds: 86_460 });
+  });
+
+  it('names each bad setting, as the app would at start-up', () => {
+    expect(() => loadResubmitRetention({ INBOX_MARKER_TTL_SECONDS: 'a month', QUEUE_LOCK_DURATION_SECONDS: '1' })).toThrow(/INBOX_MARKER_TTL_SECONDS: .*; QUEUE_LOCK_DURATION_SECONDS: /);
   });
 });

@@ -68,4 +68,29 @@ describe('planResubmit', () => {
   it('plans the same id for two attempts at the same resubmit, so the broker drops the second', () => {
     expect(planResubmit(original(), { ...options, dedupKey: 'm-1' }).copy.messageId).toBe(planResubmit(original(), { ...options, dedupKey: 'm-1' }).copy.messageId);
   });
+
+  it('carries the lineage\'s first send and caps the copy\'s time-to-live when the retention check found it safe', () => {
+    const horizon = { kind: 'safe' as const, firstEnqueuedAtEpochMs: Date.parse('2026-11-01T00:00:00Z'), copyTimeToLiveMs: 5_000, checked: '' };
+    const carried = { ...original().applicationProperties, 'First-Enqueued-At': '2026-11-20T00:00:00.000Z' };
+    const { copy } = planResubmit(original({ applicationProperties: carried }), { ...options, dedupKey: 'm-1', horizon });
+    expect(copy.timeToLive).toBe(5_000);
+    expect(copy.applicationProperties).toMatchObject({ 'first-enqueued-at': '2026-11-01T00:00:00.000Z' });
+    expect(copy.applicationProperties).not.toHaveProperty('First-Enqueued-At');
+    expect(copy.applicationProperties).not.toHaveProperty('resubmit-forced-reason');
+  });
+
+  it('records why a forced copy was sent, with no time-to-live of its own', () => {
+    const horizon = { kind: 'forced' as const, firstEnqueuedAtEpochMs: Date.parse('2026-11-01T00:00:00Z'), reason: 'checked by hand', checked: '' };
+    const { copy } = planResubmit(original(), { ...options, dedupKey: 'm-1', horizon });
+    expect(copy.timeToLive).toBeUndefined();
+    expect(copy.applicationProperties).toMatchObject({ 'first-enqueued-at': '2026-11-01T00:00:00.000Z', 'resubmit-forced-reason': 'checked by hand' });
+    const unknownAge = planResubmit(original(), { ...options, dedupKey: 'm-1', horizon: { ...horizon, firstEnqueuedAtEpochMs: undefined } }).copy;
+    expect(unknownAge.applicationProperties).not.toHaveProperty('first-enqueued-at');
+  });
+
+  it('sends the data section\'s bytes as the SDK holds them (a section), not the value it parsed from them', () => {
+    const text = `{"orderId":"o-1","lines":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
+    const deep = original({ body: JSON.parse(text) as unknown, _rawAmqpMessage: { bodyType: 'data', body: { typecode: 117, content: Buffer.from(text) } } } as never);
+    expect(Buffer.from(planResubmit(deep, options).copy.body as Buffer).toString()).toBe(text);
+  });
 });

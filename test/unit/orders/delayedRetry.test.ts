@@ -66,6 +66,16 @@ describe('scheduleDelayedRetry', () => {
     expect(sent[0]?.copy.messageId).not.toBe(sent[1]?.copy.messageId);
   });
 
+  it('carries the time the lineage was first sent: the original\'s enqueued time, or the earlier one a copy already carries', async () => {
+    const { sent, scheduler } = recordingScheduler();
+    await run({ messageId: 'm-1', enqueuedTimeUtc: '2026-11-30T08:00:00.000Z' }, { orderId: 'o-1' }, scheduler);
+    await run({ messageId: 'm-2~resubmit-1', enqueuedTimeUtc: '2026-11-30T08:00:00.000Z', applicationProperties: { 'first-enqueued-at': '2026-11-20T08:00:00.000Z' } }, { orderId: 'o-1' }, scheduler);
+    // A later time written by a sender does not make the lineage younger than the broker says it is.
+    await run({ messageId: 'm-3', enqueuedTimeUtc: '2026-11-30T08:00:00.000Z', applicationProperties: { 'first-enqueued-at': '2026-12-24T00:00:00.000Z' } }, { orderId: 'o-1' }, scheduler);
+    await run({ messageId: 'm-4' }, { orderId: 'o-1' }, scheduler);
+    expect(sent.map((s) => s.copy.applicationProperties?.['first-enqueued-at'])).toEqual(['2026-11-30T08:00:00.000Z', '2026-11-20T08:00:00.000Z', '2026-11-30T08:00:00.000Z', undefined]);
+  });
+
   it('continues the count and the first failure time a copy carries, and names the next copy after the root', async () => {
     const { sent, scheduler } = recordingScheduler();
     const first = '2026-12-01T09:00:00.000Z';
