@@ -17,6 +17,8 @@ import deleteCollection from '@vercel/cosmosdb-server/lib/handler/delete-collect
 import deleteDatabase from '@vercel/cosmosdb-server/lib/handler/delete-database';
 import patchDocument from '@vercel/cosmosdb-server/lib/handler/patch-document';
 import readPartitionKeyRanges from '@vercel/cosmosdb-server/lib/handler/read-partition-key-ranges';
+import { loseAnswerAfterApplying, requestKind } from './ambiguousWrites.js';
+import type { RequestKind } from './ambiguousWrites.js';
 import { handleAtomicBatch } from './atomicBatch.js';
 import { handleBulk } from './bulkOperations.js';
 import { handlePatchDocument } from './conditionalPatch.js';
@@ -50,12 +52,23 @@ export interface FaultRule {
   readonly urlIncludes?: string;
   readonly method?: string;
   readonly batchOnly?: boolean;
+  /** Only requests of these kinds (a create, a batch, a read, ...). */
+  readonly kinds?: readonly RequestKind[];
+  /** The share of matching requests the rule hits (0 to 1, default 1): a fault rate. */
+  readonly rate?: number;
+  /**
+   * Apply the request, then lose its answer: the caller sees `statusCode` (408 or 503), or a dropped
+   * connection when it is 0, although the write was made. Without it the request is refused unapplied.
+   */
+  readonly afterApplying?: boolean;
 }
 
 /** Control path for processes that share the stand-in (test workers): POST a FaultRule, DELETE to clear. */
 export const faultControlPath = '/_standin/faults';
 
 export interface CosmosStandInOptions {
+  /** Where fault rates draw from (default Math.random): a test passes a seeded or scripted one. */
+  readonly random?: () => number;
   /** 8081 like the official emulator; 0 for any free port. */
   readonly port?: number;
   readonly host?: string;
@@ -86,8 +99,17 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
     (req, res) => {
       const { account } = live;
       if (!account) return;
-      if (req.url === faultControlPath) void controlFaults(faults, req, res);
-      else if (!answerWithFault(faults, req, res)) void respond(account, offers, req, res);
+      if (req.url === faultControlPath) {
+        void controlFaults(faults, req, res);
+        return;
+      }
+      const fault = takeFault(faults, req, options.random ?? Math.random);
+      if (fault?.afterApplying) loseAnswerAfterApplying(req, res, fault.statusCode);
+      else if (fault) {
+        answerWithFault(fault, req, res);
+        return;
+      }
+      void respond(account, offers, req, res);
     },
   );
   await new Promise<void>((resolve, reject) => {
@@ -228,6 +250,7 @@ async function controlFaults(faults: ActiveFault[], req: IncomingMessage, res: S
 function matches(rule: FaultRule, req: IncomingMessage): boolean {
   if (rule.method && rule.method !== req.method) return false;
   if (rule.batchOnly && !isTrueHeader(req, 'x-ms-cosmos-is-batch-request')) return false;
+  if (rule.kinds && !rule.kinds.includes(requestKind(req))) return false;
   return rule.urlIncludes === undefined || decodeURIComponent(req.url ?? '').includes(rule.urlIncludes);
 }
 
@@ -235,16 +258,20 @@ function activeFault(rule: FaultRule): ActiveFault {
   return { rule, remaining: rule.times, untilEpochMs: rule.forMs === undefined ? Infinity : Date.now() + rule.forMs };
 }
 
-function answerWithFault(faults: ActiveFault[], req: IncomingMessage, res: ServerResponse): boolean {
+/** The first live rule that matches the request and, by its rate, hits it; counted as spent once. */
+function takeFault(faults: ActiveFault[], req: IncomingMessage, random: () => number): FaultRule | undefined {
   const now = Date.now();
-  const fault = faults.find((f) => f.remaining > 0 && f.untilEpochMs > now && matches(f.rule, req));
-  if (!fault) return false;
+  const fault = faults.find((f) => f.remaining > 0 && f.untilEpochMs > now && matches(f.rule, req) && (f.rule.rate === undefined || random() < f.rule.rate));
+  if (!fault) return undefined;
   fault.remaining -= 1;
+  return fault.rule;
+}
+
+function answerWithFault(rule: FaultRule, req: IncomingMessage, res: ServerResponse): void {
   req.resume();
-  res.statusCode = fault.rule.statusCode;
-  if (fault.rule.statusCode === 429) res.setHeader('x-ms-retry-after-ms', '1');
-  writeResponse(req, res, { code: 'InjectedFault', message: `fault injected by the stand-in: ${fault.rule.statusCode}` });
-  return true;
+  res.statusCode = rule.statusCode;
+  if (rule.statusCode === 429) res.setHeader('x-ms-retry-after-ms', '1');
+  writeResponse(req, res, { code: 'InjectedFault', message: `fault injected by the stand-in: ${rule.statusCode}` });
 }
 
 /**

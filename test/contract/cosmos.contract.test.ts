@@ -346,6 +346,60 @@ describe('the stand-in', () => {
     }
   });
 
+  describe('ambiguous writes: applied, then the answer lost', () => {
+    async function withStandIn(random: () => number, run: (standIn: Awaited<ReturnType<typeof startCosmosStandIn>>, container: Container) => Promise<void>): Promise<void> {
+      const standIn = await startCosmosStandIn({ port: 0, random });
+      const client = createCosmosClient({ endpoint: standIn.endpoint, key: standIn.key });
+      try {
+        const { database } = await client.databases.createIfNotExists({ id: 'ambiguous' });
+        const { container } = await database.containers.createIfNotExists({ id: 'c', partitionKey: { paths: ['/pk'] } });
+        await run(standIn, container);
+      } finally {
+        client.dispose();
+        await standIn.close();
+      }
+    }
+    const noRetry = { retryOptions: { maxRetryAttemptCount: 0 } } as never;
+
+    for (const statusCode of [408, 503, 0]) {
+      it(`a create answered ${statusCode === 0 ? 'by a dropped connection' : statusCode} was made all the same: read back, and created again it is a 409`, async () => {
+        await withStandIn(Math.random, async (standIn, container) => {
+          standIn.injectFault({ statusCode, times: 1, kinds: ['create'], afterApplying: true });
+          const outcome = await container.items.create({ id: 'a-1', pk: 'a' }, noRetry).then(
+            () => 'answered',
+            (e: { code?: unknown }) => e.code ?? 'failed',
+          );
+          expect(outcome).not.toBe('answered');
+          if (statusCode !== 0) expect(outcome).toBe(statusCode);
+          expect((await container.item('a-1', 'a').read()).statusCode).toBe(200);
+          await expect(container.items.create({ id: 'a-1', pk: 'a' })).rejects.toMatchObject({ code: 409 });
+        });
+      });
+    }
+
+    it('a transactional batch answered 503 was committed whole (the SDK reports a batch request error)', async () => {
+      await withStandIn(Math.random, async (standIn, container) => {
+        standIn.injectFault({ statusCode: 503, times: 1, kinds: ['batch'], afterApplying: true });
+        const ops = [{ operationType: 'Create', resourceBody: { id: 'b-1', pk: 'b' } }, { operationType: 'Create', resourceBody: { id: 'b-2', pk: 'b' } }] as never;
+        await expect(container.items.batch(ops, 'b')).rejects.toThrow(/Batch request error/);
+        expect((await container.item('b-1', 'b').read()).statusCode).toBe(200);
+        expect((await container.item('b-2', 'b').read()).statusCode).toBe(200);
+      });
+    });
+
+    it('hits only the kinds it names, at its rate: reads are answered, and a rate of 0.5 hits the writes its random picks', async () => {
+      const draws = [0.9, 0.1, 0.6, 0.2];
+      await withStandIn(() => draws.shift() ?? 1, async (standIn, container) => {
+        standIn.injectFault({ statusCode: 503, times: 100, kinds: ['create', 'replace'], rate: 0.5, afterApplying: true });
+        const results: unknown[] = [];
+        for (const id of ['r-1', 'r-2', 'r-3', 'r-4']) results.push(await container.items.create({ id, pk: 'r' }, noRetry).then(() => 201, (e: { code?: unknown }) => e.code));
+        expect(results).toEqual([201, 503, 201, 503]);
+        expect((await container.item('r-2', 'r').read()).statusCode).toBe(200);
+        expect((await container.items.query('SELECT * FROM c', { partitionKey: 'r' }).fetchAll()).resources).toHaveLength(4);
+      });
+    });
+  });
+
   it('plays an outage of a set length: every matching request fails until the time is up, then all succeed', async () => {
     const standIn = await startCosmosStandIn({ port: 0 });
     const client = createCosmosClient({ endpoint: standIn.endpoint, key: standIn.key });
