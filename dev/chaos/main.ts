@@ -14,6 +14,7 @@ import { parseDuration } from '../../src/cli/deadLetterSelection.js';
 import { localContainer, localDatabase, startLocalStack } from '../local/localStack.js';
 import type { LocalStack } from '../local/localStack.js';
 import { waitUntil } from '../local/waitUntil.js';
+import { writeKinds } from '../cosmos/ambiguousWrites.js';
 import { auditChaosRun } from './chaosAudit.js';
 import type { AuditFindings } from './chaosAudit.js';
 import { chaosWorkload, seededRandom } from './chaosWorkload.js';
@@ -30,6 +31,7 @@ interface ChaosOptions {
   outageAfter: number;
   reversed: number;
   killEvery: number;
+  ambiguous: number;
   seed: number;
   timeout: number;
 }
@@ -84,6 +86,7 @@ async function main(): Promise<void> {
     .option('--outage-after <duration>', 'when the outage starts', duration, 5_000)
     .option('--reversed <share>', 'orders whose payments and status changes are sent first', share, 0.1)
     .option('--kill-every <duration>', 'a consumer is SIGKILLed this often (0s: never)', duration, 4_000)
+    .option('--ambiguous <share>', 'writes Cosmos DB applies and then loses the answer of (a 408, a 503 or a dropped connection, a third each)', share, 0)
     .option('--seed <n>', 'the same seed, the same workload', whole(0, 2 ** 31), 1)
     .option('--timeout <duration>', 'give up draining after this long', duration, 900_000)
     .parse()
@@ -107,8 +110,10 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
   const startedAt = Date.now();
   const timers: NodeJS.Timeout[] = [];
   let outage = 'not yet';
+  let ambiguousAnswers = 0;
   try {
     fleet.start();
+    if (options.ambiguous > 0) loseAnswersAfterWrites(stack, options.ambiguous);
     if (options.killEvery > 0) timers.push(setInterval(() => fleet.kill(), options.killEvery));
     timers.push(setTimeout(() => {
       stack.cosmos.injectFault({ statusCode: 503, times: Number.MAX_SAFE_INTEGER, forMs: options.outage });
@@ -132,13 +137,15 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
     const shipMs = Date.now() - startedAt;
     for (const t of timers) clearInterval(t);
     await fleet.stop();
+    ambiguousAnswers = stack.cosmos.firedFaults().answerLost;
+    stack.cosmos.clearFaults();
     progress(stack, fleet, startedAt, outage);
     const deadLettered = await peekDeadLetters(producer);
     const findings = await auditChaosRun(workload, container, deadLettered);
     // fulfilment is requestShipment's; audit is drained here.
     const events = await auditPublishedEvents(workload, container, producer, ['audit']);
     const shipments = await auditShipments(workload, container, stack.carrier);
-    return report(workload, stack, fleet, deadLettered.length, drainMs, findings, { ...events, publishMs }, { ...shipments, shipMs });
+    return report(workload, stack, fleet, deadLettered.length, drainMs, findings, { ...events, publishMs }, { ...shipments, shipMs }, ambiguousAnswers);
   } finally {
     for (const t of timers) clearInterval(t);
     await fleet.stop();
@@ -147,6 +154,16 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
     await stack.close();
     rmSync(leases, { recursive: true, force: true });
   }
+}
+
+/**
+ * For the whole run, this share of the writes Cosmos DB applies and then loses the answer of: the
+ * ambiguous write (the caller cannot tell whether it happened), split between a 408, a 503 and a
+ * dropped connection.
+ */
+function loseAnswersAfterWrites(stack: LocalStack, share: number): void {
+  const rate = share / 3;
+  for (const statusCode of [408, 503, 0]) stack.cosmos.injectFault({ statusCode, times: Number.MAX_SAFE_INTEGER, kinds: writeKinds, rate, afterApplying: true });
 }
 
 async function sendAll(sender: ReturnType<ServiceBusClient['createSender']>, messages: ServiceBusMessage[]): Promise<void> {
@@ -206,6 +223,7 @@ function report(
   findings: AuditFindings,
   events: EventFindings & { publishMs: number },
   shipments: ShipmentFindings & { shipMs: number },
+  ambiguousAnswers: number,
 ): boolean {
   const o = fleet.tally.outcomes;
   const sent = workload.sends.length + workload.conflicts.length;
@@ -220,6 +238,7 @@ function report(
     ['stale status changes', o.stale ?? 0],
     ['early arrivals parked / applied with their order', `${o.parked ?? 0} deliveries / ${findings.parkedByState.applied ?? 0} items (${Object.entries(findings.parkedByState).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'})`],
     ['delayed retries scheduled (outage)', o.rescheduled ?? 0],
+    ['writes applied whose answer was lost (ambiguous)', ambiguousAnswers],
     ['handed back to Service Bus (retry)', o.retry ?? 0],
     ['conflict / invalid deliveries (thrown until dead-lettered)', `${o.conflict ?? 0} / ${o.invalid ?? 0}`],
     ['dead-lettered', `${deadLettered} (expected ${workload.rejections.length})`],

@@ -39,6 +39,8 @@ export interface CosmosStandIn {
   /** Answers the next matching requests with an error status, as a throttled or failing account would. */
   injectFault(fault: FaultRule): void;
   clearFaults(): void;
+  /** How many requests the rules injected so far have hit: refused unapplied, or applied with the answer lost. */
+  firedFaults(): { readonly refused: number; readonly answerLost: number };
   close(): Promise<void>;
 }
 
@@ -89,6 +91,7 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
   const packageDir = dirname(require.resolve('@vercel/cosmosdb-server/package.json'));
   const live: { account?: Account } = {};
   const faults: ActiveFault[] = [];
+  const fired = { refused: 0, answerLost: 0 };
   const offers = new OfferBook();
   const server: Server = createServer(
     {
@@ -125,7 +128,15 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
     endpoint: `https://${address.address}:${address.port}/`,
     key: emulatorWellKnownKey,
     injectFault: (rule) => faults.push(activeFault(rule)),
-    clearFaults: () => faults.splice(0),
+    clearFaults: () => {
+      fired.refused += faults.filter((f) => !f.rule.afterApplying).reduce((n, f) => n + (f.rule.times - f.remaining), 0);
+      fired.answerLost += faults.filter((f) => f.rule.afterApplying).reduce((n, f) => n + (f.rule.times - f.remaining), 0);
+      faults.splice(0);
+    },
+    firedFaults: () => ({
+      refused: fired.refused + faults.filter((f) => !f.rule.afterApplying).reduce((n, f) => n + (f.rule.times - f.remaining), 0),
+      answerLost: fired.answerLost + faults.filter((f) => f.rule.afterApplying).reduce((n, f) => n + (f.rule.times - f.remaining), 0),
+    }),
     close: () => closeServer(server),
   };
 }
