@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { create, fingerprintPayload, replace } from '../../../src/idempotency/index.js';
 import type { OrderDocument, ParkedItemDocument, ParkingLotDocument } from '../../../src/orders/index.js';
 import { drainParkedItems } from '../../../src/orders/applyParkedItems.js';
+import { fingerprintsOfParked } from '../../../src/orders/sameRequest.js';
 import { orderFlow } from '../../support/orderFlowHarness.js';
 import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/orderMessages.js';
 
@@ -123,5 +124,20 @@ describe('an item this release parked, met by what the previous release applied 
     expect(drained).toEqual({ applied: 1, rejected: [] });
     expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'applied', appliedAs: 'stale' })]);
     expect(await t.order('o1')).toMatchObject({ statusVersion: 2 });
+  });
+});
+
+describe('fingerprintsOfParked', () => {
+  const payload = paymentReceived('o1', { amount: 5 });
+  const item = { fingerprint: fingerprintPayload('PaymentReceived', payload), messageType: 'PaymentReceived' as const, payload };
+
+  it('answers to the stored form, the validated payload and the body kept as received, each once', () => {
+    const raw = { ...payload, channel: 'till' };
+    expect(fingerprintsOfParked({ ...item, receivedJson: JSON.stringify(raw) })).toEqual([item.fingerprint, fingerprintPayload('PaymentReceived', raw)]);
+    expect(fingerprintsOfParked(item)).toEqual([item.fingerprint]);
+  });
+
+  it('a kept body that is not JSON adds no form, and does not throw', () => {
+    expect(fingerprintsOfParked({ ...item, receivedJson: '{"orderId":' })).toEqual([item.fingerprint]);
   });
 });
