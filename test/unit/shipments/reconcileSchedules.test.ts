@@ -166,3 +166,22 @@ describe('the answer of a write lost after it was applied', () => {
     expect(later.calls).toEqual(['lookup', 'book']);
   });
 });
+
+describe('clocks that disagree', () => {
+  it("a reconciler whose clock runs a lease ahead escalates a live owner's call (its look-up says in flight), and the owner's booking in hand is still recorded, with the order's shipment id", async () => {
+    const t = setUp();
+    const order = { id: 'o-1', orderId: 'o-1', docType: 'order', customerId: 'c-1', currency: 'EUR', lines: [], total: 20, placedAt: '2026-12-01T09:00:00Z', status: 'Accepted', statusVersion: 0, amountPaid: 0, paymentCount: 0, dedupKey: 'k', fingerprint: 'f', processedAt: '2026-12-01T09:00:00Z' } as OrderDocument;
+    await t.memory.commit('o-1', [create(order)]);
+    const owner = new ScheduledCarrier({ book: booked('SHP-1') });
+    // While the owner's call is at the carrier, a reconciler two minutes ahead takes its live lease for expired.
+    owner.meanwhile = async () => {
+      const ahead = { ...t.ctx(new ScheduledCarrier({ lookup: { kind: 'in-flight' } })), now: () => new Date(t.now() + 2 * leaseMs) };
+      const run = await reconcileShipments(ahead, { ...options, maxAttempts: 1 }, { owner: 'reconciler/ahead' });
+      expect(run.items).toEqual([expect.objectContaining({ result: 'escalated' })]);
+    };
+    expect(await bookShipmentOnce(event, t.ctx(owner), { owner: 'owner' })).toEqual({ outcome: { kind: 'created' }, shipmentId: 'SHP-1', via: 'booking' });
+    expect(owner.calls).toEqual(['book']);
+    expect(await recordOf(t)).toMatchObject({ state: 'completed', shipmentId: 'SHP-1' });
+    expect((await orderOf(t))?.shipmentId).toBe('SHP-1');
+  });
+});
