@@ -14,14 +14,28 @@ export function isSameRequest(message: Pick<ParsedOrderMessage, 'fingerprint' | 
 
 /**
  * The fingerprints a parked item answers to: the one it stored (over the body as received, if an
- * earlier release parked it) and the one of the validated payload it keeps.
+ * earlier release parked it), the one of the validated payload it keeps, and, when it kept the body
+ * as received (`receivedJson`), the one over that body: the form the previous release stored on a
+ * marker or an order when it applied a copy of the same message during a deploy.
  */
-export function fingerprintsOfParked(item: Pick<ParkedItemDocument, 'fingerprint' | 'messageType' | 'payload'>): readonly string[] {
-  const ofPayload = fingerprintPayload(item.messageType, item.payload);
-  return ofPayload === item.fingerprint ? [ofPayload] : [item.fingerprint, ofPayload];
+export function fingerprintsOfParked(item: Pick<ParkedItemDocument, 'fingerprint' | 'messageType' | 'payload' | 'receivedJson'>): readonly string[] {
+  const forms = [item.fingerprint, fingerprintPayload(item.messageType, item.payload)];
+  const received = receivedBodyOf(item.receivedJson);
+  if (received !== undefined) forms.push(fingerprintPayload(item.messageType, received));
+  return [...new Set(forms)];
+}
+
+/** The body a parked item kept as JSON text; undefined when it kept none or the text is not JSON (then only the other forms count). */
+function receivedBodyOf(receivedJson: string | undefined): unknown {
+  if (receivedJson === undefined) return undefined;
+  try {
+    return JSON.parse(receivedJson) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether a message is the same request as a parked item. */
-export function isSameAsParked(message: Pick<ParsedOrderMessage, 'fingerprint' | 'receivedFingerprint'>, item: Pick<ParkedItemDocument, 'fingerprint' | 'messageType' | 'payload'>): boolean {
+export function isSameAsParked(message: Pick<ParsedOrderMessage, 'fingerprint' | 'receivedFingerprint'>, item: Pick<ParkedItemDocument, 'fingerprint' | 'messageType' | 'payload' | 'receivedJson'>): boolean {
   return fingerprintsOfParked(item).some((stored) => isSameRequest(message, stored));
 }

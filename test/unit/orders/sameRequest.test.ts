@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { create, fingerprintPayload, replace } from '../../../src/idempotency/index.js';
 import type { OrderDocument, ParkedItemDocument, ParkingLotDocument } from '../../../src/orders/index.js';
+import { drainParkedItems } from '../../../src/orders/applyParkedItems.js';
+import { fingerprintsOfParked } from '../../../src/orders/sameRequest.js';
 import { orderFlow } from '../../support/orderFlowHarness.js';
 import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/orderMessages.js';
 
@@ -79,5 +81,63 @@ describe('the same request, whichever release fingerprinted it', () => {
     expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 1 });
     expect((await t.send('pay-1', 'PaymentReceived', raw, 3)).outcome).toEqual({ kind: 'duplicate' });
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+  });
+});
+
+describe('an item this release parked, met by what the previous release applied during a deploy', () => {
+  it('a payment the previous release counted on the normal path (its marker over the raw body) is the parked item, not a conflict', async () => {
+    const t = orderFlow();
+    const raw = { ...paymentReceived('o1', { amount: 5 }), channel: 'till' };
+    await t.send('pay-1', 'PaymentReceived', raw);
+    expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'parked', receivedJson: JSON.stringify(raw) })]);
+    // The order is stored by a batch that does not take the item (it is left for the drain), then an
+    // instance of the previous release counts a copy of pay-1 on the normal path: its marker's fingerprint is over the raw body.
+    const item = t.parked('o1')[0]!;
+    await t.memory.commit('o1', [replace({ ...item, state: 'rejected' } as ParkedItemDocument, (await t.memory.read('o1', item.id))!.etag)]);
+    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 0 });
+    expect((await t.send('pay-1', 'PaymentReceived', raw, 2)).outcome).toEqual({ kind: 'created' });
+    const markerId = t.memory.list('o1').find((d) => (d as { docType?: string }).docType === 'inbox')?.id ?? '';
+    await asPreviousReleaseWrote(t, 'o1', markerId, 'fingerprint', 'PaymentReceived', raw);
+    const again = t.parked('o1')[0]!;
+    await t.memory.commit('o1', [replace({ ...again, state: 'parked' } as ParkedItemDocument, (await t.memory.read('o1', again.id))!.etag)]);
+
+    const drained = await drainParkedItems('o1', t.ctx);
+    expect(drained).toEqual({ applied: 1, rejected: [] });
+    expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'applied' })]);
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+  });
+
+  it('a status the previous release applied on the normal path (its fingerprint over the raw body) is the parked item at that version, not a conflict', async () => {
+    const t = orderFlow();
+    const raw = { ...orderStatusChanged('o1', 2), source: 'wms' };
+    await t.send('st-2', 'OrderStatusChanged', raw);
+    const item = t.parked('o1')[0]!;
+    expect(item).toMatchObject({ state: 'parked', receivedJson: JSON.stringify(raw) });
+    await t.memory.commit('o1', [replace({ ...item, state: 'rejected' } as ParkedItemDocument, (await t.memory.read('o1', item.id))!.etag)]);
+    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 0 });
+    expect((await t.send('st-2', 'OrderStatusChanged', raw, 2)).outcome).toEqual({ kind: 'created' });
+    await asPreviousReleaseWrote(t, 'o1', 'o1', 'statusFingerprint', 'OrderStatusChanged', raw);
+    const again = t.parked('o1')[0]!;
+    await t.memory.commit('o1', [replace({ ...again, state: 'parked' } as ParkedItemDocument, (await t.memory.read('o1', again.id))!.etag)]);
+
+    const drained = await drainParkedItems('o1', t.ctx);
+    expect(drained).toEqual({ applied: 1, rejected: [] });
+    expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'applied', appliedAs: 'stale' })]);
+    expect(await t.order('o1')).toMatchObject({ statusVersion: 2 });
+  });
+});
+
+describe('fingerprintsOfParked', () => {
+  const payload = paymentReceived('o1', { amount: 5 });
+  const item = { fingerprint: fingerprintPayload('PaymentReceived', payload), messageType: 'PaymentReceived' as const, payload };
+
+  it('answers to the stored form, the validated payload and the body kept as received, each once', () => {
+    const raw = { ...payload, channel: 'till' };
+    expect(fingerprintsOfParked({ ...item, receivedJson: JSON.stringify(raw) })).toEqual([item.fingerprint, fingerprintPayload('PaymentReceived', raw)]);
+    expect(fingerprintsOfParked(item)).toEqual([item.fingerprint]);
+  });
+
+  it('a kept body that is not JSON adds no form, and does not throw', () => {
+    expect(fingerprintsOfParked({ ...item, receivedJson: '{"orderId":' })).toEqual([item.fingerprint]);
   });
 });
