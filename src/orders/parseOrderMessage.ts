@@ -15,14 +15,19 @@ export type OrderMessage =
 
 export type ParsedOrderMessage = OrderMessage & {
   readonly key: DedupKey;
-  /** Of `{ type, payload }` with the validated payload: fields the schema does not know are left out. */
+  /**
+   * Of `{ type, payload }` with the payload as received: the form stored on markers, orders and
+   * parked items. Instances of the previous release, which run beside this one during a deploy,
+   * compare only this form, so this release still stores it (the next one can store the validated form).
+   */
   readonly fingerprint: string;
   /**
-   * Only when the body carried fields the schema ignores: the fingerprint of the body as received
-   * (what releases before the validated form stored) and that body, which parking keeps so an
-   * operator's resubmit sends exactly what came.
+   * Only when the body carried fields the schema ignores: the fingerprint of the validated payload,
+   * which comparisons accept too (a copy rebuilt from a stored payload, as an operator's resubmit of
+   * an older parked item is, is the same request), and the body as received, which parking keeps so
+   * a resubmit sends exactly what came.
    */
-  readonly receivedFingerprint?: string;
+  readonly validatedFingerprint?: string;
   readonly receivedPayload?: unknown;
   readonly messageId?: string;
   /** The invocation's trace context (the envelope's), for the events this message causes. */
@@ -45,13 +50,13 @@ export function parseOrderMessage(envelope: MessageEnvelope, body: unknown, opti
     throw new PermanentMessageError('NoDedupKey', 'the message has no idempotency-key property, CloudEvents source and id, or MessageId');
   }
   const type = resolveMessageType(envelope.subject, cloudEvent?.type, payload, key.value);
-  // Validate, then fingerprint what was validated: one canonical form for the fingerprint and for
-  // everything stored, so a copy rebuilt from a stored payload is the same request.
+  // Validate first, then fingerprint: the body as received (the stored form) and the payload as
+  // validated (accepted in every comparison).
   const message = validatePayload(type, payload, key.value);
-  const fingerprint = fingerprintPayload(type, message.payload);
-  const receivedFingerprint = fingerprintPayload(type, payload);
-  const received = receivedFingerprint === fingerprint ? {} : { receivedFingerprint, receivedPayload: payload };
-  const base = { key, fingerprint, ...received, messageId: envelope.messageId, ...(envelope.traceparent ? { traceparent: envelope.traceparent } : {}) };
+  const fingerprint = fingerprintPayload(type, payload);
+  const validatedFingerprint = fingerprintPayload(type, message.payload);
+  const validated = validatedFingerprint === fingerprint ? {} : { validatedFingerprint, receivedPayload: payload };
+  const base = { key, fingerprint, ...validated, messageId: envelope.messageId, ...(envelope.traceparent ? { traceparent: envelope.traceparent } : {}) };
   return { ...base, ...message } as ParsedOrderMessage;
 }
 

@@ -3,20 +3,20 @@ import type { ParkedItemDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 
 /**
- * Whether a fingerprint stored for a key names this message. Fingerprints are taken over the
- * validated payload (what the app acts on); releases before that took them over the body as
- * received, so a message whose body carries fields the schema ignores matches either form. Old and
- * new instances run side by side during a deploy and markers live for weeks: both forms are read.
+ * Whether a fingerprint stored for a key names this message: the one over the body as received
+ * (what every release so far stores) or the one over the validated payload (what the app acts on:
+ * fields the schema ignores left out). A copy rebuilt from a stored payload, or a redelivery that
+ * differs only in ignored fields, is the same request; a change to a field the app reads is not.
  */
-export function isSameRequest(message: Pick<ParsedOrderMessage, 'fingerprint' | 'receivedFingerprint'>, stored: string | undefined): boolean {
-  return stored !== undefined && (stored === message.fingerprint || stored === message.receivedFingerprint);
+export function isSameRequest(message: Pick<ParsedOrderMessage, 'fingerprint' | 'validatedFingerprint'>, stored: string | undefined): boolean {
+  return stored !== undefined && (stored === message.fingerprint || stored === message.validatedFingerprint);
 }
 
 /**
- * The fingerprints a parked item answers to: the one it stored (over the body as received, if an
- * earlier release parked it), the one of the validated payload it keeps, and, when it kept the body
- * as received (`receivedJson`), the one over that body: the form the previous release stored on a
- * marker or an order when it applied a copy of the same message during a deploy.
+ * The fingerprints a parked item answers to: the one it stored (over the body as received), the one
+ * of the validated payload it keeps, and, when it kept the body as received (`receivedJson`), the
+ * one over that body (the same as the stored one when this release parked it; kept for items a
+ * release storing the validated form will write).
  */
 export function fingerprintsOfParked(item: Pick<ParkedItemDocument, 'fingerprint' | 'messageType' | 'payload' | 'receivedJson'>): readonly string[] {
   const forms = [item.fingerprint, fingerprintPayload(item.messageType, item.payload)];
@@ -36,6 +36,6 @@ function receivedBodyOf(receivedJson: string | undefined): unknown {
 }
 
 /** Whether a message is the same request as a parked item. */
-export function isSameAsParked(message: Pick<ParsedOrderMessage, 'fingerprint' | 'receivedFingerprint'>, item: Pick<ParkedItemDocument, 'fingerprint' | 'messageType' | 'payload' | 'receivedJson'>): boolean {
+export function isSameAsParked(message: Pick<ParsedOrderMessage, 'fingerprint' | 'validatedFingerprint'>, item: Pick<ParkedItemDocument, 'fingerprint' | 'messageType' | 'payload' | 'receivedJson'>): boolean {
   return fingerprintsOfParked(item).some((stored) => isSameRequest(message, stored));
 }
