@@ -12,6 +12,7 @@ export type PermanentFailureCode =
   | 'UnknownMessageType'
   | 'MessageTooLarge'
   | 'CurrencyMismatch'
+  | 'VersionJump'
   | 'RetryBudgetExhausted'
   | 'PayloadConflict'
   | 'CarrierRefused'

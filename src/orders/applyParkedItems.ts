@@ -5,6 +5,7 @@ import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
 import type { FlowContext } from './flowContext.js';
 import { withState } from './parkedItems.js';
+import { versionJump } from './statusVersionStep.js';
 import { fingerprintsOfParked } from './sameRequest.js';
 import type { ParkedItemDocument } from './parkedItems.js';
 import type { OrderStatusChanged, PaymentReceived } from './schemas.js';
@@ -51,7 +52,7 @@ export function planParkedApplication(
   order: OrderDocument,
   items: readonly VersionedDocument<ParkedItemDocument>[],
   room: number,
-  ctx: Pick<FlowContext, 'now' | 'markerTtlSeconds'>,
+  ctx: Pick<FlowContext, 'now' | 'markerTtlSeconds' | 'statusVersionMaxStep'>,
   /** Payments whose inbox marker turned out to exist: the same payment (applied) or another one (a conflict). */
   markerFound: ReadonlyMap<string, 'same' | 'other'> = new Map(),
 ): ParkedApplication {
@@ -100,6 +101,12 @@ export function planParkedApplication(
         ` (message ${(change.version === current.statusVersion ? current.statusMessageId : undefined) ?? 'unknown'}, fingerprint ${appliedAtVersion}; this one ${item.fingerprint})`;
       rejected.push({ item, reason: 'PayloadConflict', description });
       operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'PayloadConflict', description, rejectedAt: at } }), etag));
+      continue;
+    }
+    const jump = versionJump(change, current.statusVersion, ctx);
+    if (jump !== undefined) {
+      rejected.push({ item, reason: 'VersionJump', description: jump });
+      operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'VersionJump', description: jump, rejectedAt: at } }), etag));
       continue;
     }
     if (change.version > current.statusVersion) {

@@ -11,6 +11,8 @@ export interface FlowContext {
   readonly maxConcurrencyAttempts: number;
   /** Where the OrderAccepted events that orders write to their outbox are published. */
   readonly orderEventsDestination: string;
+  /** How far one status change may move an order's version (default `defaultStatusVersionMaxStep`). */
+  readonly statusVersionMaxStep?: number;
   /** Every pause a flow takes goes through this (default: a real timer), so a test or a scheduler decides when it ends. */
   readonly sleep?: (ms: number) => Promise<void>;
   /** The source of the pauses' jitter (default: Math.random). */
