@@ -85,7 +85,7 @@ export function planParkedApplication(
         rejected.push({ item, reason: 'CurrencyMismatch', description });
         operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'CurrencyMismatch', description, rejectedAt: at } }), etag));
       } else {
-        current = withPayment(current, payment);
+        current = withPayment(current, payment, item.claimed === true);
         markerItems.set(operations.length, item.id);
         operations.push(create(markerFor(item, payment, at, ctx.markerTtlSeconds)));
         operations.push(done({ state: 'applied', appliedAs: 'payment' }));

@@ -5,6 +5,8 @@ import type { DocumentStore } from '../idempotency/index.js';
 export interface FlowContext {
   readonly store: DocumentStore;
   readonly now: () => Date;
+  /** Scopes what a consumer claims (payment claims) when consumers share a container. */
+  readonly consumerName?: string;
   /** Inbox marker lifetime, validated against the queue's redelivery horizon at start-up. */
   readonly markerTtlSeconds: number;
   /** Rounds of read-modify-replace before a lost race is handed back to Service Bus as a retry. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { create, fingerprintPayload } from '../../../src/idempotency/index.js';
 import type { StoredDocument } from '../../../src/idempotency/index.js';
 import type { OrderDocument } from '../../../src/orders/index.js';
+import { parkingLot } from '../../../src/orders/parkedItems.js';
 import { touches } from '../../support/interleavingStore.js';
 import { leftParked, orderFlow } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
@@ -160,6 +161,7 @@ describe('payments the release before stored (inbox markers and parked items, no
   it('parks no second item for a copy of a payment it parked, and applies it once with the order', async () => {
     const t = orderFlow();
     await leftParked(t, 'o1', 'msg-old', 'PaymentReceived', payment('o1'));
+    await t.memory.commit('o1', [create(parkingLot('o1', 'open', '2026-11-30T11:00:00Z'))]);
     expect((await t.send('msg-new', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('duplicate');
     await placed(t, 'o1');
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
