@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { replace } from '../../../src/idempotency/index.js';
 import { readOrderRequest } from '../../../src/intake/index.js';
+import type { OrderDocument, OrderPlaced } from '../../../src/orders/index.js';
+import { planParkedApplication } from '../../../src/orders/applyParkedItems.js';
+import { newOrderDocument } from '../../../src/orders/documents.js';
 import { orderRequest } from '../../support/intakeHarness.js';
-import { orderFlow } from '../../support/orderFlowHarness.js';
+import { flowStartMs, leftParked, orderFlow } from '../../support/orderFlowHarness.js';
 import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/orderMessages.js';
 
 const lines = (quantity: number, unitPrice: number) => [{ sku: 'SKU-1', quantity, unitPrice }];
@@ -96,3 +100,39 @@ describe('the intake takes its bounds from the same schema', () => {
     }
   });
 });
+
+describe('amountPaid stays exact', () => {
+  async function nearlyFullyPaid(t: ReturnType<typeof orderFlow>): Promise<void> {
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    const stored = await t.memory.read<OrderDocument>('o1', 'o1');
+    await t.memory.commit('o1', [replace({ ...stored!.document, amountPaid: 900_715_000_000, paymentCount: 90_000 } as OrderDocument, stored!.etag)]);
+  }
+
+  it('refuses a payment that would take amountPaid past 2^53 ten-thousandths as AmountOutOfRange, counting nothing', async () => {
+    const t = orderFlow();
+    await nearlyFullyPaid(t);
+    const result = await t.send('pay-x', 'PaymentReceived', paymentReceived('o1', { amount: 10_000_000 }));
+    expect(rejectionReason(result)).toBe('AmountOutOfRange');
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 900_715_000_000, paymentCount: 90_000 });
+    expect((await t.send('pay-y', 'PaymentReceived', paymentReceived('o1', { amount: 500_000 }))).outcome.kind).toBe('created');
+  });
+
+  it('rejects such a parked payment when its order comes, and applies the rest', async () => {
+    const t = orderFlow();
+    await t.send('pay-x', 'PaymentReceived', paymentReceived('o1', { amount: 10_000_000 }));
+    await leftParked(t, 'o1', 'pay-y', 'PaymentReceived', paymentReceived('o1', { amount: 1, paymentId: 'P-y' }), flowStartMs + 1000);
+    const plan = planParkedApplication(
+      { ...(newOrderFor('o1')), amountPaid: 900_715_000_000 },
+      t.parked('o1').map((document) => ({ document, etag: 'e' })),
+      99,
+      t.ctx,
+    );
+    expect(plan.rejected.map((r) => [r.item.id, r.reason])).toEqual([['parked|payment|pay-x', 'AmountOutOfRange']]);
+    expect(plan.order).toMatchObject({ amountPaid: 900_715_000_001, paymentCount: 1 });
+  });
+});
+
+function newOrderFor(orderId: string): OrderDocument {
+  return newOrderDocument(orderPlaced(orderId) as OrderPlaced, { dedupKey: `m-${orderId}`, fingerprint: 'f', processedAt: '2026-11-30T12:00:00Z' });
+}
+
