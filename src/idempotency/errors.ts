@@ -13,6 +13,7 @@ export type PermanentFailureCode =
   | 'MessageTooLarge'
   | 'CurrencyMismatch'
   | 'VersionJump'
+  | 'AmountOutOfRange'
   | 'RetryBudgetExhausted'
   | 'PayloadConflict'
   | 'CarrierRefused'

@@ -1,7 +1,7 @@
 import { documentId } from '../cosmos/documentIds.js';
 import { newOutboxDocument } from '../outbox/outboxDocument.js';
 import type { OutboxDocument } from '../outbox/outboxDocument.js';
-import { addMoney, multiplyMoney } from './money.js';
+import { addMoney, isExactAmount, maxExactAmount, multiplyMoney } from './money.js';
 import type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, PaymentReceived } from './schemas.js';
 
 /**
@@ -162,6 +162,15 @@ export function withStatus(order: OrderDocument, change: OrderStatusChanged, app
 export function appliedStatusFingerprint(order: OrderDocument, version: number): string | undefined {
   if (version === order.statusVersion && order.statusFingerprint !== undefined) return order.statusFingerprint;
   return order.statusHistory?.[String(version)];
+}
+
+/**
+ * Why the payment cannot be counted on the order, if it cannot: each payment is bounded (schemas.ts),
+ * but their number is not, and `amountPaid` must stay an exact sum.
+ */
+export function paymentOutOfRange(order: OrderDocument, payment: PaymentReceived): string | undefined {
+  if (isExactAmount(addMoney(order.amountPaid, payment.amount))) return undefined;
+  return `PaymentReceived.amount ${payment.amount} would take order ${order.orderId}'s amountPaid (${order.amountPaid}) past ${maxExactAmount}, beyond which sums are not exact`;
 }
 
 /** The order with the payment counted; `claimed` when its paymentId was claimed first (every payment this release applies). */

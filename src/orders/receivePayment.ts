@@ -1,7 +1,7 @@
 import { PermanentMessageError, create, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { classifyExistingRecord } from './detectDuplicate.js';
-import { inboxMarkerId, orderDocumentId, withPayment } from './documents.js';
+import { inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
 import type { FlowContext } from './flowContext.js';
@@ -44,6 +44,8 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
       if (parked === orderArrived) continue;
       return parked;
     }
+    const outOfRange = paymentOutOfRange(current.document, message.payload);
+    if (outOfRange !== undefined) return { kind: 'invalid', error: new PermanentMessageError('AmountOutOfRange', outOfRange, message.key.value) };
     const marker = newInboxMarker(claimed, ctx);
     const result = await ctx.store.commit(orderId, [create(marker), replace(withPayment(current.document, message.payload, true), current.etag)]);
     if (result.kind === 'committed') return { kind: 'created' };
