@@ -18,6 +18,7 @@ export const settingDefaults = {
   DLQ_RESUBMIT_HORIZON_SECONDS: days(14),
   MAX_MESSAGE_BYTES: 256 * 1024,
   MAX_CONCURRENCY_ATTEMPTS: 10,
+  STATUS_VERSION_MAX_STEP: 1000,
   TRANSIENT_RETRY_IN_INVOCATION_MS: 10_000,
   DELAYED_RETRY_FIRST_DELAY_SECONDS: 30,
   DELAYED_RETRY_MAX_DELAY_SECONDS: 900,
@@ -73,6 +74,7 @@ function settingsSchema() {
     DLQ_RESUBMIT_HORIZON_SECONDS: wholeNumber(0, settingDefaults.DLQ_RESUBMIT_HORIZON_SECONDS),
     MAX_MESSAGE_BYTES: wholeNumber(1024, settingDefaults.MAX_MESSAGE_BYTES),
     MAX_CONCURRENCY_ATTEMPTS: wholeNumber(1, settingDefaults.MAX_CONCURRENCY_ATTEMPTS),
+    STATUS_VERSION_MAX_STEP: wholeNumber(1, settingDefaults.STATUS_VERSION_MAX_STEP),
     TRANSIENT_RETRY_IN_INVOCATION_MS: wholeNumber(0, settingDefaults.TRANSIENT_RETRY_IN_INVOCATION_MS).refine((ms) => ms <= 60_000, 'must be at most 60000 (well inside the lock)'),
     DELAYED_RETRY_FIRST_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_FIRST_DELAY_SECONDS),
     DELAYED_RETRY_MAX_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_MAX_DELAY_SECONDS),
@@ -118,6 +120,8 @@ export interface Settings {
   readonly markerTtlSeconds: number;
   readonly maxMessageBytes: number;
   readonly maxConcurrencyAttempts: number;
+  /** How far one OrderStatusChanged may move an order's status version; a bigger jump is rejected as VersionJump. */
+  readonly statusVersionMaxStep: number;
   readonly parking: {
     /** How long an early arrival waits for its order before it is rejected as OrderNeverArrived. */
     readonly horizonSeconds: number;
@@ -233,6 +237,7 @@ function toSettings(s: z.infer<ReturnType<typeof settingsSchema>>): Settings {
     markerTtlSeconds: s.INBOX_MARKER_TTL_SECONDS,
     maxMessageBytes: s.MAX_MESSAGE_BYTES,
     maxConcurrencyAttempts: s.MAX_CONCURRENCY_ATTEMPTS,
+    statusVersionMaxStep: s.STATUS_VERSION_MAX_STEP,
     parking: {
       horizonSeconds: s.PARKED_ITEM_HORIZON_SECONDS ?? s.DLQ_RESUBMIT_HORIZON_SECONDS,
       sweepMinAgeSeconds: s.PARKED_SWEEP_MIN_AGE_SECONDS,

@@ -12,6 +12,8 @@ export type PermanentFailureCode =
   | 'UnknownMessageType'
   | 'MessageTooLarge'
   | 'CurrencyMismatch'
+  | 'VersionJump'
+  | 'AmountOutOfRange'
   | 'RetryBudgetExhausted'
   | 'PayloadConflict'
   | 'CarrierRefused'

@@ -1,10 +1,11 @@
 import { create, replace } from '../idempotency/index.js';
 import type { ParkedItemRejected, VersionedDocument, WriteOperation } from '../idempotency/index.js';
-import { appliedStatusFingerprint, inboxMarkerId, orderDocumentId, withPayment, withStatus } from './documents.js';
+import { appliedStatusFingerprint, inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment, withStatus } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
 import type { FlowContext } from './flowContext.js';
 import { withState } from './parkedItems.js';
+import { versionJump } from './statusVersionStep.js';
 import { fingerprintsOfParked } from './sameRequest.js';
 import type { ParkedItemDocument } from './parkedItems.js';
 import type { OrderStatusChanged, PaymentReceived } from './schemas.js';
@@ -51,7 +52,7 @@ export function planParkedApplication(
   order: OrderDocument,
   items: readonly VersionedDocument<ParkedItemDocument>[],
   room: number,
-  ctx: Pick<FlowContext, 'now' | 'markerTtlSeconds'>,
+  ctx: Pick<FlowContext, 'now' | 'markerTtlSeconds' | 'statusVersionMaxStep'>,
   /** Payments whose inbox marker turned out to exist: the same payment (applied) or another one (a conflict). */
   markerFound: ReadonlyMap<string, 'same' | 'other'> = new Map(),
 ): ParkedApplication {
@@ -69,6 +70,10 @@ export function planParkedApplication(
     taken += 1;
     const done = (change: Partial<ParkedItemDocument>): WriteOperation =>
       replace(withState(item, { ...change, appliedAt: at, ttl: ctx.markerTtlSeconds }), etag);
+    const reject = (reason: string, description: string): void => {
+      rejected.push({ item, reason, description });
+      operations.push(replace(withState(item, { state: 'rejected', rejection: { reason, description, rejectedAt: at } }), etag));
+    };
     if (item.messageType === 'PaymentReceived') {
       const payment = item.payload as PaymentReceived;
       const found = markerFound.get(item.id);
@@ -77,14 +82,14 @@ export function planParkedApplication(
         applied += 1;
       } else if (found === 'other') {
         const description = `PaymentReceived ${item.dedupKey} for order ${current.orderId} differs from the payment already applied under that key`;
-        rejected.push({ item, reason: 'PayloadConflict', description });
-        operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'PayloadConflict', description, rejectedAt: at } }), etag));
+        reject('PayloadConflict', description);
       } else if (payment.currency !== current.currency) {
         const description = `PaymentReceived.currency ${payment.currency} differs from order ${current.orderId}'s ${current.currency}`;
-        rejected.push({ item, reason: 'CurrencyMismatch', description });
-        operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'CurrencyMismatch', description, rejectedAt: at } }), etag));
+        reject('CurrencyMismatch', description);
+      } else if (paymentOutOfRange(current, payment) !== undefined) {
+        reject('AmountOutOfRange', paymentOutOfRange(current, payment) as string);
       } else {
-        current = withPayment(current, payment);
+        current = withPayment(current, payment, item.claimed === true);
         markerItems.set(operations.length, item.id);
         operations.push(create(markerFor(item, payment, at, ctx.markerTtlSeconds)));
         operations.push(done({ state: 'applied', appliedAs: 'payment' }));
@@ -98,8 +103,12 @@ export function planParkedApplication(
       const description =
         `OrderStatusChanged version ${change.version} for order ${current.orderId} differs from the stored one` +
         ` (message ${(change.version === current.statusVersion ? current.statusMessageId : undefined) ?? 'unknown'}, fingerprint ${appliedAtVersion}; this one ${item.fingerprint})`;
-      rejected.push({ item, reason: 'PayloadConflict', description });
-      operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'PayloadConflict', description, rejectedAt: at } }), etag));
+      reject('PayloadConflict', description);
+      continue;
+    }
+    const jump = versionJump(change, current.statusVersion, ctx);
+    if (jump !== undefined) {
+      reject('VersionJump', jump);
       continue;
     }
     if (change.version > current.statusVersion) {

@@ -9,6 +9,7 @@ import { orderArrived, parkUntilOrderArrives } from './parkEarlyArrival.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { isSameRequest } from './sameRequest.js';
 import type { OrderStatusChanged } from './schemas.js';
+import { versionJump, versionJumpError } from './statusVersionStep.js';
 
 /**
  * OrderStatusChanged carries absolute state with a version, so it is idempotent by nature: applying
@@ -25,12 +26,17 @@ export async function applyNewerStatus(
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
     const current = await ctx.store.read<OrderDocument>(change.orderId, orderDocumentId(change.orderId));
     if (!current) {
+      // An order not stored yet starts at version 0: a change it could never take is refused now, not parked.
+      const jump = versionJump(change, 0, ctx);
+      if (jump !== undefined) return { kind: 'invalid', error: versionJumpError(jump, message.key.value) };
       const parked = await parkUntilOrderArrives(message, ctx);
       if (parked === orderArrived) continue;
       return parked;
     }
     const stored = current.document;
     if (change.version <= stored.statusVersion) return decideAgainstApplied(message, stored, ctx);
+    const jump = versionJump(change, stored.statusVersion, ctx);
+    if (jump !== undefined) return { kind: 'invalid', error: versionJumpError(jump, message.key.value) };
     const updated = withStatus(stored, change, { fingerprint: message.fingerprint, messageId: message.messageId });
     const result = await ctx.store.commit(change.orderId, [replace(updated, current.etag)]);
     if (result.kind === 'committed') return { kind: 'created' };

@@ -24,6 +24,7 @@ export function createOrderConsumer(settings: Settings, overrides: ConsumerOverr
     orderEventsDestination: settings.outbox.orderEventsTopicName,
     maxMessageBytes: settings.maxMessageBytes,
     maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
+    statusVersionMaxStep: settings.statusVersionMaxStep,
     retry: settings.retry,
     scheduler: settings.retry.delayedRetryEnabled ? new ServiceBusRetryScheduler(settings.serviceBus, settings.ordersQueueName) : undefined,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(overrides.meter ?? metrics.getMeter(meterName))),

@@ -29,6 +29,7 @@ export function createParkedItemSweeper(settings: Settings, overrides: SweeperOv
     markerTtlSeconds: settings.markerTtlSeconds,
     orderEventsDestination: settings.outbox.orderEventsTopicName,
     maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
+    statusVersionMaxStep: settings.statusVersionMaxStep,
   };
   const parkedMetrics = new ParkedItemMetrics(overrides.meter ?? metrics.getMeter(meterName));
   const options = { horizonSeconds: settings.parking.horizonSeconds, minAgeSeconds: settings.parking.sweepMinAgeSeconds };

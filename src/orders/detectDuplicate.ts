@@ -34,7 +34,7 @@ export async function classifyExistingRecord(
  * The conflict as an outcome, with its record as evidence: the consumer writes that record in one
  * batch with the rejection record, so a redelivery finds both or neither, for one round trip.
  */
-export function recordConflict(message: ParsedOrderMessage, existing: FingerprintedDocument, ctx: FlowContext): ProcessingOutcome {
+export function recordConflict(message: ParsedOrderMessage, existing: FingerprintedDocument, ctx: FlowContext, detail?: string): ProcessingOutcome {
   const conflict: ConflictDocument = {
     // Derived from key and incoming fingerprint: the same conflict seen twice is one record.
     id: conflictDocumentId(message.key.value, message.fingerprint),
@@ -49,6 +49,6 @@ export function recordConflict(message: ParsedOrderMessage, existing: Fingerprin
   const description =
     `${message.type} for order ${conflict.orderId} differs from what is stored in ${existing.id}` +
     ` (stored fingerprint ${existing.fingerprint} from message ${existing.messageId ?? 'unknown'},` +
-    ` this one ${message.fingerprint}); conflict recorded as ${conflict.id}`;
+    ` this one ${message.fingerprint})${detail === undefined ? '' : `: ${detail}`}; conflict recorded as ${conflict.id}`;
   return { kind: 'conflict', error: new PermanentMessageError('PayloadConflict', description, message.key.value), evidence: conflict };
 }

@@ -1,7 +1,7 @@
 import { documentId } from '../cosmos/documentIds.js';
 import { newOutboxDocument } from '../outbox/outboxDocument.js';
 import type { OutboxDocument } from '../outbox/outboxDocument.js';
-import { addMoney, multiplyMoney } from './money.js';
+import { addMoney, isExactAmount, maxExactAmount, multiplyMoney } from './money.js';
 import type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, PaymentReceived } from './schemas.js';
 
 /**
@@ -45,6 +45,12 @@ export interface OrderDocument extends Processed {
   readonly statusHistory?: Readonly<Record<string, string>>;
   readonly amountPaid: number;
   readonly paymentCount: number;
+  /**
+   * How many of `paymentCount` were applied with a payment claim (paymentClaims.ts). Absent on orders
+   * stored before claims (all their payments were applied without one); fewer than `paymentCount`
+   * tells a payment's copy to look for an earlier one in the order's markers (paymentsBeforeClaims.ts).
+   */
+  readonly claimedPaymentCount?: number;
   /** Set with the shipment record's `completed` state, in the same batch (src/shipments). */
   readonly shipmentId?: string;
   readonly shipmentBookedAt?: string;
@@ -114,6 +120,7 @@ export function newOrderDocument(order: OrderPlaced, processed: Processed): Orde
     statusVersion: 0,
     amountPaid: 0,
     paymentCount: 0,
+    claimedPaymentCount: 0,
     ...processed,
   };
 }
@@ -157,6 +164,17 @@ export function appliedStatusFingerprint(order: OrderDocument, version: number):
   return order.statusHistory?.[String(version)];
 }
 
-export function withPayment(order: OrderDocument, payment: PaymentReceived): OrderDocument {
-  return { ...order, amountPaid: addMoney(order.amountPaid, payment.amount), paymentCount: order.paymentCount + 1 };
+/**
+ * Why the payment cannot be counted on the order, if it cannot: each payment is bounded (schemas.ts),
+ * but their number is not, and `amountPaid` must stay an exact sum.
+ */
+export function paymentOutOfRange(order: OrderDocument, payment: PaymentReceived): string | undefined {
+  if (isExactAmount(addMoney(order.amountPaid, payment.amount))) return undefined;
+  return `PaymentReceived.amount ${payment.amount} would take order ${order.orderId}'s amountPaid (${order.amountPaid}) past ${maxExactAmount}, beyond which sums are not exact`;
+}
+
+/** The order with the payment counted; `claimed` when its paymentId was claimed first (every payment this release applies). */
+export function withPayment(order: OrderDocument, payment: PaymentReceived, claimed: boolean): OrderDocument {
+  const claimedPaymentCount = (order.claimedPaymentCount ?? 0) + (claimed ? 1 : 0);
+  return { ...order, amountPaid: addMoney(order.amountPaid, payment.amount), paymentCount: order.paymentCount + 1, claimedPaymentCount };
 }

@@ -5,12 +5,16 @@ import type { DocumentStore } from '../idempotency/index.js';
 export interface FlowContext {
   readonly store: DocumentStore;
   readonly now: () => Date;
+  /** Scopes what a consumer claims (payment claims) when consumers share a container. */
+  readonly consumerName?: string;
   /** Inbox marker lifetime, validated against the queue's redelivery horizon at start-up. */
   readonly markerTtlSeconds: number;
   /** Rounds of read-modify-replace before a lost race is handed back to Service Bus as a retry. */
   readonly maxConcurrencyAttempts: number;
   /** Where the OrderAccepted events that orders write to their outbox are published. */
   readonly orderEventsDestination: string;
+  /** How far one status change may move an order's version (default `defaultStatusVersionMaxStep`). */
+  readonly statusVersionMaxStep?: number;
   /** Every pause a flow takes goes through this (default: a real timer), so a test or a scheduler decides when it ends. */
   readonly sleep?: (ms: number) => Promise<void>;
   /** The source of the pauses' jitter (default: Math.random). */

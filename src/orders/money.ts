@@ -15,3 +15,10 @@ export function addMoney(...amounts: number[]): number {
 export function multiplyMoney(amount: number, quantity: number): number {
   return (Math.round(amount * scale) * quantity) / scale;
 }
+
+/** The largest amount whose ten-thousandths are a safe integer: beyond it, sums are no longer exact. */
+export const maxExactAmount = Math.floor(Number.MAX_SAFE_INTEGER / scale);
+
+export function isExactAmount(value: number): boolean {
+  return Math.abs(value) <= maxExactAmount;
+}

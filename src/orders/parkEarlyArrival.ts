@@ -30,8 +30,10 @@ export async function parkUntilOrderArrives(
   const fresh = newParkedItem(message, ctx.now().toISOString());
   let itemEtag: string | undefined;
   let lotEtag: string | undefined;
+  // A lot this release creates says so; one a release before claims opened stays unmarked when replaced.
+  let claimedPaymentsOnly = true;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const openLot = parkingLot(orderId, 'open', fresh.parkedAt);
+    const openLot = parkingLot(orderId, 'open', fresh.parkedAt, undefined, claimedPaymentsOnly);
     const operations: WriteOperation[] = [
       itemEtag === undefined ? create(fresh) : replace(fresh, itemEtag),
       lotEtag === undefined ? create(openLot) : replace(openLot, lotEtag),
@@ -48,6 +50,7 @@ export async function parkUntilOrderArrives(
     const lot = await ctx.store.read<ParkingLotDocument>(orderId, parkingLotId(orderId));
     if (lot?.document.state === 'closed') return itemEtag === undefined ? orderArrived : handBackToOrder(fresh, itemEtag, ctx);
     lotEtag = lot?.etag;
+    claimedPaymentsOnly = lot === undefined || lot.document.claimedPaymentsOnly === true;
     await pauseAfterLostRace(attempt, ctx);
   }
   return { kind: 'retry', reason: `order ${orderId}'s arrival gate changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };

@@ -27,6 +27,8 @@ export interface ParkedItemDocument {
   readonly payload: PaymentReceived | OrderStatusChanged;
   /** The body as received, as JSON text, when it carried fields the schema ignores: what a resubmit sends. */
   readonly receivedJson?: string;
+  /** Set on a payment parked after its paymentId was claimed; absent on items of releases before claims. */
+  readonly claimed?: boolean;
   /** When it was (last) parked: the sweeper's horizon counts from here. */
   readonly parkedAt: string;
   readonly appliedAt?: string;
@@ -48,11 +50,18 @@ export interface ParkingLotDocument {
   readonly docType: 'parking-lot';
   readonly state: 'open' | 'closed';
   readonly changedAt: string;
+  /**
+   * Set on a lot this release opened: every payment parked under it claimed its paymentId first.
+   * Absent on a lot a release before claims opened (kept absent when it is replaced): its parked
+   * payments may have no claim, so a payment's copy looks for them (paymentsBeforeClaims.ts).
+   */
+  readonly claimedPaymentsOnly?: boolean;
   readonly ttl?: number;
 }
 
 /**
- * A payment is parked under its dedup key, like its inbox marker. A status change is parked under
+ * A payment is parked under its dedup key, like its inbox marker: the key its paymentId's claim
+ * records, so a copy under another MessageId meets the first one's item (receivePayment.ts). A status change is parked under
  * its version: the version is what an order's status is compared by, so two payloads at one version
  * meet here as a conflict, exactly as they would on a stored order.
  */
@@ -76,6 +85,7 @@ export function newParkedItem(message: ParsedOrderMessage, parkedAt: string): Pa
     fingerprint: message.fingerprint,
     payload: message.payload,
     ...(message.receivedPayload === undefined ? {} : { receivedJson: JSON.stringify(message.receivedPayload) }),
+    ...(message.type === 'PaymentReceived' ? { claimed: true } : {}),
     parkedAt,
   };
 }
@@ -85,8 +95,8 @@ export function withState(item: ParkedItemDocument, change: Partial<Omit<ParkedI
   return { ...item, ...change };
 }
 
-export function parkingLot(orderId: string, state: ParkingLotDocument['state'], changedAt: string, ttl?: number): ParkingLotDocument {
-  return { id: parkingLotId(orderId), orderId, docType: 'parking-lot', state, changedAt, ...(ttl === undefined ? {} : { ttl }) };
+export function parkingLot(orderId: string, state: ParkingLotDocument['state'], changedAt: string, ttl?: number, claimedPaymentsOnly?: boolean): ParkingLotDocument {
+  return { id: parkingLotId(orderId), orderId, docType: 'parking-lot', state, changedAt, ...(ttl === undefined ? {} : { ttl }), ...(claimedPaymentsOnly ? { claimedPaymentsOnly } : {}) };
 }
 
 export function isParkable(message: ParsedOrderMessage): message is ParsedOrderMessage & { readonly type: ParkedMessageType } {

@@ -1,48 +1,66 @@
 import { PermanentMessageError, create, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { classifyExistingRecord } from './detectDuplicate.js';
-import { inboxMarkerId, orderDocumentId, withPayment } from './documents.js';
+import { inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
 import type { FlowContext } from './flowContext.js';
+import { claimPayment } from './paymentClaims.js';
+import type { PaymentMessage } from './paymentClaims.js';
+import { findPaymentStoredWithoutClaim } from './paymentsBeforeClaims.js';
 import { orderArrived, parkUntilOrderArrives } from './parkEarlyArrival.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import type { PaymentReceived } from './schemas.js';
 
 /**
- * PaymentReceived adds to `amountPaid`, so applying it twice would count the money twice. The inbox
- * marker and the order change go in one batch: either both exist or neither, so the marker's 409
- * proves the payment was counted. The replace is guarded by the etag read just before; a 412 means
- * another message changed the order in between, and we read again. A payment whose order is not
- * stored yet is parked (parkEarlyArrival.ts) and applied when the order comes.
+ * PaymentReceived adds to `amountPaid`, so applying it twice would count the money twice. Its
+ * `paymentId` is claimed first (paymentClaims.ts): a copy under another MessageId goes on under the
+ * key of the message that claimed it, and one naming another order or amount is a conflict. Then
+ * the inbox marker and the order change go in one batch: either both exist or neither, so the
+ * marker's 409 proves the payment was counted. The replace is guarded by the etag read just before;
+ * a 412 means another message changed the order in between, and we read again. A payment whose
+ * order is not stored yet is parked (parkEarlyArrival.ts) under the same key, and applied when the
+ * order comes.
+ *
+ *   claim (its own partition)        effect (the order's partition, one batch)
+ *   create #payment|P  --  dies? -->  the redelivery finds its own claim and applies the effect
+ *                      --  a copy?  ->  it applies the effect under the claimer's key; whichever
+ *                                       batch comes second finds the marker: a duplicate
  */
-export async function applyPaymentOnce(
-  message: ParsedOrderMessage & { readonly payload: PaymentReceived },
-  ctx: FlowContext,
-): Promise<ProcessingOutcome> {
-  const payment = message.payload;
-  const marker = newInboxMarker(message, ctx);
+export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext): Promise<ProcessingOutcome> {
+  const orderId = message.payload.orderId;
+  let claimed: PaymentMessage | undefined;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const current = await ctx.store.read<OrderDocument>(payment.orderId, orderDocumentId(payment.orderId));
+    const current = await ctx.store.read<OrderDocument>(orderId, orderDocumentId(orderId));
+    if (current && current.document.currency !== message.payload.currency) return currencyMismatch(message, current.document);
+    if (!claimed) {
+      const decided = (await findPaymentStoredWithoutClaim(message, current?.document, ctx)) ?? (await claimAndDecide(message, ctx));
+      if (!('payload' in decided)) return decided;
+      claimed = decided;
+    }
     if (!current) {
       // The OrderPlaced is still on its way: keep the payment until it comes, and complete this message.
-      const parked = await parkUntilOrderArrives(message, ctx);
+      const parked = await parkUntilOrderArrives(claimed, ctx);
       if (parked === orderArrived) continue;
       return parked;
     }
-    if (current.document.currency !== payment.currency) return currencyMismatch(message, current.document);
-    const result = await ctx.store.commit(payment.orderId, [
-      create(marker),
-      replace(withPayment(current.document, payment), current.etag),
-    ]);
+    const outOfRange = paymentOutOfRange(current.document, message.payload);
+    if (outOfRange !== undefined) return { kind: 'invalid', error: new PermanentMessageError('AmountOutOfRange', outOfRange, message.key.value) };
+    const marker = newInboxMarker(claimed, ctx);
+    const result = await ctx.store.commit(orderId, [create(marker), replace(withPayment(current.document, message.payload, true), current.etag)]);
     if (result.kind === 'committed') return { kind: 'created' };
-    if (result.kind === 'already-exists' && result.operationIndex === 0) return classifyExistingRecord(message, marker.id, ctx);
+    if (result.kind === 'already-exists' && result.operationIndex === 0) return classifyExistingRecord(claimed, marker.id, ctx);
     await pauseAfterLostRace(attempt, ctx);
   }
-  return { kind: 'retry', reason: `order ${payment.orderId} changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
+  return { kind: 'retry', reason: `order ${orderId} changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
 }
 
-function newInboxMarker(message: ParsedOrderMessage, ctx: FlowContext): InboxMarkerDocument {
+async function claimAndDecide(message: PaymentMessage, ctx: FlowContext): Promise<PaymentMessage | ProcessingOutcome> {
+  const claim = await claimPayment(message, ctx);
+  return claim.kind === 'apply' ? claim.message : claim.outcome;
+}
+
+function newInboxMarker(message: PaymentMessage, ctx: FlowContext): InboxMarkerDocument {
   return {
     id: inboxMarkerId(message.key.value),
     orderId: message.payload.orderId,
@@ -52,7 +70,7 @@ function newInboxMarker(message: ParsedOrderMessage, ctx: FlowContext): InboxMar
     dedupKey: message.key.value,
     fingerprint: message.fingerprint,
     processedAt: ctx.now().toISOString(),
-    payload: message.payload as PaymentReceived,
+    payload: message.payload,
     ttl: ctx.markerTtlSeconds,
   };
 }

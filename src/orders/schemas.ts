@@ -24,24 +24,38 @@ const currency = z.string().refine((code) => isoCurrencies.has(code), 'must be a
 const instant = z.iso.datetime({ offset: true });
 const money = z.number().refine(hasAtMostFourDecimals, 'must have at most four decimal places');
 
+/**
+ * The bounds of every number a sender controls, shared by the HTTP intake and the consumer. They are
+ * chosen so every sum stays exact in ten-thousandths (money.ts): the largest order, 100 lines of
+ * 10,000 at 100,000, is 10^11, i.e. 10^15 ten-thousandths, below 2^53 (about 9.007 x 10^15).
+ */
+export const numberBounds = {
+  maxLines: 100,
+  maxQuantity: 10_000,
+  maxUnitPrice: 100_000,
+  maxPaymentAmount: 10_000_000,
+  /** A version above this would leave no room to correct the status (Cosmos and .NET int32 readers too). */
+  maxStatusVersion: 2 ** 31 - 1,
+} as const;
+
 export const orderLineSchema = z.object({
   sku: z.string().min(1).max(64),
-  quantity: z.int().positive(),
-  unitPrice: money.refine((v) => v >= 0, 'must be >= 0'),
+  quantity: z.int().min(1, 'must be >= 1').max(numberBounds.maxQuantity, `must be at most ${numberBounds.maxQuantity}`),
+  unitPrice: z.number().min(0, 'must be >= 0').max(numberBounds.maxUnitPrice, `must be at most ${numberBounds.maxUnitPrice}`).pipe(money),
 });
 
 export const orderPlacedSchema = z.object({
   orderId: orderIdSchema,
   customerId: z.string().min(1).max(128),
   currency,
-  lines: z.array(orderLineSchema).min(1).max(100),
+  lines: z.array(orderLineSchema).min(1).max(numberBounds.maxLines),
   placedAt: instant,
 });
 
 export const paymentReceivedSchema = z.object({
   orderId: orderIdSchema,
   paymentId: z.string().min(1).max(128),
-  amount: money.refine((v) => v > 0, 'must be > 0'),
+  amount: z.number().positive('must be > 0').max(numberBounds.maxPaymentAmount, `must be at most ${numberBounds.maxPaymentAmount}`).pipe(money),
   currency,
   receivedAt: instant,
 });
@@ -49,7 +63,7 @@ export const paymentReceivedSchema = z.object({
 export const orderStatusChangedSchema = z.object({
   orderId: orderIdSchema,
   status: z.enum(orderStatuses),
-  version: z.int().positive(),
+  version: z.int().min(1, 'must be >= 1').max(numberBounds.maxStatusVersion, `must be at most ${numberBounds.maxStatusVersion}`),
   changedAt: instant,
 });
 

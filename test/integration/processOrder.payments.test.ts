@@ -76,7 +76,8 @@ describe('processOrder: PaymentReceived', () => {
     expect(await orderOf(orderId)).toMatchObject({ amountPaid: 5, paymentCount: 1 });
     const conflicts = (await documentsOf(app.container, orderId)).filter((d) => d.docType === 'conflict');
     expect(conflicts).toHaveLength(1);
-    expect(conflicts[0]).toMatchObject({ messageType: 'PaymentReceived', existing: { documentId: `inbox|p-${orderId}` } });
+    // The paymentId's claim, not the inbox marker, is what the other amount meets first.
+    expect(conflicts[0]).toMatchObject({ messageType: 'PaymentReceived', existing: { documentId: `payment|p-${orderId}` } });
   });
 
   it('rejects a payment in another currency than the order as invalid', async () => {

@@ -27,7 +27,9 @@ describe('a parker racing other writers', () => {
     t.store.commitLog.length = 0;
     const result = await t.send('pay-b', 'PaymentReceived', paymentReceived('o1', { amount: 2 }));
     expect(result.outcome).toEqual({ kind: 'retry', reason: "order o1's arrival gate changed under 3 attempts in a row" });
-    expect(t.store.commitLog).toHaveLength(3);
+    // The payment's claim, then the three parking batches.
+    expect(t.store.commitLog.map((c) => c.partitionKey)).toEqual([expect.stringMatching(/^#payment\|p-/), 'o1', 'o1', 'o1']);
+    expect(t.store.commitLog.filter((c) => parkerBatch(c.partitionKey, c.operations))).toHaveLength(3);
     expect(t.parked('o1')).toHaveLength(1);
   });
 
@@ -81,8 +83,10 @@ describe('a parker racing other writers', () => {
     const t = orderFlow();
     const pay = paymentReceived('o1', { amount: 5 });
     t.store.beforeCommit(parkerBatch, async () => void (await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))));
-    // The order's closed gate lives for the marker ttl; here it runs out between the 409 and the read.
-    t.store.beforeRead((_pk, id) => id === parkingLotId('o1'), async () => void t.advance(3601));
+    // The order's closed gate lives for the marker ttl; here it runs out between the 409 and the read
+    // (the gate's second read: the first, before the claim, looks for payments parked before claims).
+    let gateReads = 0;
+    t.store.beforeRead((_pk, id) => id === parkingLotId('o1') && (gateReads += 1) === 2, async () => void t.advance(3601));
     expect((await t.send('pay-1', 'PaymentReceived', pay)).outcome).toMatchObject({ kind: 'parked' });
     t.advance(120);
     expect(await sweepParkedItems(t.ctx, sweepOptions)).toMatchObject({ applied: 1 });

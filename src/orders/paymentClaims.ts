@@ -1,0 +1,110 @@
+import { documentId } from '../cosmos/documentIds.js';
+import { create } from '../idempotency/index.js';
+import type { ProcessingOutcome } from '../idempotency/index.js';
+import { recordConflict } from './detectDuplicate.js';
+import type { FlowContext } from './flowContext.js';
+import type { ParsedOrderMessage } from './parseOrderMessage.js';
+import { isSameRequest } from './sameRequest.js';
+import type { PaymentReceived } from './schemas.js';
+
+export type PaymentMessage = ParsedOrderMessage & { readonly payload: PaymentReceived };
+
+/**
+ * A payment's business identity, claimed before its effect: one per `paymentId` (per consumer),
+ * whichever MessageId or order a copy names. It lives in its own logical partition of the orders
+ * container (the container is partitioned on /orderId, and a partition key is only a value), so a
+ * claim is one create of a small document, with no transaction across it and the order: the effect
+ * (inbox marker + order, one batch) is itself idempotent, under the key the claim records.
+ */
+export interface PaymentClaimDocument {
+  readonly id: string;
+  /** The claim's own partition, `#payment|<paymentId>`: `#` is never in an order id. */
+  readonly orderId: string;
+  readonly docType: 'payment-claim';
+  readonly paymentId: string;
+  /** The order the payment was claimed for: a copy naming another order is a conflict. */
+  readonly paymentOrderId: string;
+  readonly amount: number;
+  readonly currency: string;
+  /** The dedup key the effect is stored under (inbox marker, parked item), whatever key a copy has. */
+  readonly dedupKey: string;
+  /** The fingerprint of the message that claimed it: what the effect's marker holds. */
+  readonly fingerprint: string;
+  readonly messageId?: string;
+  readonly claimedAt: string;
+  readonly ttl: number;
+}
+
+/** Where a payment's claim is: the partition and the id, from the paymentId (and the consumer's name). */
+export function paymentClaimLocation(paymentId: string, consumerName?: string): { readonly partitionKey: string; readonly id: string } {
+  const id = consumerName ? documentId('payment', consumerName, paymentId) : documentId('payment', paymentId);
+  return { partitionKey: `#${id}`, id };
+}
+
+/**
+ * The claim outlives the marker of its effect: a payment may wait parked for its order (the parked
+ * horizon, at most the marker TTL by the retention check) before the marker's TTL even starts.
+ */
+export const claimTtlSeconds = (markerTtlSeconds: number): number => 2 * markerTtlSeconds;
+
+export type PaymentClaimDecision =
+  /** Apply this message (or find it applied) under the key the claim records: its own or the first copy's. */
+  | { readonly kind: 'apply'; readonly message: PaymentMessage }
+  | { readonly kind: 'decided'; readonly outcome: ProcessingOutcome };
+
+/**
+ * Creates the payment's claim or, if there is one (409), decides against it: the message that
+ * claimed it, again, goes on to its effect; a copy under another key, for the same order, amount
+ * and currency, goes on as that message (its key and fingerprint), so its effect meets the
+ * claimer's: whichever of the two gets there first applies it, the other finds the marker and is a
+ * duplicate; a copy naming another order, amount or currency, or another payload under the
+ * claimer's own key, is a conflict, recorded and dead-lettered.
+ */
+export async function claimPayment(message: PaymentMessage, ctx: FlowContext & { readonly consumerName?: string }): Promise<PaymentClaimDecision> {
+  const claim = newPaymentClaim(message, ctx);
+  const result = await ctx.store.commit(claim.orderId, [create(claim)]);
+  if (result.kind === 'committed') return { kind: 'apply', message };
+  const existing = await ctx.store.read<PaymentClaimDocument>(claim.orderId, claim.id);
+  if (!existing) return { kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claim.id} was reported to exist but could not be read` } };
+  return decideAgainstClaim(message, existing.document, ctx);
+}
+
+function decideAgainstClaim(message: PaymentMessage, claim: PaymentClaimDocument, ctx: FlowContext): PaymentClaimDecision {
+  if (claim.dedupKey === message.key.value) {
+    if (isSameRequest(message, claim.fingerprint)) return { kind: 'apply', message };
+  } else if (isSamePayment(message.payload, claim)) {
+    return { kind: 'apply', message: asCopyOf(message, claim) };
+  }
+  const detail = `payment ${claim.paymentId} was claimed for order ${claim.paymentOrderId} (${claim.amount} ${claim.currency}, key ${claim.dedupKey}); this one names order ${message.payload.orderId} (${message.payload.amount} ${message.payload.currency})`;
+  return { kind: 'decided', outcome: recordConflict(message, { id: claim.id, fingerprint: claim.fingerprint, messageId: claim.messageId }, ctx, detail) };
+}
+
+/** The same payment: the same order, amount and currency (the time it was received may differ between copies). */
+export function isSamePayment(payment: PaymentReceived, stored: Pick<PaymentClaimDocument, 'paymentOrderId' | 'amount' | 'currency'>): boolean {
+  return payment.orderId === stored.paymentOrderId && payment.amount === stored.amount && payment.currency === stored.currency;
+}
+
+/** The copy, seen as the message that claimed the payment: same key and fingerprint, its own MessageId. */
+function asCopyOf(message: PaymentMessage, claim: PaymentClaimDocument): PaymentMessage {
+  const { validatedFingerprint: _ignored, ...rest } = message;
+  return { ...rest, key: { value: claim.dedupKey, source: message.key.source }, fingerprint: claim.fingerprint };
+}
+
+function newPaymentClaim(message: PaymentMessage, ctx: FlowContext & { readonly consumerName?: string }): PaymentClaimDocument {
+  const payment = message.payload;
+  const { partitionKey, id } = paymentClaimLocation(payment.paymentId, ctx.consumerName);
+  return {
+    id,
+    orderId: partitionKey,
+    docType: 'payment-claim',
+    paymentId: payment.paymentId,
+    paymentOrderId: payment.orderId,
+    amount: payment.amount,
+    currency: payment.currency,
+    dedupKey: message.key.value,
+    fingerprint: message.fingerprint,
+    messageId: message.messageId,
+    claimedAt: ctx.now().toISOString(),
+    ttl: claimTtlSeconds(ctx.markerTtlSeconds),
+  };
+}
