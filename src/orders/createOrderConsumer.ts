@@ -25,6 +25,7 @@ export function createOrderConsumer(settings: Settings, overrides: ConsumerOverr
     maxMessageBytes: settings.maxMessageBytes,
     maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
     retry: settings.retry,
+    retryStateKey: settings.retry.stateSigningKey,
     scheduler: settings.retry.delayedRetryEnabled ? new ServiceBusRetryScheduler(settings.serviceBus, settings.ordersQueueName) : undefined,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(overrides.meter ?? metrics.getMeter(meterName))),
   });

@@ -6,3 +6,4 @@ export { decodeJsonBody, refusingUnreadable } from './messageBody.js';
 export { ServiceBusRetryScheduler, chooseServiceBusClient } from './retryScheduler.js';
 export type { RetryScheduler, ScheduledCopy, ServiceBusClientChoice, ServiceBusConnectionSettings } from './retryScheduler.js';
 export { deriveMessageId, maxDerivedSuffixLength, maxMessageIdLength } from './derivedMessageId.js';
+export type { DerivationOptions } from './derivedMessageId.js';
