@@ -95,6 +95,10 @@ param duplicateRatioPercent int = 20
 @description('The carrier API key, written to Key Vault by Resource Manager. Empty: nothing is written and an existing secret is kept. The secret must exist once carrierApiUrl is set: the app\'s and the operators\' roles are on it.')
 param carrierApiKey string = ''
 
+@secure()
+@description('Signs the retry state of delayed-retry copies and keys their MessageIds (RETRY_STATE_SIGNING_KEY), written to Key Vault. By default a new random value at each provision: copies in flight then restart their retry budget once (docs/settings.md).')
+param retryStateSigningKey string = '${newGuid()}${newGuid()}'
+
 var queueFile = loadJsonContent('servicebus-queues.json')
 var ordersQueueName = 'orders'
 var orders = queueFile.queues[ordersQueueName]
@@ -114,6 +118,7 @@ var names = {
   network: 'vnet-${token}'
 }
 var carrierApiKeySecretName = 'carrier-api-key'
+var retryStateSigningKeySecretName = 'retry-state-signing-key'
 var fulfilmentSubscriptionName = 'fulfilment'
 var auditSubscriptionName = 'audit'
 var deploymentContainerName = 'app-package'
@@ -175,6 +180,8 @@ module keyVault 'modules/keyVault.bicep' = {
     tags: tags
     carrierApiKeySecretName: carrierApiKeySecretName
     carrierApiKey: carrierApiKey
+    retryStateSigningKeySecretName: retryStateSigningKeySecretName
+    retryStateSigningKey: retryStateSigningKey
     purgeProtection: keyVaultPurgeProtection
     privateOnly: vnetEnabled
   }
@@ -207,6 +214,7 @@ module functionApp 'modules/functionApp.bicep' = {
     carrierApiUrl: carrierApiUrl
     keyVaultName: keyVault.outputs.name
     carrierApiKeySecretName: carrierApiKeySecretName
+    retryStateSigningKeySecretName: retryStateSigningKeySecretName
     virtualNetworkSubnetId: vnetEnabled ? network!.outputs.appSubnetId : ''
     // The retention check at start-up reads these: they must be the queue's real properties.
     retentionSettings: {
@@ -292,6 +300,7 @@ module rbac 'modules/rbac.bicep' = {
     cosmosLeasesContainerName: cosmosLeasesContainerName
     keyVaultName: names.keyVault
     carrierApiKeySecretName: carrierApiKeySecretName
+    retryStateSigningKeySecretName: retryStateSigningKeySecretName
     carrierConfigured: carrierConfigured
     storageAccountName: names.storage
     hostContainerNames: concat([deploymentContainerName], storage.outputs.hostContainerNames)

@@ -79,6 +79,9 @@ function settingsSchema() {
     DELAYED_RETRY_FIRST_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_FIRST_DELAY_SECONDS),
     DELAYED_RETRY_MAX_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_MAX_DELAY_SECONDS),
     TRANSIENT_RETRY_BUDGET_SECONDS: wholeNumber(0, settingDefaults.TRANSIENT_RETRY_BUDGET_SECONDS),
+    RETRY_STATE_SIGNING_KEY: optionalText
+      .refine((key) => key === undefined || !key.startsWith('@Microsoft.KeyVault('), 'is still a Key Vault reference: the platform could not resolve it (check the app identity has Key Vault Secrets User on the vault, and keyVaultReferenceIdentity)')
+      .refine((key) => key === undefined || key.length >= 32, 'must be at least 32 characters (a random secret: `openssl rand -base64 32`)'),
     DELAYED_RETRY_ENABLED: z.enum(['true', 'false'], { error: 'must be true or false' }).default(settingDefaults.DELAYED_RETRY_ENABLED),
     PARKED_ITEM_HORIZON_SECONDS: z.coerce.number().int().min(1).optional(),
     PARKED_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.PARKED_SWEEP_SCHEDULE),
@@ -128,7 +131,11 @@ export interface Settings {
     /** The sweeper leaves younger items alone: their order's batch is the one to apply them. */
     readonly sweepMinAgeSeconds: number;
   };
-  readonly retry: RetryPolicy & { readonly delayedRetryEnabled: boolean };
+  readonly retry: RetryPolicy & {
+    readonly delayedRetryEnabled: boolean;
+    /** Signs the retry state a delayed-retry copy carries and keys its MessageId: senders can forge neither. */
+    readonly stateSigningKey?: string;
+  };
   readonly outbox: {
     /** The topic OrderAccepted events go to. */
     readonly orderEventsTopicName: string;
@@ -200,6 +207,9 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>> =
     problems.push({ setting: 'SHIPMENT_LEASE_SECONDS', problem: `must be at least 3 x CARRIER_TIMEOUT_MS (${(3 * s.CARRIER_TIMEOUT_MS) / 1000} s), so an owner's calls end inside its lease` });
   }
   problems.push(...carrierUrlProblems(s.CARRIER_API_URL, s.CARRIER_API_KEY));
+  if (s.DELAYED_RETRY_ENABLED === 'true' && s.RETRY_STATE_SIGNING_KEY === undefined) {
+    problems.push({ setting: 'RETRY_STATE_SIGNING_KEY', problem: 'is required while DELAYED_RETRY_ENABLED is true: without it, anyone who can send could forge a retry state (a budget that never ends) or take a copy MessageId first' });
+  }
   if (!retention.ok) problems.push({ setting: 'INBOX_MARKER_TTL_SECONDS', problem: retention.explanation });
   const keyRetention = checkRequestKeyRetention({
     keyTtlSeconds: s.INTAKE_KEY_RETENTION_SECONDS,
@@ -248,6 +258,7 @@ function toSettings(s: z.infer<ReturnType<typeof settingsSchema>>): Settings {
       maxDelayMs: s.DELAYED_RETRY_MAX_DELAY_SECONDS * 1000,
       budgetMs: s.TRANSIENT_RETRY_BUDGET_SECONDS * 1000,
       delayedRetryEnabled: s.DELAYED_RETRY_ENABLED === 'true',
+      stateSigningKey: s.RETRY_STATE_SIGNING_KEY,
     },
     outbox: {
       orderEventsTopicName: s.ORDER_EVENTS_TOPIC_NAME,

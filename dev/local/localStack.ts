@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { settingDefaults } from '../../src/config.js';
 import { startCosmosStandIn } from '../cosmos/cosmosStandIn.js';
 import type { CosmosStandIn } from '../cosmos/cosmosStandIn.js';
@@ -48,6 +49,9 @@ async function onPort<T>(component: string, port: number, usualSuspect: string, 
 export const localDatabase = 'orders';
 export const localContainer = 'orders';
 export const localLeasesContainer = 'leases';
+/** Drawn once per process: every app process this stack starts gets the same one. */
+const localRetryStateSigningKey = randomBytes(32).toString('base64url');
+
 /** The carrier stand-in's key on its usual port (7080), so local.settings.sample.json works against `--serve`. */
 export const localCarrierApiKey = 'local-carrier-key';
 
@@ -106,6 +110,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     CARRIER_API_URL: carrier.url,
     // A plain setting locally; a Key Vault reference in Azure (infra/modules/keyVault.bicep).
     CARRIER_API_KEY: carrier.apiKey,
+    // One random key for every process of this stack: each must verify the copies the others signed.
+    RETRY_STATE_SIGNING_KEY: localRetryStateSigningKey,
     ...(orders
       ? {
           QUEUE_MAX_DELIVERY_COUNT: String(orders.maxDeliveryCount),

@@ -43,6 +43,9 @@ function localSettingsFromAzd(env) {
     // The outbox publisher's trigger, signed in as the developer (az login), like the app's own client.
     CosmosDbConnection__accountEndpoint: String(env.COSMOS_ENDPOINT),
     SHIPMENT_RECONCILE_SCHEDULE: '45 */2 * * * *',
+    // Delayed-retry copies are signed with RETRY_STATE_SIGNING_KEY, a Key Vault reference Core Tools
+    // does not resolve: a local instance on the shared queue hands a failure back to Service Bus instead.
+    DELAYED_RETRY_ENABLED: 'false',
   };
   // Core Tools does not resolve Key Vault references: without a carrier URL (and a CARRIER_API_KEY
   // you add yourself) the shipment functions stay off locally, as in Azure.

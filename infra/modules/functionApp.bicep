@@ -66,6 +66,9 @@ param keyVaultName string
 @description('Name of the secret with the carrier API key.')
 param carrierApiKeySecretName string
 
+@description('Name of the secret with the retry state signing key.')
+param retryStateSigningKeySecretName string
+
 @description('Subnet the app integrates with, so its outbound traffic reaches the private endpoints; empty: no integration.')
 param virtualNetworkSubnetId string = ''
 
@@ -110,6 +113,8 @@ var appSettings = union(
     CosmosDbConnection__credential: 'managedidentity'
     CosmosDbConnection__clientId: identityClientId
     ORDER_EVENTS_TOPIC_NAME: orderEventsTopicName
+    // Signs delayed-retry state; resolved by the platform with the app identity (its role is on this one secret).
+    RETRY_STATE_SIGNING_KEY: '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName=${retryStateSigningKeySecretName})'
     // The outbox sweeper's timer: every minute, at second 30 (apart from the parked-item sweeper).
     OUTBOX_SWEEP_SCHEDULE: '30 */1 * * * *'
     // The parked-item sweeper's timer (NCRONTAB, UTC): every five minutes.

@@ -17,6 +17,13 @@ param carrierApiKeySecretName string
 @description('The carrier API key. Empty: nothing is written, and an existing secret is kept.')
 param carrierApiKey string = ''
 
+@description('Name of the secret that signs delayed-retry state (RETRY_STATE_SIGNING_KEY).')
+param retryStateSigningKeySecretName string
+
+@secure()
+@description('The retry state signing key: always written, every instance reads the same one.')
+param retryStateSigningKey string
+
 @description('Purge protection: a deleted vault or secret cannot be purged before the retention ends. Irreversible once on; while on, a deleted vault blocks its name for the retention (docs/deployment.md, "Tearing down").')
 param purgeProtection bool = true
 
@@ -47,6 +54,12 @@ resource carrierKey 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = if (!empty(
   parent: vault
   name: carrierApiKeySecretName
   properties: { value: carrierApiKey, contentType: 'text/plain' }
+}
+
+resource retryStateKey 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = {
+  parent: vault
+  name: retryStateSigningKeySecretName
+  properties: { value: retryStateSigningKey, contentType: 'text/plain' }
 }
 
 output name string = vault.name

@@ -53,6 +53,9 @@ param keyVaultName string
 @description('Name of the secret with the carrier API key.')
 param carrierApiKeySecretName string
 
+@description('Name of the secret with the retry state signing key (always present).')
+param retryStateSigningKeySecretName string
+
 @description('Whether a carrier is configured: then the secret exists and the app and the operators get a role on it.')
 param carrierConfigured bool
 
@@ -143,6 +146,10 @@ resource vault 'Microsoft.KeyVault/vaults@2023-07-01' existing = {
 
   resource carrierKey 'secrets' existing = {
     name: carrierApiKeySecretName
+  }
+
+  resource retryStateKey 'secrets' existing = {
+    name: retryStateSigningKeySecretName
   }
 }
 
@@ -250,6 +257,13 @@ resource appKeepsLeases 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignment
 resource appReadsCarrierKey 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (carrierConfigured) {
   scope: vault::carrierKey
   name: guid(vault::carrierKey.id, appIdentity.id, roles.keyVaultSecretsUser)
+  properties: { principalId: appPrincipalId, principalType: 'ServicePrincipal', roleDefinitionId: keyVaultSecretsUser.id }
+}
+
+// The platform resolves the RETRY_STATE_SIGNING_KEY reference with the app's identity: read this one secret.
+resource appReadsRetryStateKey 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  scope: vault::retryStateKey
+  name: guid(vault::retryStateKey.id, appIdentity.id, roles.keyVaultSecretsUser)
   properties: { principalId: appPrincipalId, principalType: 'ServicePrincipal', roleDefinitionId: keyVaultSecretsUser.id }
 }
 

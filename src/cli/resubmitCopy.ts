@@ -32,7 +32,7 @@ export interface ResubmitOptions {
 
 /**
  * The copy that goes back to the queue: body, content type, subject, correlation id and application
- * properties as they were, the DeadLetter* and delayed-retry (`retry-*`) properties dropped, `resubmitted-from` and a resubmit
+ * properties as they were, the DeadLetter* and delayed-retry (`retry-*`, the `retry-signature` included) properties dropped, `resubmitted-from` and a resubmit
  * count added. When the original's send may still be inside the duplicate-detection window, the
  * broker would silently drop a copy with the same MessageId, so the copy gets a new one, derived
  * from the original and the resubmit count (two attempts at the same resubmit share it, and the

@@ -53,8 +53,23 @@ function chooseKey(c: DedupKeyCandidates): DedupKey | undefined {
     const id = usableOrRefused(c.cloudEvent.id, 'InvalidCloudEvent', 'the CloudEvent id');
     return { value: joinKeyParts([source, id]), source: 'cloudevents' };
   }
-  if (c.messageId !== undefined && usable(c.messageId)) return { value: c.messageId, source: 'message-id' };
+  if (c.messageId !== undefined && usable(c.messageId)) {
+    const control = controlCharacterIn(c.messageId);
+    if (control !== undefined) throw new PermanentMessageError('InvalidIdempotencyKey', `the MessageId, used as the dedup key, contains the control character ${control}`);
+    return { value: c.messageId, source: 'message-id' };
+  }
   return undefined;
+}
+
+/**
+ * A key is stored, logged and printed by the operator tool: a control character (C0, DEL, C1) in
+ * it could rewrite a terminal or a log line, and no real id carries one. Names the first found.
+ */
+function controlCharacterIn(value: string): string | undefined {
+  // eslint-disable-next-line no-control-regex -- control characters are what this looks for
+  const match = /[\u0000-\u001f\u007f-\u009f]/.exec(value);
+  if (match === null) return undefined;
+  return `U+${match[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} at position ${match.index}`;
 }
 
 function usableOrRefused(value: unknown, code: 'InvalidIdempotencyKey' | 'InvalidCloudEvent', what: string): string {
@@ -62,6 +77,8 @@ function usableOrRefused(value: unknown, code: 'InvalidIdempotencyKey' | 'Invali
   if (typeof value !== 'string') throw new PermanentMessageError(code, `${what} must be a string, not ${typeof value}`);
   if (value.trim() === '') throw new PermanentMessageError(code, `${what} is empty or white space`);
   if (value.length > maxDedupKeyLength) throw new PermanentMessageError(code, `${what} has ${value.length} characters; the limit is ${maxDedupKeyLength}`);
+  const control = controlCharacterIn(value);
+  if (control !== undefined) throw new PermanentMessageError(code, `${what} contains the control character ${control}`);
   return value;
 }
 

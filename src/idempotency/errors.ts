@@ -9,6 +9,8 @@ export type PermanentFailureCode =
   | 'InvalidIdempotencyKey'
   | 'InvalidCloudEvent'
   | 'BodyTooDeep'
+  | 'InvalidBody'
+  | 'AmbiguousProperty'
   | 'UnknownMessageType'
   | 'MessageTooLarge'
   | 'CurrencyMismatch'

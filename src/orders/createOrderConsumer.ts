@@ -26,6 +26,7 @@ export function createOrderConsumer(settings: Settings, overrides: ConsumerOverr
     maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
     statusVersionMaxStep: settings.statusVersionMaxStep,
     retry: settings.retry,
+    retryStateKey: settings.retry.stateSigningKey,
     scheduler: settings.retry.delayedRetryEnabled ? new ServiceBusRetryScheduler(settings.serviceBus, settings.ordersQueueName) : undefined,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(overrides.meter ?? metrics.getMeter(meterName))),
   });

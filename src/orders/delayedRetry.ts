@@ -3,35 +3,33 @@ import type { ProcessingOutcome, RetryPolicy } from '../idempotency/index.js';
 import { applicationProperty, deriveMessageId, earliestInstant, firstEnqueuedAtProperty } from '../servicebus/index.js';
 import type { MessageEnvelope, RetryScheduler, ScheduledCopy } from '../servicebus/index.js';
 import { dedupKeyOf, idempotencyKeyProperty } from './parseOrderMessage.js';
+import { readRetryState, retryProperties, signRetryState } from './retryState.js';
 
-/** Application properties a delayed-retry copy carries, so each round knows where it stands. */
-export const retryProperties = {
-  attempt: 'retry-attempt',
-  firstFailureAt: 'retry-first-failure-at',
-  lastError: 'retry-last-error',
-  of: 'retry-of',
-} as const;
+export { retryProperties } from './retryState.js';
 
 /**
  * Hands a message that is still failing after its in-invocation retries to the delayed layer:
- * a copy scheduled for later, with a deterministic MessageId (`<original>~retry-<n>`, hashed when that
- * would exceed Service Bus's limit: a crash and a second scheduling of the same round is dropped by
- * duplicate detection), the original dedup key
- * in `idempotency-key` (whichever copy arrives second is a duplicate) and the round's count. The
- * original is completed only once the copy is accepted. Past the budget: the dead-letter path.
+ * a copy scheduled for later, the original dedup key in `idempotency-key` (whichever copy arrives
+ * second is a duplicate) and the round's state, signed (`retry-signature`): a state that does not
+ * verify is a first attempt (retryState.ts). The copy's MessageId is an HMAC of this delivery's
+ * MessageId, sequence number and the round: the same on a second scheduling of the same round (a
+ * crash between schedule and complete; duplicate detection drops it), unknowable to a sender, and
+ * never derived from a property a sender could set. The original is completed only once the copy is
+ * accepted. Past the budget: the dead-letter path.
  */
 export async function scheduleDelayedRetry(
   envelope: MessageEnvelope,
   body: unknown,
   failure: Extract<ProcessingOutcome, { kind: 'retry' }>,
-  ctx: { readonly scheduler: RetryScheduler; readonly policy: RetryPolicy; readonly now: () => Date; readonly failedAtEpochMs: number },
+  ctx: { readonly scheduler: RetryScheduler; readonly policy: RetryPolicy; readonly now: () => Date; readonly failedAtEpochMs: number; readonly signingKey: string },
 ): Promise<ProcessingOutcome> {
-  const state = retryStateOf(envelope);
   const now = ctx.now().getTime();
+  const key = dedupKeyOf(envelope, body);
+  const state = readRetryState(envelope, key, ctx.signingKey, now);
   // When this delivery first failed, before its in-invocation retries; a copy carries the first round's.
   const firstFailureAt = state.firstFailureAtEpochMs ?? ctx.failedAtEpochMs;
   const decision = decideDelayedRetry(state.attempt, firstFailureAt, now, ctx.policy);
-  const key = dedupKeyOf(envelope, body);
+  const reason = state.unverified === undefined ? failure.reason : `${failure.reason}; ${state.unverified}`;
   if (decision.kind === 'budget-exhausted') {
     const since = new Date(firstFailureAt).toISOString();
     // Not "still failing": an attempt whose answer was lost (a store timeout) may have committed,
@@ -41,22 +39,26 @@ export async function scheduleDelayedRetry(
       `such as a store timeout, may have committed it: check the store before resubmitting); last error: ${failure.reason}`;
     return { kind: 'invalid', error: new PermanentMessageError('RetryBudgetExhausted', description, key) };
   }
-  const root = text(applicationProperty(envelope, retryProperties.of)) ?? envelope.messageId;
-  if (root === undefined || key === undefined) return failure; // nothing stable to name the copy by: let Service Bus redeliver
+  const root = state.root ?? envelope.messageId;
+  if (root === undefined || key === undefined || envelope.messageId === undefined) return failure; // nothing stable to name the copy by: let Service Bus redeliver
+  const suffix = `~retry-${decision.attempt}`;
+  const messageId = deriveMessageId(`${envelope.messageId}#${envelope.sequenceNumber ?? ''}`, suffix, { secret: ctx.signingKey });
+  const next = { attempt: decision.attempt, firstFailureAtEpochMs: firstFailureAt, root };
   const copy: ScheduledCopy = {
-    messageId: deriveMessageId(root, `~retry-${decision.attempt}`),
+    messageId,
     body: copyBody(body),
     subject: envelope.subject,
     contentType: envelope.contentType,
     correlationId: envelope.correlationId,
     applicationProperties: {
-      ...primitives(envelope.applicationProperties),
+      ...primitives(envelope.applicationProperties, ours),
       [idempotencyKeyProperty]: key,
-      [retryProperties.attempt]: decision.attempt,
-      [retryProperties.firstFailureAt]: new Date(firstFailureAt).toISOString(),
+      [retryProperties.attempt]: next.attempt,
+      [retryProperties.firstFailureAt]: new Date(next.firstFailureAtEpochMs).toISOString(),
       [retryProperties.lastError]: failure.reason.slice(0, 500),
       [retryProperties.of]: root,
       ...lineageOf(envelope),
+      [retryProperties.signature]: signRetryState(ctx.signingKey, { messageId, dedupKey: key }, next),
     },
   };
   const enqueueAt = new Date(decision.enqueueAtEpochMs);
@@ -65,15 +67,7 @@ export async function scheduleDelayedRetry(
   } catch (error) {
     return { ...failure, reason: `${failure.reason}; scheduling a delayed retry failed: ${error instanceof Error ? error.message : String(error)}` };
   }
-  return { kind: 'rescheduled', attempt: decision.attempt, copyMessageId: copy.messageId, enqueueAt: enqueueAt.toISOString(), reason: failure.reason };
-}
-
-function retryStateOf(envelope: MessageEnvelope): { attempt: number; firstFailureAtEpochMs?: number } {
-  const attempt = Number(applicationProperty(envelope, retryProperties.attempt) ?? 0);
-  // Stryker disable next-line StringLiteral: any text that is not a time parses to NaN, as '' does
-  const first = Date.parse(String(applicationProperty(envelope, retryProperties.firstFailureAt) ?? ''));
-  // Stryker disable next-line EqualityOperator: at 0 both branches give 0
-  return { attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 0, firstFailureAtEpochMs: Number.isNaN(first) ? undefined : first };
+  return { kind: 'rescheduled', attempt: decision.attempt, copyMessageId: copy.messageId, enqueueAt: enqueueAt.toISOString(), reason };
 }
 
 /** The host hands JSON bodies over parsed: the copy carries them as JSON text again. */
@@ -82,8 +76,11 @@ function copyBody(body: unknown): string | Uint8Array {
   return JSON.stringify(body) ?? '';
 }
 
-function primitives(properties: Readonly<Record<string, unknown>>): Record<string, string | number | boolean> {
-  return Object.fromEntries(Object.entries(properties).filter((e): e is [string, string | number | boolean] => ['string', 'number', 'boolean'].includes(typeof e[1])));
+/** The message's own properties, less any spelling of the ones the copy sets itself. */
+function primitives(properties: Readonly<Record<string, unknown>>, ours: readonly string[]): Record<string, string | number | boolean> {
+  return Object.fromEntries(
+    Object.entries(properties).filter((e): e is [string, string | number | boolean] => ['string', 'number', 'boolean'].includes(typeof e[1]) && !ours.includes(e[0].toLowerCase())),
+  );
 }
 
 /** The copy is a new message with its own enqueued time: it carries the time its lineage was first sent. */
@@ -92,6 +89,4 @@ function lineageOf(envelope: MessageEnvelope): Record<string, string> {
   return first === undefined ? {} : { [firstEnqueuedAtProperty]: new Date(first).toISOString() };
 }
 
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
+const ours: readonly string[] = [idempotencyKeyProperty, firstEnqueuedAtProperty, ...Object.values(retryProperties)];

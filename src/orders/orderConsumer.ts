@@ -19,6 +19,8 @@ export interface OrderConsumerOptions extends FlowContext {
   readonly retry?: RetryPolicy;
   /** Sends delayed-retry copies; without it, a failure past the in-invocation retries is handed back. */
   readonly scheduler?: RetryScheduler;
+  /** RETRY_STATE_SIGNING_KEY: signs delayed-retry state and keys copy MessageIds. */
+  readonly retryStateKey?: string;
 }
 
 /** One delivery's outcome and what is known of the message, for the log line and the caller. */

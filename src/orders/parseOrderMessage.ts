@@ -1,6 +1,6 @@
 import { PermanentMessageError, fingerprintPayload, resolveDedupKey } from '../idempotency/index.js';
 import type { DedupKey } from '../idempotency/index.js';
-import { applicationProperty, decodeJsonBody, unwrapCloudEvent } from '../servicebus/index.js';
+import { applicationProperty, decodeJsonBody, refuseAmbiguousPropertyNames, refusingUnreadable, unwrapCloudEvent } from '../servicebus/index.js';
 import type { CloudEventAttributes, MessageEnvelope } from '../servicebus/index.js';
 import { describeIssues, orderMessageTypes, schemaByType } from './schemas.js';
 import type { OrderMessageType, OrderPlaced, OrderStatusChanged, PaymentReceived } from './schemas.js';
@@ -44,6 +44,12 @@ export interface ParseOptions {
  * validated payload. Throws `PermanentMessageError` for anything no redelivery can fix.
  */
 export function parseOrderMessage(envelope: MessageEnvelope, body: unknown, options: ParseOptions): ParsedOrderMessage {
+  return refusingUnreadable(() => parseBoundedOrderMessage(envelope, body, options));
+}
+
+/** Bound (property names, depth, size), parse, validate, and only then walk the payload to fingerprint it. */
+function parseBoundedOrderMessage(envelope: MessageEnvelope, body: unknown, options: ParseOptions): ParsedOrderMessage {
+  refuseAmbiguousPropertyNames(envelope);
   const { cloudEvent, payload } = unwrapCloudEvent(envelope, decodeJsonBody(body, options.maxMessageBytes));
   const key = keyOf(envelope, cloudEvent, options.consumerName);
   if (!key) {

@@ -9,6 +9,8 @@ export interface RetryLayers {
   readonly retry?: RetryPolicy;
   /** Sends delayed-retry copies; without it, a failure past the in-invocation retries is handed back. */
   readonly scheduler?: RetryScheduler;
+  /** Signs the retry state a copy carries and keys its MessageId (RETRY_STATE_SIGNING_KEY); a scheduler needs it. */
+  readonly retryStateKey?: string;
   readonly now: () => Date;
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -36,7 +38,11 @@ export async function decideWithRetryLayers<R extends { readonly outcome: Proces
     result = await decide();
   }
   if (result.outcome.kind !== 'retry' || !scheduler) return result;
-  const outcome = await scheduleDelayedRetry(envelope, body, result.outcome, { scheduler, policy: retry, now: layers.now, failedAtEpochMs: failedAt });
+  if (layers.retryStateKey === undefined) {
+    // Settings refuse to start without the key when delayed retries are on; a wiring without it falls back to redelivery.
+    return { ...result, outcome: { ...result.outcome, reason: `${result.outcome.reason}; no delayed retry: the retry state signing key is missing` } };
+  }
+  const outcome = await scheduleDelayedRetry(envelope, body, result.outcome, { scheduler, policy: retry, now: layers.now, failedAtEpochMs: failedAt, signingKey: layers.retryStateKey });
   const { outcome: _failure, ...known } = result;
   if (outcome.kind === 'invalid') return exhausted(known, outcome.error);
   return { ...result, outcome };

@@ -106,7 +106,7 @@ export function newOutboxDocument(event: NewOutboxEvent): OutboxDocument {
 /** The document id when Service Bus accepts it as a MessageId, else a digest of it (stable either way). */
 export function messageIdFor(documentId: string): string {
   // The digest's prefix is the one earlier releases wrote: stored entries keep their MessageId either way.
-  return deriveMessageId(documentId, '', 'outbox|*');
+  return deriveMessageId(documentId, '', { digestPrefix: 'outbox|*' });
 }
 
 /** Hex characters of the body's digest in a MessageId that names it: 128 bits, and room for a hashed origin beside it. */

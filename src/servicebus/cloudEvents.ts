@@ -1,6 +1,7 @@
 import { PermanentMessageError } from '../idempotency/index.js';
 import { applicationProperty } from './envelope.js';
 import type { MessageEnvelope } from './envelope.js';
+import { parseEmbeddedJson } from './messageBody.js';
 
 /**
  * The CloudEvents attributes this consumer uses, from either content mode of the AMQP binding, as
@@ -62,10 +63,7 @@ function typeOf(value: unknown): string | undefined {
   throw new PermanentMessageError('InvalidCloudEvent', `the CloudEvent type must be a string, not ${value === null ? 'null' : typeof value}`);
 }
 
+/** The decoded data is a body of its own: bounded before it is parsed, as decodeJsonBody bounds the envelope's. */
 function parseBase64Json(data: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(data, 'base64').toString('utf8'));
-  } catch {
-    throw new PermanentMessageError('InvalidJson', 'data_base64: the CloudEvent data is not base64-encoded JSON');
-  }
+  return parseEmbeddedJson(Buffer.from(data, 'base64').toString('utf8'), 'data_base64');
 }

@@ -1,3 +1,5 @@
+import { PermanentMessageError } from '../idempotency/index.js';
+
 /**
  * What the Functions host tells a Service Bus–triggered function about one delivery, in the shape
  * it really arrives (research/README.md section 2): keys camelCased recursively (an application
@@ -37,6 +39,23 @@ export function envelopeFromTriggerMetadata(metadata: Readonly<Record<string, un
     enqueuedTimeUtc: text(m.enqueuedTimeUtc),
     applicationProperties: record(m.applicationProperties) ?? record(m.userProperties) ?? {},
   };
+}
+
+/**
+ * Refuses a message carrying two application properties whose names differ only by case (the
+ * host lower-cases the first letter, so `Idempotency-Key` and `idempotency-key` arrive as
+ * `idempotency-Key` and `idempotency-key`): `applicationProperty` would read whichever came first,
+ * so the sender, not the app, would choose which one counts.
+ */
+export function refuseAmbiguousPropertyNames(envelope: MessageEnvelope): void {
+  const seen = new Map<string, string>();
+  for (const name of Object.keys(envelope.applicationProperties)) {
+    const other = seen.get(name.toLowerCase());
+    if (other !== undefined) {
+      throw new PermanentMessageError('AmbiguousProperty', `the application properties ${JSON.stringify(other)} and ${JSON.stringify(name)} differ only by case; send one of them`);
+    }
+    seen.set(name.toLowerCase(), name);
+  }
 }
 
 /**

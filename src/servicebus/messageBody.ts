@@ -24,6 +24,36 @@ export function decodeJsonBody(body: unknown, maxBytes: number): unknown {
   return body;
 }
 
+/**
+ * JSON text found inside a body (a CloudEvent's `data_base64`), bounded like a body before it is
+ * parsed: `where` names it in the error.
+ */
+export function parseEmbeddedJson(text: string, where: string): unknown {
+  if (textDepth(text) > maxJsonDepth) {
+    throw new PermanentMessageError('BodyTooDeep', `${where}: the data nests deeper than ${maxJsonDepth} levels`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new PermanentMessageError('InvalidJson', `${where}: the CloudEvent data is not base64-encoded JSON`);
+  }
+}
+
+/**
+ * Runs a parser that does no I/O: whatever it throws that is not already a permanent failure
+ * (a stack overflow in a walk, a value JSON cannot hold) comes from the message itself, so no
+ * redelivery can change it. Left as it is, it would be taken for a failure that heals with time.
+ */
+export function refusingUnreadable<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof PermanentMessageError) throw error;
+    const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw new PermanentMessageError('InvalidBody', `the message could not be read (${what.slice(0, 200)})`, undefined, { cause: error });
+  }
+}
+
 /** Far beyond any order message (they nest 3 deep), far below what recursion in the runtime survives. */
 export const maxJsonDepth = 64;
 

@@ -35,6 +35,7 @@ export function createShipmentConsumer(settings: Settings, overrides: ShipmentOv
     maxMessageBytes: settings.maxMessageBytes,
     markerTtlSeconds: settings.markerTtlSeconds,
     retry: settings.retry,
+    retryStateKey: settings.retry.stateSigningKey,
     sleep: overrides.sleep ?? ((ms: number) => setTimeout(ms).then(() => undefined)),
     // Copies go to the topic addressed to this subscription (`to`), which the rules route to it alone.
     scheduler: settings.retry.delayedRetryEnabled ? new ServiceBusRetryScheduler(settings.serviceBus, settings.outbox.orderEventsTopicName, shipments.fulfilmentSubscriptionName) : undefined,

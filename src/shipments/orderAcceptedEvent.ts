@@ -3,7 +3,7 @@ import { PermanentMessageError, fingerprintPayload } from '../idempotency/index.
 import { orderIdSchema } from '../orders/schemas.js';
 import { describeIssues } from '../orders/schemas.js';
 import { keyOf } from '../orders/parseOrderMessage.js';
-import { decodeJsonBody, unwrapCloudEvent } from '../servicebus/index.js';
+import { decodeJsonBody, refuseAmbiguousPropertyNames, refusingUnreadable, unwrapCloudEvent } from '../servicebus/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import type { ShipmentRequest } from './carrierClient.js';
 
@@ -32,6 +32,11 @@ export interface ShipmentEvent {
  * one event books under one key. Throws `PermanentMessageError` for what no redelivery can fix.
  */
 export function parseShipmentEvent(envelope: MessageEnvelope, body: unknown, maxMessageBytes: number): ShipmentEvent {
+  return refusingUnreadable(() => parseBoundedShipmentEvent(envelope, body, maxMessageBytes));
+}
+
+function parseBoundedShipmentEvent(envelope: MessageEnvelope, body: unknown, maxMessageBytes: number): ShipmentEvent {
+  refuseAmbiguousPropertyNames(envelope);
   const { cloudEvent, payload } = unwrapCloudEvent(envelope, decodeJsonBody(body, maxMessageBytes));
   // The orders queue's key rule, without a consumer prefix: the carrier sees the event's own key.
   const key = keyOf(envelope, cloudEvent);

@@ -20,6 +20,8 @@ export interface ShipmentConsumerOptions extends ShipmentContext {
   readonly telemetry: OutcomeTelemetry;
   readonly retry?: RetryPolicy;
   readonly scheduler?: RetryScheduler;
+  /** RETRY_STATE_SIGNING_KEY: signs delayed-retry state and keys copy MessageIds. */
+  readonly retryStateKey?: string;
   /** The pause between in-invocation retries: injected, so nothing here waits on the machine's clock. */
   readonly sleep: (ms: number) => Promise<void>;
 }

@@ -41,7 +41,8 @@ beforeAll(async () => {
   host = startLocalFunctionsHost([processOrder], {
     settings: { ServiceBusConnection: emulator.connectionString, ORDERS_QUEUE_NAME: 'orders-retry' },
     host: { maxConcurrentCalls: 4, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
-    onInvocation: (_fn, delivery, result) => outcomes.push({ messageId: delivery.messageId, outcome: String(outcomeLine(result).outcome) }),
+    // A copy's MessageId is keyed (unpredictable): the message it descends from is its retry-of.
+    onInvocation: (_fn, delivery, result) => outcomes.push({ messageId: String(delivery.applicationProperties?.['retry-of'] ?? delivery.messageId), outcome: String(outcomeLine(result).outcome) }),
   });
 });
 afterAll(async () => {

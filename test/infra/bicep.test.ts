@@ -211,7 +211,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
 
     it('passes the app\'s own start-up validation, retention check included, with the deployed settings', () => {
       // The platform resolves a Key Vault reference before the app reads it.
-      const resolved = (v: unknown) => (isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v).startsWith('@Microsoft.KeyVault(') ? 'resolved-secret' : String(v));
+      const resolved = (v: unknown) => (isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v).startsWith('@Microsoft.KeyVault(') ? 'resolved-secret-of-at-least-32-characters' : String(v));
       const settings = Object.fromEntries(Object.entries(appSettings()).map(([k, v]) => [k, resolved(v)]));
       const loaded = loadSettings(settings);
       expect(loaded.queue).toEqual({
@@ -253,10 +253,10 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(props(vault)).toMatchObject({ enableRbacAuthorization: true, enableSoftDelete: true, enablePurgeProtection: true, softDeleteRetentionInDays: 90, sku: { family: 'A', name: 'standard' } });
       expect(props(vault)).not.toHaveProperty('accessPolicies');
       expect(props(one('Microsoft.Web/sites')).keyVaultReferenceIdentity).toEqual(expect.stringContaining('userAssignedIdentities'));
-      // No key given: no secret in the template; the operator sets it.
-      expect(of('Microsoft.KeyVault/vaults/secrets')).toEqual([]);
+      // No carrier key given: no carrier secret in the template; the operator sets it. The retry state key is always written.
+      expect(of('Microsoft.KeyVault/vaults/secrets').map((r) => r.name)).toEqual([expect.stringMatching(/\/retry-state-signing-key$/)]);
       const withKey = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, carrierApiKey: 'k-123' });
-      const secret = withKey.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults/secrets');
+      const secret = withKey.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults/secrets' && r.name.endsWith('/carrier-api-key'));
       expect(secret?.name).toMatch(/\/carrier-api-key$/);
       expect((secret?.body.properties as { value: unknown }).value).toBe('k-123');
     });
@@ -266,11 +266,11 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(settingsOf(deployment)).not.toHaveProperty('CARRIER_API_URL');
     });
 
-    it('without a carrier URL, sets no Key Vault reference: one the platform cannot resolve stays literal and would stop the app at start-up', () => {
+    it('without a carrier URL, sets no Key Vault reference but the retry state key\'s (a secret always written, its role always granted): one the platform cannot resolve stays literal and would stop the app at start-up', () => {
       // The platform leaves an unresolvable reference as its literal text (no secret yet, or no role on it).
       const settings = Object.fromEntries(Object.entries(settingsOf(deployment)).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
-      expect(Object.values(settings).filter((v) => v.startsWith('@Microsoft.KeyVault('))).toEqual([]);
-      expect(() => loadSettings(settings)).not.toThrow();
+      expect(Object.entries(settings).filter(([, v]) => v.startsWith('@Microsoft.KeyVault(')).map(([k]) => k)).toEqual(['RETRY_STATE_SIGNING_KEY']);
+      expect(() => loadSettings({ ...settings, RETRY_STATE_SIGNING_KEY: 'resolved-secret-of-at-least-32-characters' })).not.toThrow();
     });
 
     it('with a carrier URL, enables them with the URL, the reconciler schedule and the key reference', () => {
@@ -292,7 +292,8 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       const site = withCarrier.resources.find((r) => r.type === 'Microsoft.Web/sites')!;
       const settings = (props(site).siteConfig as { appSettings: { name: string; value: unknown }[] }).appSettings ?? [];
       const names = settings.map((s) => s.name);
-      expect(names.filter((n) => /KEY|SECRET|PASSWORD|CONNECTION_?STRING/i.test(n)).sort()).toEqual(['APPLICATIONINSIGHTS_CONNECTION_STRING', 'CARRIER_API_KEY']);
+      expect(names.filter((n) => /KEY|SECRET|PASSWORD|CONNECTION_?STRING/i.test(n)).sort()).toEqual(['APPLICATIONINSIGHTS_CONNECTION_STRING', 'CARRIER_API_KEY', 'RETRY_STATE_SIGNING_KEY']);
+      expect(settings.find((s) => s.name === 'RETRY_STATE_SIGNING_KEY')?.value).toMatch(/^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=retry-state-signing-key\)$/);
       expect(settings.find((s) => s.name === 'CARRIER_API_KEY')?.value).toMatch(/^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=carrier-api-key\)$/);
       expect(names).not.toContain('ServiceBusConnection');
     });
@@ -341,6 +342,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
         [/\/topics\/order-events\/subscriptions\/audit$/, 'audit subscription'],
         [/\/topics\/order-events$/, 'order-events topic'],
         [/Microsoft\.KeyVault\/vaults\/[^/]+\/secrets\/carrier-api-key$/, 'carrier key secret'],
+        [/Microsoft\.KeyVault\/vaults\/[^/]+\/secrets\/retry-state-signing-key$/, 'retry state key secret'],
         [/blobServices\/default\/containers\/([a-z-]+)$/, '$1 container'],
         [/Microsoft\.Insights\/components\/[^/]+$/, 'Application Insights'],
       ];
@@ -350,6 +352,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     const appGrants = [
       { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'leases container' },
       { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
+      { to: 'app', role: 'Key Vault Secrets User', scope: 'retry state key secret' },
       { to: 'app', role: 'Monitoring Metrics Publisher', scope: 'Application Insights' },
       { to: 'app', role: 'Service Bus Data Receiver', scope: 'fulfilment subscription' },
       { to: 'app', role: 'Service Bus Data Receiver', scope: 'orders queue' },

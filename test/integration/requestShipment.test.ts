@@ -13,6 +13,7 @@ import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestCo
 import { RecordingLog } from '../support/recordingLog.js';
 import { Gate, GatedCarrier, ProcessKilled, ScriptedStore, TestClock, cosmosStore, httpCarrier, orderOf, redelivered, shipmentConsumer, storedOrderWithEvent } from '../support/shipmentHarness.js';
 import type { EventDelivery } from '../support/shipmentHarness.js';
+import { keyedCopyId } from '../support/signedRetryState.js';
 import { eventually } from '../support/waiting.js';
 
 // The two-phase booking against the carrier stand-in over HTTP and the Cosmos stand-in, with the
@@ -320,7 +321,7 @@ describe('requestShipment: one booking per event', () => {
     carrier.inject({ kind: 'unavailable' });
     const result = await consumer.consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
     expect(result.outcome).toMatchObject({ kind: 'rescheduled', attempt: 1 });
-    expect(scheduled[0]).toMatchObject({ messageId: `${delivery.envelope.messageId}~retry-1` });
+    expect(scheduled[0]).toMatchObject({ messageId: expect.stringMatching(keyedCopyId(1)), applicationProperties: { 'retry-of': delivery.envelope.messageId } });
     expect(await recordOf(delivery)).toMatchObject({ owner: 'fulfilment/i-1', leaseExpiresAt: clock.now().toISOString() });
     const copy = await consumer.consume(redelivered(delivery, 1).envelope, delivery.body, new RecordingLog(), invocation('i-2'));
     expect(copy.outcome.kind).toBe('created');

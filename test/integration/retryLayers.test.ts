@@ -11,6 +11,7 @@ import { OutcomeMetrics, OutcomeTelemetry } from '../../src/telemetry/index.js';
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { newOrderId, orderPlaced, paymentReceived } from '../support/orderMessages.js';
 import { RecordingLog } from '../support/recordingLog.js';
+import { keyedCopyId, signedRetryProperties, testRetryStateKey } from '../support/signedRetryState.js';
 
 /** Fails the next `failures` store calls as an unavailable account would (deterministic, no timing). */
 class FlakyStore implements DocumentStore {
@@ -71,6 +72,7 @@ beforeAll(async () => {
     maxConcurrencyAttempts: 10,
     retry: policy,
     scheduler,
+    retryStateKey: testRetryStateKey,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('test'))),
   });
 });
@@ -106,11 +108,11 @@ describe('the delayed layer', () => {
     const orderId = newOrderId();
     store.failures = 1_000;
     const result = await consume({ messageId: `m-${orderId}`, subject: 'OrderPlaced', correlationId: 'c-1', contentType: 'application/json', applicationProperties: { tenant: 't1' } }, orderPlaced(orderId));
-    expect(result.outcome).toMatchObject({ kind: 'rescheduled', attempt: 1, copyMessageId: `m-${orderId}~retry-1` });
+    expect(result.outcome).toMatchObject({ kind: 'rescheduled', attempt: 1, copyMessageId: expect.stringMatching(keyedCopyId(1)) });
     expect(pauses.reduce((a, b) => a + b, 0)).toBe(policy.inInvocationMs);
     expect(scheduler.scheduled).toHaveLength(1);
     const [{ copy, enqueueAt }] = scheduler.scheduled as [{ copy: ScheduledCopy; enqueueAt: Date }];
-    expect(copy).toMatchObject({ messageId: `m-${orderId}~retry-1`, subject: 'OrderPlaced', correlationId: 'c-1', contentType: 'application/json' });
+    expect(copy).toMatchObject({ messageId: (result.outcome as { copyMessageId: string }).copyMessageId, subject: 'OrderPlaced', correlationId: 'c-1', contentType: 'application/json' });
     expect(copy.applicationProperties).toMatchObject({
       tenant: 't1',
       'idempotency-key': `m-${orderId}`,
@@ -118,6 +120,7 @@ describe('the delayed layer', () => {
       'retry-first-failure-at': '2026-12-01T10:00:00.000Z',
       'retry-of': `m-${orderId}`,
       'retry-last-error': expect.stringContaining('503 from the injected outage'),
+      'retry-signature': expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     });
     expect(JSON.parse(String(copy.body))).toEqual(orderPlaced(orderId));
     expect(enqueueAt.toISOString()).toBe('2026-12-01T10:00:40.000Z'); // 10 s in invocation, then 30 s
@@ -127,9 +130,9 @@ describe('the delayed layer', () => {
     reset();
     const orderId = newOrderId();
     store.failures = 1_000;
-    const props = { 'idempotency-key': `m-${orderId}`, 'retry-attempt': 2, 'retry-first-failure-at': '2026-12-01T09:00:00.000Z', 'retry-of': `m-${orderId}` };
-    const result = await consume({ messageId: `m-${orderId}~retry-2`, subject: 'OrderPlaced', applicationProperties: props }, orderPlaced(orderId));
-    expect(result.outcome).toMatchObject({ kind: 'rescheduled', attempt: 3, copyMessageId: `m-${orderId}~retry-3` });
+    const props = signedRetryProperties('copy-2', { dedupKey: `m-${orderId}`, attempt: 2, firstFailureAt: '2026-12-01T09:00:00.000Z', root: `m-${orderId}` });
+    const result = await consume({ messageId: 'copy-2', subject: 'OrderPlaced', applicationProperties: props }, orderPlaced(orderId));
+    expect(result.outcome).toMatchObject({ kind: 'rescheduled', attempt: 3, copyMessageId: expect.stringMatching(keyedCopyId(3)) });
     expect(scheduler.scheduled[0]?.copy.applicationProperties).toMatchObject({ 'retry-first-failure-at': '2026-12-01T09:00:00.000Z', 'retry-attempt': 3, 'idempotency-key': `m-${orderId}` });
     expect(scheduler.scheduled[0]?.enqueueAt.toISOString()).toBe('2026-12-01T10:02:10.000Z'); // 10 s, then 120 s
   });
@@ -155,7 +158,7 @@ describe('the delayed layer', () => {
     reset();
     const orderId = newOrderId();
     store.failures = 1_000;
-    const props = { 'retry-attempt': 40, 'retry-first-failure-at': '2026-11-30T10:00:00.000Z', 'retry-of': `m-${orderId}`, 'idempotency-key': `m-${orderId}` };
+    const props = signedRetryProperties(`m-${orderId}~retry-40`, { dedupKey: `m-${orderId}`, attempt: 40, firstFailureAt: '2026-11-30T10:00:00.000Z', root: `m-${orderId}` });
     const result = await consume({ messageId: `m-${orderId}~retry-40`, subject: 'OrderPlaced', applicationProperties: props }, orderPlaced(orderId));
     expect(result.outcome).toMatchObject({ kind: 'retry' }); // the outage also keeps the rejection record from being written
     store.failures = 0;
@@ -178,12 +181,12 @@ describe('the delayed layer', () => {
     reset();
     store.failures = 1_000; // the outage also refuses the rejection record
     const result = await consume({ messageId: 'bad-json-1', subject: 'OrderPlaced' }, '{"orderId": ');
-    expect(result.outcome).toMatchObject({ kind: 'rescheduled', copyMessageId: 'bad-json-1~retry-1' });
+    expect(result.outcome).toMatchObject({ kind: 'rescheduled', copyMessageId: expect.stringMatching(keyedCopyId(1)) });
     const { copy } = scheduler.scheduled[0] as { copy: ScheduledCopy };
     store.failures = 0;
     const again = await consume({ messageId: copy.messageId, subject: copy.subject, applicationProperties: copy.applicationProperties }, copy.body);
     expect(again.outcome).toMatchObject({ kind: 'invalid', error: { code: 'InvalidJson' } });
-    expect((await store.read<{ id: string; reason: string }>(rejectedMessagesPartition, rejectionDocumentId('bad-json-1~retry-1')))?.document.reason).toBe('InvalidJson');
+    expect((await store.read<{ id: string; reason: string }>(rejectedMessagesPartition, rejectionDocumentId(copy.messageId)))?.document.reason).toBe('InvalidJson');
   });
 
   it('hands the message back to Service Bus when the copy cannot be scheduled, saying why', async () => {

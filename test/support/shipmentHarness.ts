@@ -13,6 +13,7 @@ import type { BookingAnswer, BookingRequest, CarrierClient, LookupAnswer, Shipme
 import { OutcomeMetrics, OutcomeTelemetry } from '../../src/telemetry/index.js';
 import type { CarrierStandIn } from '../../dev/carrier/carrierStandIn.js';
 import { newOrderId, orderPlaced } from './orderMessages.js';
+import { testRetryStateKey } from './signedRetryState.js';
 
 /** A clock the test moves: leases expire when the test says so, not when the machine is slow. */
 export class TestClock {
@@ -65,6 +66,7 @@ export function shipmentConsumer(ctx: Omit<ShipmentContext, 'maxConcurrencyAttem
     markerTtlSeconds: 3600,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('test')), undefined, 'shipment-message'),
     sleep: noSleeping,
+    retryStateKey: testRetryStateKey,
     ...ctx,
     ...extra,
   });

@@ -11,3 +11,5 @@ process.env.COSMOS_ORDERS_CONTAINER = 'orders';
 // Tests see each delivery's own outcome; the suites for the retry layers turn them on themselves.
 process.env.TRANSIENT_RETRY_IN_INVOCATION_MS = '0';
 process.env.DELAYED_RETRY_ENABLED = 'false';
+// Delayed-retry copies are signed: a fixed test key (never a deployed one).
+process.env.RETRY_STATE_SIGNING_KEY = 'test-retry-state-signing-key-0123456789abcdef';

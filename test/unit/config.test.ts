@@ -7,6 +7,7 @@ const minimal = {
   ServiceBusConnection: 'Endpoint=sb://127.0.0.1;SharedAccessKeyName=k;SharedAccessKey=v;UseDevelopmentEmulator=true',
   ORDERS_QUEUE_NAME: 'orders',
   COSMOS_ENDPOINT: 'https://localhost:8081/',
+  RETRY_STATE_SIGNING_KEY: 'k'.repeat(32),
 };
 
 function problemsOf(env: Record<string, string | undefined>): string {
@@ -34,6 +35,15 @@ describe('loadSettings', () => {
     expect(settingDefaults.INBOX_MARKER_TTL_SECONDS).toBe(2_592_000);
   });
 
+  it('requires a retry state signing key of 32 characters or more while delayed retries are on, and refuses an unresolved Key Vault reference', () => {
+    const { RETRY_STATE_SIGNING_KEY: _omitted, ...withoutKey } = minimal;
+    expect(problemsOf(withoutKey)).toMatch(/RETRY_STATE_SIGNING_KEY: is required while DELAYED_RETRY_ENABLED is true/);
+    expect(loadSettings({ ...withoutKey, DELAYED_RETRY_ENABLED: 'false' }).retry.stateSigningKey).toBeUndefined();
+    expect(problemsOf({ ...minimal, RETRY_STATE_SIGNING_KEY: 'k'.repeat(31) })).toMatch(/RETRY_STATE_SIGNING_KEY: must be at least 32 characters/);
+    expect(problemsOf({ ...minimal, RETRY_STATE_SIGNING_KEY: '@Microsoft.KeyVault(VaultName=v;SecretName=retry-state-signing-key)' })).toMatch(/RETRY_STATE_SIGNING_KEY: is still a Key Vault reference/);
+    expect(loadSettings(minimal).retry.stateSigningKey).toBe('k'.repeat(32));
+  });
+
   it('accepts a managed-identity Service Bus connection instead of a connection string', () => {
     const { ServiceBusConnection: _omitted, ...rest } = minimal;
     expect(() => loadSettings({ ...rest, ServiceBusConnection__fullyQualifiedNamespace: 'ns.servicebus.windows.net' })).not.toThrow();
@@ -54,7 +64,7 @@ describe('loadSettings', () => {
     expect(s).toMatchObject({
       maxConcurrencyAttempts: 10,
       parking: { horizonSeconds: 1_209_600, sweepMinAgeSeconds: 60 },
-      retry: { inInvocationMs: 10_000, firstDelayMs: 30_000, maxDelayMs: 900_000, budgetMs: 86_400_000, delayedRetryEnabled: true },
+      retry: { inInvocationMs: 10_000, firstDelayMs: 30_000, maxDelayMs: 900_000, budgetMs: 86_400_000, delayedRetryEnabled: true, stateSigningKey: 'k'.repeat(32) },
       outbox: { orderEventsTopicName: 'order-events', publishedTtlSeconds: 604_800, sweepMinAgeSeconds: 60, lagAlertSeconds: 300 },
       shipments: { fulfilmentSubscriptionName: 'fulfilment', carrierTimeoutMs: 10_000, leaseSeconds: 60, reconcileMaxAttempts: 5, reconcileBatchSize: 50 },
       intake: { maxBodyBytes: 65_536, leaseSeconds: 10, keyRetentionSeconds: 172_800 },

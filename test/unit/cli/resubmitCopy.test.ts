@@ -21,8 +21,8 @@ const original = (overrides: Partial<ServiceBusReceivedMessage> = {}): ServiceBu
 const options = { entityPath: 'orders', duplicateDetectionWindowMs: 600_000, nowMs: now };
 
 describe('planResubmit', () => {
-  it('drops the delayed-retry properties, so a resubmitted copy starts its retry budget afresh', () => {
-    const spent = { 'retry-attempt': 30, 'retry-first-failure-at': '2026-11-28T00:00:00.000Z', 'retry-last-error': '503', 'retry-of': 'm-1', 'idempotency-key': 'm-1', tenant: 't1' };
+  it('drops the delayed-retry properties and their signature, whatever their case, so a resubmitted copy starts its retry budget afresh', () => {
+    const spent = { 'retry-attempt': 30, 'retry-first-failure-at': '2026-11-28T00:00:00.000Z', 'retry-last-error': '503', 'retry-of': 'm-1', 'Retry-Signature': 'c2ln', 'idempotency-key': 'm-1', tenant: 't1' };
     const { copy } = planResubmit(original({ applicationProperties: spent }), { ...options, dedupKey: 'm-1' });
     expect(Object.keys(copy.applicationProperties ?? {}).sort()).toEqual(['idempotency-key', 'resubmit-count', 'resubmitted-from', 'tenant']);
   });

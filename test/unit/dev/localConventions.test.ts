@@ -24,7 +24,7 @@ describe('npm start (tools/funcStart.cjs)', () => {
 });
 
 describe('the settings `npm run local -- --serve` prints', () => {
-  const stackSettings = { ServiceBusConnection: 'Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=local;SharedAccessKey=local;UseDevelopmentEmulator=true', ORDERS_QUEUE_NAME: 'orders', COSMOS_ENDPOINT: 'https://127.0.0.1:8081/', COSMOS_KEY: 'k', CosmosDbConnection: 'AccountEndpoint=https://127.0.0.1:8081/;AccountKey=k;', CARRIER_API_URL: 'http://127.0.0.1:7080', CARRIER_API_KEY: 'local-carrier-key' };
+  const stackSettings = { ServiceBusConnection: 'Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=local;SharedAccessKey=local;UseDevelopmentEmulator=true', ORDERS_QUEUE_NAME: 'orders', COSMOS_ENDPOINT: 'https://127.0.0.1:8081/', COSMOS_KEY: 'k', CosmosDbConnection: 'AccountEndpoint=https://127.0.0.1:8081/;AccountKey=k;', CARRIER_API_URL: 'http://127.0.0.1:7080', CARRIER_API_KEY: 'local-carrier-key', RETRY_STATE_SIGNING_KEY: 'r'.repeat(43) };
 
   it('are every setting of local.settings.sample.json, Core Tools\' own included, and the app accepts them', () => {
     const printed = coreToolsSettings(stackSettings);

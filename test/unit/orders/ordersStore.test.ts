@@ -8,6 +8,7 @@ const settingsFor = (container: string, database = 'orders') =>
     ORDERS_QUEUE_NAME: 'orders',
     COSMOS_ENDPOINT: 'https://127.0.0.1:8081/',
     COSMOS_KEY: 'a2V5',
+    RETRY_STATE_SIGNING_KEY: 'k'.repeat(32),
     COSMOS_DATABASE: database,
     COSMOS_ORDERS_CONTAINER: container,
   });

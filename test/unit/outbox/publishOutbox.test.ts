@@ -154,7 +154,7 @@ describe('publishing: what is not its to absorb', () => {
 });
 
 describe('the publisher (composition root)', () => {
-  const settings = loadSettings({ ServiceBusConnection: 'Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=k', ORDERS_QUEUE_NAME: 'orders', COSMOS_ENDPOINT: 'https://127.0.0.1:8081/', OUTBOX_LAG_ALERT_SECONDS: '300', OUTBOX_SWEEP_MIN_AGE_SECONDS: '60' });
+  const settings = loadSettings({ ServiceBusConnection: 'Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=k', ORDERS_QUEUE_NAME: 'orders', COSMOS_ENDPOINT: 'https://127.0.0.1:8081/', OUTBOX_LAG_ALERT_SECONDS: '300', OUTBOX_SWEEP_MIN_AGE_SECONDS: '60', RETRY_STATE_SIGNING_KEY: 'k'.repeat(32) });
 
   function publisherWith(store: DocumentStore, sender: EventSender) {
     const reader = new TestMetricReader();

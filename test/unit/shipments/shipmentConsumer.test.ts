@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore } from '../../../src/idempotency/index.js';
-import { rejectedMessagesPartition, rejectionDocumentId, retryProperties } from '../../../src/orders/index.js';
+import { dedupKeyOf, rejectedMessagesPartition, rejectionDocumentId } from '../../../src/orders/index.js';
 import type { RetryScheduler } from '../../../src/servicebus/index.js';
 import { CarrierUnavailableError, parseShipmentEvent, shipmentRecordId } from '../../../src/shipments/index.js';
 import type { BookingAnswer, CarrierClient, LookupAnswer, ShipmentRecord } from '../../../src/shipments/index.js';
 import { InterleavingStore } from '../../support/interleavingStore.js';
 import { RecordingLog } from '../../support/recordingLog.js';
+import { signedRetryProperties } from '../../support/signedRetryState.js';
 import { TestClock, shipmentConsumer, storedOrderWithEvent } from '../../support/shipmentHarness.js';
 
 // The fulfilment consumer around the booking: what it hands back, rejects and reports, over the
@@ -79,7 +80,9 @@ describe('the shipment consumer', () => {
     const t = setUp(carrierAnswering(() => Promise.reject(new CarrierUnavailableError('the carrier answered 503', 503))), { retry, scheduler });
     const delivery = await storedOrderWithEvent(t.store, t.clock.now());
     const firstFailureAt = new Date(t.clock.now().getTime() - 2 * retry.budgetMs).toISOString();
-    const envelope = { ...delivery.envelope, applicationProperties: { ...delivery.envelope.applicationProperties, [retryProperties.attempt]: 7, [retryProperties.firstFailureAt]: firstFailureAt } };
+    const messageId = String(delivery.envelope.messageId);
+    const state = { dedupKey: String(dedupKeyOf(delivery.envelope, delivery.body)), attempt: 7, firstFailureAt, root: messageId };
+    const envelope = { ...delivery.envelope, applicationProperties: { ...delivery.envelope.applicationProperties, ...signedRetryProperties(messageId, state) } };
     const result = await t.consumer.consume(envelope, delivery.body, new RecordingLog());
     expect(result.outcome).toMatchObject({ kind: 'invalid', error: { code: 'RetryBudgetExhausted' } });
     expect(scheduled).toEqual([]);
