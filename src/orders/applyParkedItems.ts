@@ -78,11 +78,11 @@ export function planParkedApplication(
       } else if (found === 'other') {
         const description = `PaymentReceived ${item.dedupKey} for order ${current.orderId} differs from the payment already applied under that key`;
         rejected.push({ item, reason: 'PayloadConflict', description });
-        operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'PayloadConflict', description, rejectedAt: at } }), etag));
+        operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'PayloadConflict', description, rejectedAt: at }, ttl: ctx.markerTtlSeconds }), etag));
       } else if (payment.currency !== current.currency) {
         const description = `PaymentReceived.currency ${payment.currency} differs from order ${current.orderId}'s ${current.currency}`;
         rejected.push({ item, reason: 'CurrencyMismatch', description });
-        operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'CurrencyMismatch', description, rejectedAt: at } }), etag));
+        operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'CurrencyMismatch', description, rejectedAt: at }, ttl: ctx.markerTtlSeconds }), etag));
       } else {
         current = withPayment(current, payment);
         markerItems.set(operations.length, item.id);
@@ -99,7 +99,7 @@ export function planParkedApplication(
         `OrderStatusChanged version ${change.version} for order ${current.orderId} differs from the stored one` +
         ` (message ${(change.version === current.statusVersion ? current.statusMessageId : undefined) ?? 'unknown'}, fingerprint ${appliedAtVersion}; this one ${item.fingerprint})`;
       rejected.push({ item, reason: 'PayloadConflict', description });
-      operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'PayloadConflict', description, rejectedAt: at } }), etag));
+      operations.push(replace(withState(item, { state: 'rejected', rejection: { reason: 'PayloadConflict', description, rejectedAt: at }, ttl: ctx.markerTtlSeconds }), etag));
       continue;
     }
     if (change.version > current.statusVersion) {

@@ -166,7 +166,7 @@ describe('the delayed layer', () => {
     const exhausted = await flaky.consumeWithOrderFailing(() => consume({ messageId: `m-${orderId}~retry-40`, subject: 'OrderPlaced', applicationProperties: props }, orderPlaced(orderId)));
     expect(exhausted.outcome).toMatchObject({ kind: 'invalid', error: { code: 'RetryBudgetExhausted' } });
     expect((exhausted.outcome as { error: Error }).error.message).toContain('still failing after 40 delayed retries since 2026-11-30T10:00:00.000Z; last error:');
-    const rejection = await store.read<{ id: string; reason: string }>(rejectedMessagesPartition, rejectionDocumentId(`m-${orderId}~retry-40`));
+    const rejection = await store.read<{ id: string; reason: string }>(rejectedMessagesPartition(`m-${orderId}~retry-40`), rejectionDocumentId(`m-${orderId}~retry-40`));
     expect(rejection?.document.reason).toBe('RetryBudgetExhausted');
   });
 
@@ -179,7 +179,7 @@ describe('the delayed layer', () => {
     store.failures = 0;
     const again = await consume({ messageId: copy.messageId, subject: copy.subject, applicationProperties: copy.applicationProperties }, copy.body);
     expect(again.outcome).toMatchObject({ kind: 'invalid', error: { code: 'InvalidJson' } });
-    expect((await store.read<{ id: string; reason: string }>(rejectedMessagesPartition, rejectionDocumentId('bad-json-1~retry-1')))?.document.reason).toBe('InvalidJson');
+    expect((await store.read<{ id: string; reason: string }>(rejectedMessagesPartition('bad-json-1~retry-1'), rejectionDocumentId('bad-json-1~retry-1')))?.document.reason).toBe('InvalidJson');
   });
 
   it('hands the message back to Service Bus when the copy cannot be scheduled, saying why', async () => {
@@ -192,14 +192,14 @@ describe('the delayed layer', () => {
   });
 });
 
-/** Fails only the order's partition, so the rejection record in #rejected can be written. */
+/** Fails only the order's partition, so the rejection record in #rejected-<n> can be written. */
 class FlakyStoreOnOrderOnly {
   constructor(private readonly flaky: FlakyStore) {}
   async consumeWithOrderFailing<T>(run: () => Promise<T>): Promise<T> {
     const original = { read: this.flaky.read.bind(this.flaky), commit: this.flaky.commit.bind(this.flaky) };
     const unavailable = () => Promise.reject(new TransientStoreError('503 from the injected outage', 503));
-    this.flaky.read = ((pk: string, id: string) => (pk === rejectedMessagesPartition ? original.read(pk, id) : unavailable())) as FlakyStore['read'];
-    this.flaky.commit = ((pk: string, ops: readonly WriteOperation[]) => (pk === rejectedMessagesPartition ? original.commit(pk, ops) : unavailable())) as FlakyStore['commit'];
+    this.flaky.read = ((pk: string, id: string) => (pk.startsWith('#rejected-') ? original.read(pk, id) : unavailable())) as FlakyStore['read'];
+    this.flaky.commit = ((pk: string, ops: readonly WriteOperation[]) => (pk.startsWith('#rejected-') ? original.commit(pk, ops) : unavailable())) as FlakyStore['commit'];
     try {
       return await run();
     } finally {
