@@ -19,8 +19,8 @@ describe('npm run chaos -- --flood (small)', () => {
     expect(output).toMatch(/(ok {3}|FAIL) valid p99 within 2x the run without the flood/);
     expect(output).toMatch(/valid orders: p50 \/ p99 latency with the flood\s+\d+ ms \/ \d+ ms \(\d+\.\d\dx\)/);
     expect(output).toMatch(/ {2}ok {3}nothing valid lost\n {2}ok {3}nothing valid dead-lettered\n {2}ok {3}every invalid message dead-lettered\n {2}ok {3}flood documents bounded, each with a time-to-live/);
-    expect(output).toMatch(/flood documents left after the horizon\s+150 \(bound 150: 2 per orphan, 1 per invalid\)/);
-    expect(output).toMatch(/by kind\s+.*parked rejected 50/);
+    expect(output).toMatch(/flood documents left after the horizon\s+250 \(bound 250: 2 per orphan, 1 per invalid\)/);
+    expect(output).toMatch(/by kind\s+.*parked rejected 100/);
     expect(output).toMatch(/rejection partitions used \/ largest\s+1[0-6] \//);
     expect(output).toMatch(/without a time-to-live\s+0\n/);
   }, 130_000);
