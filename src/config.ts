@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { isSecureOrLoopback, secureOrLoopbackRule } from './http/loopbackAddress.js';
-import { ConfigurationError, checkMarkerRetention, checkRequestKeyRetention, resubmitMarginSeconds } from './idempotency/index.js';
+import { ConfigurationError, checkMarkerRetention, checkParkedItemRetention, checkRequestKeyRetention, resubmitMarginSeconds } from './idempotency/index.js';
 import type { RetryPolicy, SettingProblem } from './idempotency/index.js';
 
 const days = (n: number) => n * 24 * 60 * 60;
@@ -28,6 +28,7 @@ export const settingDefaults = {
   PARKED_ITEM_HORIZON_SECONDS: undefined,
   PARKED_SWEEP_SCHEDULE: '0 */5 * * * *',
   PARKED_SWEEP_MIN_AGE_SECONDS: 60,
+  SWEEP_MAX_ITEMS_PER_RUN: 500,
   ORDER_EVENTS_TOPIC_NAME: 'order-events',
   COSMOS_LEASES_CONTAINER: 'leases',
   OUTBOX_PUBLISHED_TTL_SECONDS: days(7),
@@ -86,6 +87,7 @@ function settingsSchema() {
     PARKED_ITEM_HORIZON_SECONDS: z.coerce.number().int().min(1).optional(),
     PARKED_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.PARKED_SWEEP_SCHEDULE),
     PARKED_SWEEP_MIN_AGE_SECONDS: wholeNumber(0, settingDefaults.PARKED_SWEEP_MIN_AGE_SECONDS),
+    SWEEP_MAX_ITEMS_PER_RUN: wholeNumber(1, settingDefaults.SWEEP_MAX_ITEMS_PER_RUN).refine((n) => n <= 5000, 'must be at most 5000 (one run holds a page in memory)'),
     ORDER_EVENTS_TOPIC_NAME: z.string().trim().min(1).default(settingDefaults.ORDER_EVENTS_TOPIC_NAME),
     COSMOS_LEASES_CONTAINER: z.string().trim().min(1).default(settingDefaults.COSMOS_LEASES_CONTAINER),
     OUTBOX_PUBLISHED_TTL_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_PUBLISHED_TTL_SECONDS),
@@ -130,6 +132,8 @@ export interface Settings {
     readonly horizonSeconds: number;
     /** The sweeper leaves younger items alone: their order's batch is the one to apply them. */
     readonly sweepMinAgeSeconds: number;
+    /** One page per sweep run: what a run reads, holds and costs, however many items are parked. */
+    readonly sweepMaxItemsPerRun: number;
   };
   readonly retry: RetryPolicy & {
     readonly delayedRetryEnabled: boolean;
@@ -144,6 +148,8 @@ export interface Settings {
     readonly sweepMinAgeSeconds: number;
     /** Above this age of the oldest pending entry, each sweep logs an error line. */
     readonly lagAlertSeconds: number;
+    /** One page per sweep run, oldest first. */
+    readonly sweepMaxItemsPerRun: number;
   };
   readonly shipments: {
     readonly fulfilmentSubscriptionName: string;
@@ -211,6 +217,13 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>> =
     problems.push({ setting: 'RETRY_STATE_SIGNING_KEY', problem: 'is required while DELAYED_RETRY_ENABLED is true: without it, anyone who can send could forge a retry state (a budget that never ends) or take a copy MessageId first' });
   }
   if (!retention.ok) problems.push({ setting: 'INBOX_MARKER_TTL_SECONDS', problem: retention.explanation });
+  // Conflict and rejection records and rejected parked items are kept as long as markers: the rule above covers the resubmit horizon.
+  const parkedRetention = checkParkedItemRetention({
+    itemTtlSeconds: s.INBOX_MARKER_TTL_SECONDS,
+    parkingHorizonSeconds: s.PARKED_ITEM_HORIZON_SECONDS ?? s.DLQ_RESUBMIT_HORIZON_SECONDS,
+    resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
+  });
+  if (!parkedRetention.ok) problems.push({ setting: 'INBOX_MARKER_TTL_SECONDS', problem: parkedRetention.explanation });
   const keyRetention = checkRequestKeyRetention({
     keyTtlSeconds: s.INTAKE_KEY_RETENTION_SECONDS,
     clientRetryHorizonSeconds: s.INTAKE_CLIENT_RETRY_HORIZON_SECONDS,
@@ -251,6 +264,7 @@ function toSettings(s: z.infer<ReturnType<typeof settingsSchema>>): Settings {
     parking: {
       horizonSeconds: s.PARKED_ITEM_HORIZON_SECONDS ?? s.DLQ_RESUBMIT_HORIZON_SECONDS,
       sweepMinAgeSeconds: s.PARKED_SWEEP_MIN_AGE_SECONDS,
+      sweepMaxItemsPerRun: s.SWEEP_MAX_ITEMS_PER_RUN,
     },
     retry: {
       inInvocationMs: s.TRANSIENT_RETRY_IN_INVOCATION_MS,
@@ -265,6 +279,7 @@ function toSettings(s: z.infer<ReturnType<typeof settingsSchema>>): Settings {
       publishedTtlSeconds: s.OUTBOX_PUBLISHED_TTL_SECONDS,
       sweepMinAgeSeconds: s.OUTBOX_SWEEP_MIN_AGE_SECONDS,
       lagAlertSeconds: s.OUTBOX_LAG_ALERT_SECONDS,
+      sweepMaxItemsPerRun: s.SWEEP_MAX_ITEMS_PER_RUN,
     },
     shipments: {
       fulfilmentSubscriptionName: s.FULFILMENT_SUBSCRIPTION_NAME,

@@ -24,6 +24,8 @@ export interface FleetTally {
  */
 export class ConsumerFleet {
   readonly tally: FleetTally = { deliveries: 0, kills: 0, restarts: 0, outcomes: {}, shipmentDeliveries: 0, shipmentOutcomes: {} };
+  /** Called with each delivery's line as it arrives (the flood run times its valid orders by it). */
+  onDelivery?: (delivery: { readonly fn?: string; readonly messageId?: string; readonly outcome: string }) => void;
   private readonly children: ChildProcess[] = [];
   private stopped = false;
 
@@ -70,7 +72,8 @@ export class ConsumerFleet {
 
   private onLine(line: string): void {
     if (!line.startsWith('{"chaos":"delivery"')) return;
-    const { outcome, fn } = JSON.parse(line) as { outcome: string; fn?: string };
+    const { outcome, fn, messageId } = JSON.parse(line) as { outcome: string; fn?: string; messageId?: string };
+    this.onDelivery?.({ fn, messageId, outcome });
     if (fn === 'requestShipment') {
       this.tally.shipmentDeliveries += 1;
       this.tally.shipmentOutcomes[outcome] = (this.tally.shipmentOutcomes[outcome] ?? 0) + 1;

@@ -21,6 +21,7 @@ import { chaosWorkload, seededRandom } from './chaosWorkload.js';
 import { ConsumerFleet, cosmosTriggerIntervalsVariable, timerLeaseDirectoryVariable } from './consumerFleet.js';
 import { auditPublishedEvents } from './eventAudit.js';
 import type { EventFindings } from './eventAudit.js';
+import { runFlood } from './floodRun.js';
 import { auditShipments } from './shipmentAudit.js';
 import type { ShipmentFindings } from './shipmentAudit.js';
 
@@ -34,6 +35,9 @@ interface ChaosOptions {
   ambiguous: number;
   seed: number;
   timeout: number;
+  flood?: number;
+  valid: number;
+  floodSpread: number;
 }
 
 const whole = (min: number, max: number) => (value: string) => {
@@ -89,9 +93,15 @@ async function main(): Promise<void> {
     .option('--ambiguous <share>', 'writes Cosmos DB applies and then loses the answer of (a 408, a 503 or a dropped connection, a third each)', share, 0)
     .option('--seed <n>', 'the same seed, the same workload', whole(0, 2 ** 31), 1)
     .option('--timeout <duration>', 'give up draining after this long', duration, 900_000)
+    .option('--flood <n>', 'instead: the flood run, this many invalid and orphan messages mixed with --valid orders', whole(1, 200_000))
+    .option('--valid <n>', 'valid orders in each half of the flood run', whole(1, 10_000), 200)
+    .option('--flood-spread <duration>', 'how long the flood run spreads its sends over', duration, 60_000)
     .parse()
     .opts<ChaosOptions>();
-  const ok = await runChaos(options);
+  const ok =
+    options.flood === undefined
+      ? await runChaos(options)
+      : await runFlood({ flood: options.flood, valid: options.valid, consumers: options.consumers, spreadMs: options.floodSpread, seed: options.seed, timeout: options.timeout });
   process.exitCode = ok ? 0 : 1;
 }
 

@@ -71,6 +71,8 @@ resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/container
           { path: '/rejectedAt/?' }
           { path: '/state/?' }
           { path: '/parkedAt/?' }
+          // The outbox sweeper reads pending entries oldest first, one bounded page per run.
+          { path: '/createdAt/?' }
           // The shipment reconciler's query: in-progress records whose lease ran out.
           { path: '/leaseExpiresAt/?' }
         ]

@@ -48,6 +48,8 @@ resource queue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [
       lockDuration: isoDuration(q.value.lockDurationSeconds)
       maxDeliveryCount: q.value.maxDeliveryCount
       defaultMessageTimeToLive: isoDuration(q.value.defaultMessageTimeToLiveSeconds)
+      // A cap on what senders can pile up (Standard: at most 5120): past it a send fails with QuotaExceeded, the app's storage is untouched.
+      maxSizeInMegabytes: q.value.maxSizeInMegabytes
       requiresDuplicateDetection: q.value.requiresDuplicateDetection
       duplicateDetectionHistoryTimeWindow: isoDuration(q.value.duplicateDetectionHistoryTimeWindowSeconds)
       deadLetteringOnMessageExpiration: q.value.deadLetteringOnMessageExpiration

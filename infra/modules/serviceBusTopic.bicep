@@ -20,6 +20,7 @@ resource topic 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' = {
   name: name
   properties: {
     defaultMessageTimeToLive: isoDuration(definition.defaultMessageTimeToLiveSeconds)
+    maxSizeInMegabytes: definition.maxSizeInMegabytes
     requiresDuplicateDetection: definition.requiresDuplicateDetection
     duplicateDetectionHistoryTimeWindow: isoDuration(definition.duplicateDetectionHistoryTimeWindowSeconds)
   }

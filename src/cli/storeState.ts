@@ -43,14 +43,14 @@ export async function storeStateOf(envelope: MessageEnvelope, body: unknown, opt
   return effectState(message, store);
 }
 
-/** The rejection recorded for the message: by MessageId, in `#rejected` or, for a conflict, in its order's partition. */
+/** The rejection recorded for the message: by MessageId, in `#rejected-<n>` (n from the MessageId; the previous release's `#rejected` too) or, for a conflict, in its order's partition. */
 async function rejectionOf(envelope: MessageEnvelope, body: unknown, options: StoreLookupOptions): Promise<RejectionDocument | undefined> {
   if (!options.store || envelope.messageId === undefined) return undefined;
   let orderId: string | undefined;
   try {
     orderId = parseOrderMessage(envelope, body, { consumerName: options.consumerName, maxMessageBytes: Number.MAX_SAFE_INTEGER }).payload.orderId;
   } catch {
-    orderId = undefined; // an invalid message's record is in #rejected
+    orderId = undefined; // an invalid message's record is in #rejected-<n>
   }
   return findRejectionRecord(options.store, envelope.messageId, orderId, options.consumerName);
 }

@@ -42,9 +42,15 @@ export class CosmosDocumentStore implements DocumentStore {
       conditions.push(`c.${query.before.field} < @before`);
       parameters.push({ name: '@before', value: query.before.value });
     }
+    if (query.after) {
+      conditions.push(`c.${query.after.field} > @after`);
+      parameters.push({ name: '@after', value: query.after.value });
+    }
     // A literal TOP: the limit was checked as a positive integer above, and not every engine takes a parameter there.
     const top = query.limit === undefined ? '' : `TOP ${query.limit} `;
-    const spec = { query: `SELECT ${top}* FROM c WHERE ${conditions.join(' AND ')}`, parameters };
+    // Field names were checked as plain identifiers above. A sorted path needs a range index (infra/modules/cosmos.bicep).
+    const order = query.orderBy === undefined ? '' : ` ORDER BY c.${query.orderBy}`;
+    const spec = { query: `SELECT ${top}* FROM c WHERE ${conditions.join(' AND ')}${order}`, parameters };
     try {
       const options = query.partitionKey === undefined ? {} : { partitionKey: query.partitionKey };
       const { resources } = await this.container.items.query<D & JsonObject>(spec, options).fetchAll();

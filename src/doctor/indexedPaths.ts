@@ -18,6 +18,7 @@ export const requiredIndexedPaths: readonly string[] = [
   '/rejectedAt/?',
   '/state/?',
   '/parkedAt/?',
+  '/createdAt/?',
   '/leaseExpiresAt/?',
 ];
 

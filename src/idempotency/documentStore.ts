@@ -37,7 +37,14 @@ export interface DocumentQuery {
   readonly equals?: Readonly<Record<string, string>>;
   /** A top-level string field (an ISO time, say) that must sort before this value. */
   readonly before?: { readonly field: string; readonly value: string };
-  /** At most this many documents (any of those that match): bounds what one sweep reads and costs. */
+  /** A top-level string field that must sort after this value: where a paged sweep goes on from. */
+  readonly after?: { readonly field: string; readonly value: string };
+  /**
+   * Ascending by this top-level field. With `limit` and `after` on the same field it pages: a sweep
+   * reads the oldest first and goes on from the last it saw, so a bounded run is fair to every document.
+   */
+  readonly orderBy?: string;
+  /** At most this many documents (any of those that match, or the first by `orderBy`): bounds what one sweep reads and costs. */
   readonly limit?: number;
 }
 
@@ -52,7 +59,12 @@ export const queryableField = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Checks a query's field names; a store calls it before it builds anything from them. */
 export function assertQueryable(query: DocumentQuery): void {
-  const fields = [...Object.keys(query.equals ?? {}), ...(query.before ? [query.before.field] : [])];
+  const fields = [
+    ...Object.keys(query.equals ?? {}),
+    ...(query.before ? [query.before.field] : []),
+    ...(query.after ? [query.after.field] : []),
+    ...(query.orderBy === undefined ? [] : [query.orderBy]),
+  ];
   const bad = fields.find((field) => !queryableField.test(field));
   if (bad !== undefined) throw new RangeError(`query field ${JSON.stringify(bad)} is not a plain identifier`);
   if (query.limit !== undefined && !(Number.isInteger(query.limit) && query.limit > 0)) throw new RangeError(`query limit ${query.limit} is not a positive integer`);
@@ -66,7 +78,19 @@ export function matchesQuery(document: Readonly<Record<string, unknown>>, query:
     const value = document[query.before.field];
     if (typeof value !== 'string' || !(value < query.before.value)) return false;
   }
+  if (query.after) {
+    const value = document[query.after.field];
+    if (typeof value !== 'string' || !(value > query.after.value)) return false;
+  }
   return true;
+}
+
+/** Ascending by a top-level string field, as the store's `ORDER BY` sorts strings (ordinal). */
+export function compareByField(field: string): (a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>) => number {
+  return (a, b) => {
+    const [x, y] = [String(a[field] ?? ''), String(b[field] ?? '')];
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
 }
 
 export function create(document: StoredDocument): WriteOperation {

@@ -1,4 +1,4 @@
-import { assertQueryable, matchesQuery } from './documentStore.js';
+import { assertQueryable, compareByField, matchesQuery } from './documentStore.js';
 import type { CommitResult, DocumentQuery, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from './documentStore.js';
 
 interface Entry {
@@ -42,6 +42,10 @@ export class InMemoryDocumentStore implements DocumentStore {
         .filter((e): e is Entry => e !== undefined && matchesQuery(e.document as unknown as Record<string, unknown>, query))
         .map((e) => ({ document: structuredClone(e.document) as D, etag: e.etag })),
     );
+    if (query.orderBy !== undefined) {
+      const compare = compareByField(query.orderBy);
+      found.sort((a, b) => compare(a.document as unknown as Record<string, unknown>, b.document as unknown as Record<string, unknown>));
+    }
     return query.limit === undefined ? found : found.slice(0, query.limit);
   }
 

@@ -110,3 +110,28 @@ export function checkResubmitHorizon(i: ResubmitHorizonInputs): ResubmitHorizonC
   if (copyTimeToLiveMs > 0) return { kind: 'safe', ageMs, markersKeptUntilEpochMs, copyTimeToLiveMs };
   return { kind: 'markers-may-have-expired', ageMs, markersKeptUntilEpochMs };
 }
+
+/** What an early arrival's time-to-live must cover, as the parked-item sweeper works. */
+export interface ParkedItemRetentionInputs {
+  /** The TTL a parked item (and its arrival gate) is written with: the marker retention. */
+  readonly itemTtlSeconds: number;
+  /** How long an item waits for its order before the sweeper rejects it (OrderNeverArrived). */
+  readonly parkingHorizonSeconds: number;
+  readonly resubmitHorizonSeconds: number;
+}
+
+/**
+ * A waiting item must still be there when the sweeper rejects it: an item that expired first would
+ * be a message lost without a trace. It waits the horizon; the margin of one resubmit horizon covers
+ * a sweeper that was down or behind (its oldest-parked-age metric shows that long before). The
+ * rejection rewrites the item, so its TTL starts again for the operators from there.
+ */
+export function checkParkedItemRetention(i: ParkedItemRetentionInputs): RetentionCheck {
+  const requiredSeconds = i.parkingHorizonSeconds + i.resubmitHorizonSeconds;
+  if (i.itemTtlSeconds >= requiredSeconds) return { ok: true, requiredSeconds };
+  const explanation =
+    `parked items are kept ${i.itemTtlSeconds} s (INBOX_MARKER_TTL_SECONDS), shorter than required: ` +
+    `parking horizon ${i.parkingHorizonSeconds} s (PARKED_ITEM_HORIZON_SECONDS) + dead-letter resubmit horizon ${i.resubmitHorizonSeconds} s (DLQ_RESUBMIT_HORIZON_SECONDS) = ${requiredSeconds} s, ` +
+    `so an item whose order never came could expire before it is rejected`;
+  return { ok: false, requiredSeconds, explanation };
+}

@@ -72,7 +72,7 @@ export function planParkedApplication(
       replace(withState(item, { ...change, appliedAt: at, ttl: ctx.markerTtlSeconds }), etag);
     const reject = (reason: string, description: string): void => {
       rejected.push({ item, reason, description });
-      operations.push(replace(withState(item, { state: 'rejected', rejection: { reason, description, rejectedAt: at } }), etag));
+      operations.push(replace(withState(item, { state: 'rejected', rejection: { reason, description, rejectedAt: at }, ttl: ctx.markerTtlSeconds }), etag));
     };
     if (item.messageType === 'PaymentReceived') {
       const payment = item.payload as PaymentReceived;

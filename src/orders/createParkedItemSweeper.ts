@@ -32,13 +32,16 @@ export function createParkedItemSweeper(settings: Settings, overrides: SweeperOv
     statusVersionMaxStep: settings.statusVersionMaxStep,
   };
   const parkedMetrics = new ParkedItemMetrics(overrides.meter ?? metrics.getMeter(meterName));
-  const options = { horizonSeconds: settings.parking.horizonSeconds, minAgeSeconds: settings.parking.sweepMinAgeSeconds };
+  const options = { horizonSeconds: settings.parking.horizonSeconds, minAgeSeconds: settings.parking.sweepMinAgeSeconds, maxItemsPerRun: settings.parking.sweepMaxItemsPerRun };
+  // Where the last run's page ended; kept for the worker's life (a restart begins again at the oldest).
+  let after: string | undefined;
   return {
     async sweep(log) {
-      const result = await sweepParkedItems(ctx, options);
+      const result = await sweepParkedItems(ctx, { ...options, ...(after === undefined ? {} : { after }) });
+      after = result.nextAfter;
       reportParkedItems(log, parkedMetrics, 'sweep', result.applied, result.rejected);
       parkedMetrics.recordOldestAge(result.oldestParkedAgeSeconds);
-      log.info(JSON.stringify({ event: 'parked-sweep', examined: result.examined, applied: result.applied, rejected: result.rejected.length, oldestParkedAgeSeconds: result.oldestParkedAgeSeconds, horizonSeconds: options.horizonSeconds }));
+      log.info(JSON.stringify({ event: 'parked-sweep', examined: result.examined, maxItemsPerRun: options.maxItemsPerRun, applied: result.applied, rejected: result.rejected.length, oldestParkedAgeSeconds: result.oldestParkedAgeSeconds, horizonSeconds: options.horizonSeconds }));
       return result;
     },
   };

@@ -45,6 +45,8 @@ export function recordConflict(message: ParsedOrderMessage, existing: Fingerprin
     incoming: { messageId: message.messageId, fingerprint: message.fingerprint },
     existing: { messageId: existing.messageId, fingerprint: existing.fingerprint, documentId: existing.id },
     detectedAt: ctx.now().toISOString(),
+    // As long as the rejection record that points at it (the marker retention, which covers the resubmit horizon).
+    ttl: ctx.markerTtlSeconds,
   };
   const description =
     `${message.type} for order ${conflict.orderId} differs from what is stored in ${existing.id}` +

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { documentId } from '../cosmos/documentIds.js';
 import { newOutboxDocument } from '../outbox/outboxDocument.js';
 import type { OutboxDocument } from '../outbox/outboxDocument.js';
@@ -11,8 +12,23 @@ import type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, Pa
  */
 export type DocType = 'order' | 'outbox' | 'inbox' | 'conflict' | 'rejection';
 
-/** The partition for rejections of messages that may have no order id at all. `#` is never in an order id. */
-export const rejectedMessagesPartition = '#rejected';
+/**
+ * Where the previous release kept every invalid message's rejection: one logical partition (20 GB
+ * and about 10,000 RU/s at most), read only for records it wrote, until their TTL ends them.
+ */
+export const legacyRejectedMessagesPartition = '#rejected';
+
+/** How many partitions invalid messages' rejections are spread over: each holds about 1/16 of them. */
+export const rejectedMessagesPartitionCount = 16;
+
+/**
+ * The partition for the rejection of a message that may have no order id at all, derived from its
+ * MessageId alone, so the operator tool finds it with one point read. `#` is never in an order id.
+ */
+export function rejectedMessagesPartition(messageId: string): string {
+  const bucket = createHash('sha256').update(messageId, 'utf8').digest().readUInt32BE(0) % rejectedMessagesPartitionCount;
+  return `#rejected-${bucket}`;
+}
 
 interface Processed {
   readonly messageId?: string;
@@ -76,12 +92,14 @@ export interface ConflictDocument {
   readonly incoming: { readonly messageId?: string; readonly fingerprint: string };
   readonly existing: { readonly messageId?: string; readonly fingerprint: string; readonly documentId: string };
   readonly detectedAt: string;
+  /** Seconds; records written before it was set have none and stay until deleted. */
+  readonly ttl?: number;
 }
 
 /** Where an operator finds, by MessageId, why a message is on its way to the dead-letter queue. */
 export interface RejectionDocument {
   readonly id: string;
-  /** `#rejected` for an invalid message; the order's partition for a conflict. */
+  /** `#rejected-<n>` (from the MessageId) for an invalid message, `#rejected` if written by the previous release; the order's partition for a conflict. */
   readonly orderId: string;
   readonly docType: 'rejection';
   readonly messageId?: string;

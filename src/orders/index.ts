@@ -19,7 +19,9 @@ export {
   inboxMarkerId,
   orderDocumentId,
   outboxDocumentId,
+  legacyRejectedMessagesPartition,
   rejectedMessagesPartition,
+  rejectedMessagesPartitionCount,
   rejectionDocumentId,
 } from './documents.js';
 export type {

@@ -27,13 +27,14 @@ export async function parkUntilOrderArrives(
   ctx: FlowContext,
 ): Promise<ProcessingOutcome | typeof orderArrived> {
   const orderId = message.payload.orderId;
-  const fresh = newParkedItem(message, ctx.now().toISOString());
+  const fresh = newParkedItem(message, ctx.now().toISOString(), ctx.markerTtlSeconds);
   let itemEtag: string | undefined;
   let lotEtag: string | undefined;
   // A lot this release creates says so; one a release before claims opened stays unmarked when replaced.
   let claimedPaymentsOnly = true;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const openLot = parkingLot(orderId, 'open', fresh.parkedAt, undefined, claimedPaymentsOnly);
+    // The open gate lives as long as the item it was opened for: an order that never comes leaves nothing behind.
+    const openLot = parkingLot(orderId, 'open', fresh.parkedAt, ctx.markerTtlSeconds, claimedPaymentsOnly);
     const operations: WriteOperation[] = [
       itemEtag === undefined ? create(fresh) : replace(fresh, itemEtag),
       lotEtag === undefined ? create(openLot) : replace(openLot, lotEtag),

@@ -72,7 +72,12 @@ export function parkedItemId(message: ParsedOrderMessage): string {
 
 export const parkingLotId = (orderId: string): string => documentId('parking-lot', orderId);
 
-export function newParkedItem(message: ParsedOrderMessage, parkedAt: string): ParkedItemDocument {
+/**
+ * Every state has a time-to-live (Cosmos DB counts it from the last write): a waiting item outlives
+ * its horizon (a start-up rule, src/idempotency/retention.ts), so the sweeper rejects it before it
+ * could expire unseen, and the rejection's own write starts a fresh TTL for the operators.
+ */
+export function newParkedItem(message: ParsedOrderMessage, parkedAt: string, ttl: number): ParkedItemDocument {
   if (!isParkable(message)) throw new TypeError(`${message.type} is never parked: it has no order to wait for`);
   return {
     id: parkedItemId(message),
@@ -87,6 +92,7 @@ export function newParkedItem(message: ParsedOrderMessage, parkedAt: string): Pa
     ...(message.receivedPayload === undefined ? {} : { receivedJson: JSON.stringify(message.receivedPayload) }),
     ...(message.type === 'PaymentReceived' ? { claimed: true } : {}),
     parkedAt,
+    ttl,
   };
 }
 

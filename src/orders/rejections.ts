@@ -1,7 +1,7 @@
 import { create, replace } from '../idempotency/index.js';
 import type { DocumentStore, PermanentMessageError, StoredDocument } from '../idempotency/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
-import { rejectedMessagesPartition, rejectionDocumentId } from './documents.js';
+import { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectionDocumentId } from './documents.js';
 import type { RejectionDocument } from './documents.js';
 import type { FlowContext } from './flowContext.js';
 
@@ -11,8 +11,11 @@ import type { FlowContext } from './flowContext.js';
  * real reason is kept here, by MessageId, for the operator tool:
  * - a conflict's record sits in the order's partition, written in one batch with the conflict
  *   document, so a redelivery of the same broker message costs one 409 and nothing else;
- * - an invalid message's, in the reserved partition `#rejected` (it may have no order id at all).
- * Nothing is read before processing: a duplicate costs the same on every delivery.
+ * - an invalid message's (it may have no order id at all), in one of 16 reserved partitions derived
+ *   from its MessageId (`#rejected-<n>`): a flood of invalid messages spreads over all of them.
+ * Nothing is read before a first delivery's write. A redelivery of an invalid message also reads the
+ * previous release's single `#rejected` partition, so a message that release rejected is not recorded
+ * again; that read can go once its records have expired (INBOX_MARKER_TTL_SECONDS after the deploy).
  */
 type RejectionContext = FlowContext & { readonly consumerName?: string };
 
@@ -26,12 +29,14 @@ export interface RejectionDetails {
 }
 
 export async function recordRejection(envelope: MessageEnvelope, details: RejectionDetails, ctx: RejectionContext): Promise<void> {
-  const partition = details.evidence && details.orderId !== undefined ? details.orderId : rejectedMessagesPartition;
+  const inOrder = details.evidence !== undefined && details.orderId !== undefined;
   if (envelope.messageId === undefined) {
     // Nothing to find a rejection by (the error log line carries the reason); the conflict is still recorded.
-    if (details.evidence) await ctx.store.commit(partition, [create(details.evidence)]);
+    if (details.evidence) await ctx.store.commit(inOrder ? (details.orderId ?? '') : rejectedMessagesPartition(details.evidence.id), [create(details.evidence)]);
     return;
   }
+  const partition = inOrder ? (details.orderId ?? '') : rejectedMessagesPartition(envelope.messageId);
+  if (!inOrder && (envelope.deliveryCount ?? 1) > 1 && (await recordedByPreviousRelease(ctx.store, envelope, ctx.consumerName))) return;
   const rejection: RejectionDocument = {
     id: rejectionDocumentId(envelope.messageId, ctx.consumerName),
     orderId: partition,
@@ -56,6 +61,12 @@ export async function recordRejection(envelope: MessageEnvelope, details: Reject
   await pointRecordAt(ctx.store, partition, rejection);
 }
 
+/** This very broker message's rejection, as the previous release recorded it in `#rejected`. */
+async function recordedByPreviousRelease(store: DocumentStore, envelope: MessageEnvelope, consumerName: string | undefined): Promise<boolean> {
+  const legacy = await store.read<RejectionDocument>(legacyRejectedMessagesPartition, rejectionDocumentId(envelope.messageId ?? '', consumerName));
+  return legacy !== undefined && legacy.document.sequenceNumber === envelope.sequenceNumber;
+}
+
 /** The rejection record names the newest broker message rejected under its MessageId. */
 async function pointRecordAt(store: DocumentStore, partition: string, rejection: RejectionDocument): Promise<void> {
   if ((await store.commit(partition, [create(rejection)])).kind === 'committed') return;
@@ -65,10 +76,17 @@ async function pointRecordAt(store: DocumentStore, partition: string, rejection:
   }
 }
 
-/** Where the operator tool looks for a message's rejection: `#rejected`, then the order's partition. */
+/**
+ * Where the operator tool looks for a message's rejection: its `#rejected-<n>` partition (one point
+ * read finds an invalid message's), then the order's partition (a conflict's), then the previous
+ * release's `#rejected` (records it wrote, until they expire).
+ */
 export async function findRejectionRecord(store: DocumentStore, messageId: string, orderId: string | undefined, consumerName?: string): Promise<RejectionDocument | undefined> {
   const id = rejectionDocumentId(messageId, consumerName);
-  const invalid = await store.read<RejectionDocument>(rejectedMessagesPartition, id);
-  if (invalid || orderId === undefined) return invalid?.document;
-  return (await store.read<RejectionDocument>(orderId, id))?.document;
+  const partitions = [rejectedMessagesPartition(messageId), ...(orderId === undefined ? [] : [orderId]), legacyRejectedMessagesPartition];
+  for (const partition of partitions) {
+    const found = await store.read<RejectionDocument>(partition, id);
+    if (found) return found.document;
+  }
+  return undefined;
 }

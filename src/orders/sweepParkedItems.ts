@@ -12,6 +12,10 @@ export interface SweepOptions {
   readonly horizonSeconds: number;
   /** Younger items are left to their order's own batch. */
   readonly minAgeSeconds: number;
+  /** At most this many items are read in one run (one page, oldest first): a flood of orphans costs each run the same. */
+  readonly maxItemsPerRun: number;
+  /** Where the previous run's page ended (its last `parkedAt`); absent: start at the oldest. */
+  readonly after?: string;
 }
 
 export interface SweepResult {
@@ -23,6 +27,8 @@ export interface SweepResult {
   readonly rejected: readonly ParkedItemRejected[];
   /** Age of the oldest item still parked after the sweep (its order missing, the horizon not reached); 0 when none. */
   readonly oldestParkedAgeSeconds: number;
+  /** Where the next run goes on from: the last `parkedAt` of a full page; absent when this page reached the end. */
+  readonly nextAfter?: string;
 }
 
 export const orderNeverArrived = 'OrderNeverArrived';
@@ -31,13 +37,22 @@ export const orderNeverArrived = 'OrderNeverArrived';
  * The backstop for parked items, run by a timer: whatever is still parked after `minAgeSeconds` is
  * applied if its order is stored, and rejected with `OrderNeverArrived` once it has waited past the
  * horizon. Every write is etag-guarded, so a sweep racing an order's batch (or another sweep) changes
- * an item once: applied or rejected, never both.
+ * an item once: applied or rejected, never both. One run reads one page of at most `maxItemsPerRun`,
+ * oldest first, from where the last run stopped: its memory and cost are bounded however many
+ * orphans are parked, and every item is reached within ceil(parked / page) runs.
  */
 export async function sweepParkedItems(ctx: FlowContext, options: SweepOptions): Promise<SweepResult> {
   const nowMs = ctx.now().getTime();
   const cutoff = new Date(nowMs - options.minAgeSeconds * 1000).toISOString();
   const horizon = new Date(nowMs - options.horizonSeconds * 1000).toISOString();
-  const stale = await ctx.store.find<ParkedItemDocument>({ docType: 'parked', equals: { state: 'parked' }, before: { field: 'parkedAt', value: cutoff } });
+  const stale = await ctx.store.find<ParkedItemDocument>({
+    docType: 'parked',
+    equals: { state: 'parked' },
+    before: { field: 'parkedAt', value: cutoff },
+    ...(options.after === undefined ? {} : { after: { field: 'parkedAt', value: options.after } }),
+    orderBy: 'parkedAt',
+    limit: options.maxItemsPerRun,
+  });
   let applied = 0;
   let oldestLeft: string | undefined;
   const rejected: ParkedItemRejected[] = [];
@@ -59,7 +74,11 @@ export async function sweepParkedItems(ctx: FlowContext, options: SweepOptions):
     }
   }
   const oldestParkedAgeSeconds = oldestLeft === undefined ? 0 : Math.max(0, Math.round((nowMs - Date.parse(oldestLeft)) / 1000));
-  return { examined: stale.length, applied, rejected, oldestParkedAgeSeconds };
+  // A full page may have more behind it: the next run goes on from here, and wraps to the oldest once a page is short.
+  // Items parked in the same instant across a page's end wait for the next round: the sweeper is a backstop, not a deadline.
+  const last = stale.at(-1)?.document.parkedAt;
+  const nextAfter = stale.length === options.maxItemsPerRun ? last : undefined;
+  return { examined: stale.length, applied, rejected, oldestParkedAgeSeconds, ...(nextAfter === undefined ? {} : { nextAfter }) };
 }
 
 async function escalate(parked: VersionedDocument<ParkedItemDocument>, horizonSeconds: number, ctx: FlowContext): Promise<ParkedItemRejected | undefined> {
@@ -68,7 +87,7 @@ async function escalate(parked: VersionedDocument<ParkedItemDocument>, horizonSe
     `${item.messageType} ${item.dedupKey} waited since ${item.parkedAt} for order ${item.orderId},` +
     ` which was not stored within ${horizonSeconds} s (PARKED_ITEM_HORIZON_SECONDS)`;
   const rejection = { reason: orderNeverArrived, description, rejectedAt: ctx.now().toISOString() };
-  const result = await ctx.store.commit(item.orderId, [replace(withState(item, { state: 'rejected', rejection }), parked.etag)]);
+  const result = await ctx.store.commit(item.orderId, [replace(withState(item, { state: 'rejected', rejection, ttl: ctx.markerTtlSeconds }), parked.etag)]);
   // Changed since the query (applied by its order, or by another sweep): it is no longer ours to reject.
   if (result.kind !== 'committed') return undefined;
   return describeRejection({ item, reason: orderNeverArrived, description });

@@ -79,7 +79,7 @@ export function createOutboxPublisher(settings: Settings, overrides: OutboxPubli
       return result;
     },
     async sweep(log) {
-      const result = await sweepOutbox(ctx, { minAgeSeconds: settings.outbox.sweepMinAgeSeconds });
+      const result = await sweepOutbox(ctx, { minAgeSeconds: settings.outbox.sweepMinAgeSeconds, maxItemsPerRun: settings.outbox.sweepMaxItemsPerRun });
       reportOutboxLag(log, outboxMetrics, result, settings.outbox.lagAlertSeconds);
       report(log, 'sweep', result.published);
       return result;

@@ -187,7 +187,7 @@ describe('end to end: producer -> Service Bus emulator -> local host -> processO
     await eventually('the next order', async () => (await orderDocuments(orderId)).length === 1);
     await eventually('the hostile message rejected on each delivery', () => observed.outcomes.filter((o) => o.messageId === `deep-${orderId}`).length === 3);
     expect(observed.outcomes.filter((o) => o.messageId === `deep-${orderId}`).map((o) => o.outcome)).toEqual(['invalid', 'invalid', 'invalid']);
-    const { resource: rejection } = await container.item(rejectionDocumentId(`deep-${orderId}`), rejectedMessagesPartition).read();
+    const { resource: rejection } = await container.item(rejectionDocumentId(`deep-${orderId}`), rejectedMessagesPartition(`deep-${orderId}`)).read();
     expect(rejection).toMatchObject({ reason: 'BodyTooDeep', description: 'the body nests deeper than 64 levels' });
   });
 
@@ -204,7 +204,7 @@ describe('end to end: producer -> Service Bus emulator -> local host -> processO
     await eventually('the next order', async () => (await orderDocuments(orderId)).length === 1);
     await eventually('the hostile message rejected on each delivery', () => observed.outcomes.filter((o) => o.messageId === `deep-bytes-${orderId}`).length === 3);
     expect(observed.outcomes.filter((o) => o.messageId === `deep-bytes-${orderId}`).map((o) => o.outcome)).toEqual(['invalid', 'invalid', 'invalid']);
-    const { resource: rejection } = await container.item(rejectionDocumentId(`deep-bytes-${orderId}`), rejectedMessagesPartition).read();
+    const { resource: rejection } = await container.item(rejectionDocumentId(`deep-bytes-${orderId}`), rejectedMessagesPartition(`deep-bytes-${orderId}`)).read();
     expect(rejection).toMatchObject({ reason: 'BodyTooDeep', description: 'the body nests deeper than 64 levels' });
   });
 });

@@ -15,6 +15,7 @@ if (!bicep) console.log('Bicep template tests: skipped because the Bicep CLI cou
 
 const queueFile = JSON.parse(readFileSync('infra/servicebus-queues.json', 'utf8')) as {
   queues: { orders: Record<string, number | boolean> };
+  topics: Record<string, { maxSizeInMegabytes?: number }>;
   operations: { deadLetterResubmitHorizonSeconds: number; inboxMarkerTtlSeconds: number; lockRenewalMaxSeconds: number; transientRetryBudgetSeconds: number };
 };
 const hostLockRenewalSeconds = () =>
@@ -87,6 +88,12 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect([queue.lockDuration, queue.defaultMessageTimeToLive]).toEqual(['PT1M', 'P14D']);
     });
 
+    it('caps what senders can pile up: the queue and the topic have a maximum size (a flood fills the broker, not the app\'s storage)', () => {
+      expect(props(one('Microsoft.ServiceBus/namespaces/queues')).maxSizeInMegabytes).toBe(5120);
+      expect(props(one('Microsoft.ServiceBus/namespaces/topics')).maxSizeInMegabytes).toBe(5120);
+      expect([orders.maxSizeInMegabytes, queueFile.topics['order-events']?.maxSizeInMegabytes]).toEqual([5120, 5120]);
+    });
+
     it('deploys the topics of the queue file: subscriptions with their lock, limit and rules, and no catch-all $Default beside a filter', () => {
       const topic = one('Microsoft.ServiceBus/namespaces/topics');
       expect(topic.name).toMatch(/\/order-events$/);
@@ -130,7 +137,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       const container = props(containerNamed('orders')).resource as { indexingPolicy: Record<string, unknown> };
       expect(container.indexingPolicy.excludedPaths).toEqual([{ path: '/*' }]);
       expect(container.indexingPolicy.includedPaths).toEqual(
-        expect.arrayContaining([{ path: '/docType/?' }, { path: '/messageId/?' }, { path: '/state/?' }, { path: '/parkedAt/?' }, { path: '/leaseExpiresAt/?' }]),
+        expect.arrayContaining([{ path: '/docType/?' }, { path: '/messageId/?' }, { path: '/state/?' }, { path: '/parkedAt/?' }, { path: '/createdAt/?' }, { path: '/leaseExpiresAt/?' }]),
       );
     });
 

@@ -136,6 +136,25 @@ describe.each([
       await expect(store.find({ docType: 'limited', limit: 2.5 })).rejects.toThrow(RangeError);
     });
 
+    it('pages across partitions oldest first: `orderBy` with `limit`, going on `after` the last one seen', async () => {
+      const store = storeOf();
+      const tag = randomUUID();
+      const ats = ['2026-01-04', '2026-01-01', '2026-01-05', '2026-01-03', '2026-01-02'];
+      for (const at of ats) {
+        const pk = randomUUID();
+        await store.commit(pk, [create(doc(pk, at, { docType: 'paged', tag, at }))]);
+      }
+      const page = (after?: string) =>
+        store.find<{ id: string; at: string }>({ docType: 'paged', equals: { tag }, orderBy: 'at', limit: 2, before: { field: 'at', value: '2026-01-05' }, ...(after ? { after: { field: 'at', value: after } } : {}) });
+      const first = await page();
+      expect(first.map((f) => f.document.at)).toEqual(['2026-01-01', '2026-01-02']);
+      const second = await page('2026-01-02');
+      expect(second.map((f) => f.document.at)).toEqual(['2026-01-03', '2026-01-04']);
+      expect(await page('2026-01-04')).toEqual([]);
+      await expect(store.find({ docType: 'paged', orderBy: 'at desc' })).rejects.toThrow('query field "at desc" is not a plain identifier');
+      await expect(store.find({ docType: 'paged', after: { field: 'a.b', value: 'y' } })).rejects.toThrow(RangeError);
+    });
+
     it('refuses a field name that is not a plain identifier, before it builds a query', async () => {
       await expect(storeOf().find({ docType: 'x', equals: { 'state = 1 OR 1': 'y' } })).rejects.toThrow('query field "state = 1 OR 1" is not a plain identifier');
       await expect(storeOf().find({ docType: 'x', before: { field: 'a.b', value: 'y' } })).rejects.toThrow(RangeError);

@@ -12,7 +12,7 @@ const app = useProcessOrder();
 afterEach(() => clearCosmosFaults());
 
 async function rejectionFor(messageId: string) {
-  const { resource } = await app.container.item(rejectionDocumentId(messageId), rejectedMessagesPartition).read();
+  const { resource } = await app.container.item(rejectionDocumentId(messageId), rejectedMessagesPartition(messageId)).read();
   return resource as Record<string, unknown> | undefined;
 }
 

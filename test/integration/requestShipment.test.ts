@@ -265,7 +265,7 @@ describe('requestShipment: one booking per event', () => {
     expect(refused.outcome).toMatchObject({ kind: 'invalid', error: { code: 'CarrierRefused', description: expect.stringContaining('400: postcode not served') } });
     expect(log.lines[0]?.level).toBe('error');
     expect(await recordOf(delivery)).toMatchObject({ state: 'refused', refusal: { reason: 'the carrier answered 400: postcode not served' }, answer: { status: 400 } });
-    const rejection = await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId(delivery.envelope.messageId ?? '', 'fulfilment'));
+    const rejection = await store.read<RejectionDocument>(rejectedMessagesPartition(delivery.envelope.messageId ?? ''), rejectionDocumentId(delivery.envelope.messageId ?? '', 'fulfilment'));
     expect(rejection?.document).toMatchObject({ reason: 'CarrierRefused', messageType: 'OrderAccepted' });
     const requests = carrier.stats().requests;
     const again = await consumer.consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), invocation('i-2'));
@@ -299,12 +299,12 @@ describe('requestShipment: one booking per event', () => {
     const edited = { ...(delivery.body as Record<string, unknown>), total: 1 };
     const conflict = await consumer.consume(redelivered(delivery, 2).envelope, edited, new RecordingLog(), invocation('i-2'));
     expect(conflict.outcome).toMatchObject({ kind: 'conflict', error: { code: 'PayloadConflict' } });
-    const recorded = await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId(delivery.envelope.messageId ?? '', 'fulfilment'));
+    const recorded = await store.read<RejectionDocument>(rejectedMessagesPartition(delivery.envelope.messageId ?? ''), rejectionDocumentId(delivery.envelope.messageId ?? '', 'fulfilment'));
     expect(recorded?.document).toMatchObject({ reason: 'PayloadConflict', messageType: 'OrderAccepted' });
     // An event that breaks the schema: invalid, with its reason, before anything is written.
     const invalid = await consumer.consume({ ...delivery.envelope, messageId: 'bad-1' }, { orderId: delivery.orderId }, new RecordingLog(), invocation('i-3'));
     expect(invalid).toMatchObject({ outcome: { kind: 'invalid', error: { code: 'SchemaViolation' } }, type: 'OrderAccepted' });
-    expect((await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId('bad-1', 'fulfilment')))?.document.reason).toBe('SchemaViolation');
+    expect((await store.read<RejectionDocument>(rejectedMessagesPartition('bad-1'), rejectionDocumentId('bad-1', 'fulfilment')))?.document.reason).toBe('SchemaViolation');
     // When the rejection cannot be recorded, the message is handed back rather than dead-lettered without a reason.
     const failing: DocumentStore = { ...store, read: store.read.bind(store), find: store.find.bind(store), commit: () => Promise.reject(new Error('503 from the store')) };
     const unrecorded = await shipmentConsumer({ store: failing, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume({ ...delivery.envelope, messageId: 'bad-2' }, { orderId: delivery.orderId }, new RecordingLog(), invocation('i-4'));

@@ -173,7 +173,7 @@ describe('the delayed layer', () => {
     // A retry after a store timeout may follow a write that committed: never "still failing", which says nothing was written.
     expect(description).toContain('the effect may have been written');
     expect(description).not.toContain('still failing');
-    const rejection = await store.read<{ id: string; reason: string }>(rejectedMessagesPartition, rejectionDocumentId(`m-${orderId}~retry-40`));
+    const rejection = await store.read<{ id: string; reason: string }>(rejectedMessagesPartition(`m-${orderId}~retry-40`), rejectionDocumentId(`m-${orderId}~retry-40`));
     expect(rejection?.document.reason).toBe('RetryBudgetExhausted');
   });
 
@@ -186,7 +186,7 @@ describe('the delayed layer', () => {
     store.failures = 0;
     const again = await consume({ messageId: copy.messageId, subject: copy.subject, applicationProperties: copy.applicationProperties }, copy.body);
     expect(again.outcome).toMatchObject({ kind: 'invalid', error: { code: 'InvalidJson' } });
-    expect((await store.read<{ id: string; reason: string }>(rejectedMessagesPartition, rejectionDocumentId(copy.messageId)))?.document.reason).toBe('InvalidJson');
+    expect((await store.read<{ id: string; reason: string }>(rejectedMessagesPartition(String(copy.messageId)), rejectionDocumentId(copy.messageId)))?.document.reason).toBe('InvalidJson');
   });
 
   it('hands the message back to Service Bus when the copy cannot be scheduled, saying why', async () => {
@@ -199,14 +199,14 @@ describe('the delayed layer', () => {
   });
 });
 
-/** Fails only the order's partition, so the rejection record in #rejected can be written. */
+/** Fails only the order's partition, so the rejection record in #rejected-<n> can be written. */
 class FlakyStoreOnOrderOnly {
   constructor(private readonly flaky: FlakyStore) {}
   async consumeWithOrderFailing<T>(run: () => Promise<T>): Promise<T> {
     const original = { read: this.flaky.read.bind(this.flaky), commit: this.flaky.commit.bind(this.flaky) };
     const unavailable = () => Promise.reject(new TransientStoreError('503 from the injected outage', 503));
-    this.flaky.read = ((pk: string, id: string) => (pk === rejectedMessagesPartition ? original.read(pk, id) : unavailable())) as FlakyStore['read'];
-    this.flaky.commit = ((pk: string, ops: readonly WriteOperation[]) => (pk === rejectedMessagesPartition ? original.commit(pk, ops) : unavailable())) as FlakyStore['commit'];
+    this.flaky.read = ((pk: string, id: string) => (pk.startsWith('#rejected-') ? original.read(pk, id) : unavailable())) as FlakyStore['read'];
+    this.flaky.commit = ((pk: string, ops: readonly WriteOperation[]) => (pk.startsWith('#rejected-') ? original.commit(pk, ops) : unavailable())) as FlakyStore['commit'];
     try {
       return await run();
     } finally {

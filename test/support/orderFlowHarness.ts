@@ -13,11 +13,14 @@ export const flowStartMs = Date.parse('2026-11-30T12:00:00Z');
  * The order flows over the reference in-memory store, with a clock the test moves and a store it
  * can interleave other writers into: pure logic, every race and expiry on cue.
  */
-export function orderFlow(options: { readonly maxConcurrencyAttempts?: number; readonly sleep?: (ms: number) => Promise<void>; readonly random?: () => number } = {}) {
+/** A retention that satisfies the parked-item rule for the sweeper tests' one-hour horizon (3600 + a resubmit horizon). */
+export const parkedItemTtlSeconds = 3 * 86_400;
+
+export function orderFlow(options: { readonly markerTtlSeconds?: number; readonly maxConcurrencyAttempts?: number; readonly sleep?: (ms: number) => Promise<void>; readonly random?: () => number } = {}) {
   let nowMs = flowStartMs;
   const memory = new InMemoryDocumentStore(() => nowMs);
   const store = new InterleavingStore(memory);
-  const ctx = { store, now: () => new Date(nowMs), markerTtlSeconds: 3600, maxConcurrencyAttempts: options.maxConcurrencyAttempts ?? 5, orderEventsDestination: 'order-events', sleep: options.sleep, random: options.random };
+  const ctx = { store, now: () => new Date(nowMs), markerTtlSeconds: options.markerTtlSeconds ?? 3600, maxConcurrencyAttempts: options.maxConcurrencyAttempts ?? 5, orderEventsDestination: 'order-events', sleep: options.sleep, random: options.random };
   const consumer = new OrderConsumer({ ...ctx, maxMessageBytes: 262_144, telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('unit'))) });
   const log = new RecordingLog();
   let sequence = 0;

@@ -63,9 +63,9 @@ describe('loadSettings', () => {
     const s = loadSettings(minimal);
     expect(s).toMatchObject({
       maxConcurrencyAttempts: 10,
-      parking: { horizonSeconds: 1_209_600, sweepMinAgeSeconds: 60 },
+      parking: { horizonSeconds: 1_209_600, sweepMinAgeSeconds: 60, sweepMaxItemsPerRun: 500 },
       retry: { inInvocationMs: 10_000, firstDelayMs: 30_000, maxDelayMs: 900_000, budgetMs: 86_400_000, delayedRetryEnabled: true, stateSigningKey: 'k'.repeat(32) },
-      outbox: { orderEventsTopicName: 'order-events', publishedTtlSeconds: 604_800, sweepMinAgeSeconds: 60, lagAlertSeconds: 300 },
+      outbox: { orderEventsTopicName: 'order-events', publishedTtlSeconds: 604_800, sweepMinAgeSeconds: 60, lagAlertSeconds: 300, sweepMaxItemsPerRun: 500 },
       shipments: { fulfilmentSubscriptionName: 'fulfilment', carrierTimeoutMs: 10_000, leaseSeconds: 60, reconcileMaxAttempts: 5, reconcileBatchSize: 50 },
       intake: { maxBodyBytes: 65_536, leaseSeconds: 10, keyRetentionSeconds: 172_800 },
     });
@@ -143,6 +143,21 @@ describe('loadSettings', () => {
       'INBOX_MARKER_TTL_SECONDS: inbox marker retention 86400 s is shorter than required: maxDeliveryCount 10 x (lock renewal 300 s + lockDuration 60 s)' +
         ' + message time-to-live 1209600 s + retry budget 86400 s + dead-letter resubmit horizon 1209600 s = 2509200 s',
     );
+  });
+
+  it('refuses a parking horizon that parked items would not outlive, naming the settings', () => {
+    expect(problemsOf({ ...minimal, PARKED_ITEM_HORIZON_SECONDS: String(20 * 86_400) })).toContain(
+      'INBOX_MARKER_TTL_SECONDS: parked items are kept 2592000 s (INBOX_MARKER_TTL_SECONDS), shorter than required: parking horizon 1728000 s (PARKED_ITEM_HORIZON_SECONDS)' +
+        ' + dead-letter resubmit horizon 1209600 s (DLQ_RESUBMIT_HORIZON_SECONDS) = 2937600 s, so an item whose order never came could expire before it is rejected',
+    );
+    expect(loadSettings({ ...minimal, PARKED_ITEM_HORIZON_SECONDS: String(16 * 86_400) }).parking.horizonSeconds).toBe(16 * 86_400);
+  });
+
+  it('bounds a sweep run: SWEEP_MAX_ITEMS_PER_RUN between 1 and 5000, for both sweepers', () => {
+    const settings = loadSettings({ ...minimal, SWEEP_MAX_ITEMS_PER_RUN: '40' });
+    expect([settings.parking.sweepMaxItemsPerRun, settings.outbox.sweepMaxItemsPerRun]).toEqual([40, 40]);
+    expect(problemsOf({ ...minimal, SWEEP_MAX_ITEMS_PER_RUN: '5001' })).toContain('SWEEP_MAX_ITEMS_PER_RUN: must be at most 5000 (one run holds a page in memory)');
+    expect(problemsOf({ ...minimal, SWEEP_MAX_ITEMS_PER_RUN: '0' })).toContain('SWEEP_MAX_ITEMS_PER_RUN:');
   });
 
   it('refuses a CA file that does not exist, and takes one that does', () => {

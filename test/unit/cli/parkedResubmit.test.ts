@@ -2,7 +2,7 @@ import type { ServiceBusMessage, ServiceBusSender } from '@azure/service-bus';
 import { describe, expect, it } from 'vitest';
 import { resubmitParked } from '../../../src/cli/parkedCommands.js';
 import { sweepParkedItems } from '../../../src/orders/index.js';
-import { orderFlow } from '../../support/orderFlowHarness.js';
+import { orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
 
 // `parked resubmit` end to end over the real flows: the item's copy, sent back to the queue, meets
@@ -19,7 +19,7 @@ function capturingSender(): { sent: ServiceBusMessage[]; sender: () => ServiceBu
 async function resubmittedCopyOf(t: Flow, body: Record<string, unknown>): Promise<ServiceBusMessage> {
   expect((await t.send('pay-1', 'PaymentReceived', body)).outcome).toMatchObject({ kind: 'parked' });
   t.advance(7200);
-  const swept = await sweepParkedItems(t.ctx, { horizonSeconds: 3600, minAgeSeconds: 0 });
+  const swept = await sweepParkedItems(t.ctx, { horizonSeconds: 3600, minAgeSeconds: 0, maxItemsPerRun: 100 });
   expect(swept.rejected).toHaveLength(1);
   const { sent, sender } = capturingSender();
   const ctx = { store: t.store, sender, keepSeconds: 3600, now: () => t.ctx.now().getTime(), out: { info: () => undefined, error: () => undefined } } as unknown as Parameters<typeof resubmitParked>[0];
@@ -35,7 +35,7 @@ const redeliver = (t: Flow, copy: ServiceBusMessage) =>
 
 describe('parked resubmit', () => {
   it('sends a copy that is the same request as the item, although the payment carried fields the schema ignores', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const copy = await resubmittedCopyOf(t, { ...paymentReceived('o1', { amount: 5 }), type: 'PaymentReceived', note: 'from the till' });
     expect((await redeliver(t, copy)).outcome).toMatchObject({ kind: 'parked' });
     expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 1 });
@@ -43,7 +43,7 @@ describe('parked resubmit', () => {
   });
 
   it('sends exactly the body that was received, extra fields included', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const body = { ...paymentReceived('o1', { amount: 5 }), type: 'PaymentReceived', note: 'from the till' };
     const copy = await resubmittedCopyOf(t, body);
     expect(typeof copy.body === 'string' ? JSON.parse(copy.body) : copy.body).toEqual(body);

@@ -71,7 +71,7 @@ describe('a payment that loses the order to another writer', () => {
 
     expect(result.outcome).toMatchObject({ kind: 'invalid', error: { code: 'CurrencyMismatch' } });
     expect(await t.order('o1')).toMatchObject({ amountPaid: 0, paymentCount: 0 });
-    const rejection = await t.memory.read(rejectedMessagesPartition, rejectionDocumentId('pay-usd'));
+    const rejection = await t.memory.read(rejectedMessagesPartition('pay-usd'), rejectionDocumentId('pay-usd'));
     expect(rejection?.document).toMatchObject({ reason: 'CurrencyMismatch', messageId: 'pay-usd', messageOrderId: 'o1', dedupKey: 'pay-usd' });
   });
 });
@@ -133,7 +133,7 @@ describe('an invalid message whose rejection cannot be recorded', () => {
     const result = await t.send('bad-1', 'PaymentReceived', { orderId: 'o1' });
 
     expect(result.outcome).toMatchObject({ kind: 'retry', reason: 'could not record rejection: Error: store unavailable' });
-    expect(await t.memory.read(rejectedMessagesPartition, rejectionDocumentId('bad-1'))).toBeUndefined();
+    expect(await t.memory.read(rejectedMessagesPartition('bad-1'), rejectionDocumentId('bad-1'))).toBeUndefined();
   });
 });
 

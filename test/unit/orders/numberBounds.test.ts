@@ -1,3 +1,4 @@
+import { rejectedMessagesPartition } from '../../../src/orders/index.js';
 import { describe, expect, it } from 'vitest';
 import { replace } from '../../../src/idempotency/index.js';
 import { readOrderRequest } from '../../../src/intake/index.js';
@@ -74,7 +75,7 @@ describe('bounds on every number: the attacks a sender with Send rights tried', 
     expect(jump.outcome.kind === 'invalid' && jump.outcome.error.description).toBe(
       'OrderStatusChanged version 1006 for order o1 is more than 1000 above the stored version 5 (STATUS_VERSION_MAX_STEP)',
     );
-    expect(t.memory.list('#rejected').concat(t.memory.list('o1')).filter((d) => (d as { reason?: string }).reason === 'VersionJump')).toHaveLength(1);
+    expect(t.memory.list(rejectedMessagesPartition('st-1006')).concat(t.memory.list('o1')).filter((d) => (d as { reason?: string }).reason === 'VersionJump')).toHaveLength(1);
     expect((await t.send('st-1005', 'OrderStatusChanged', orderStatusChanged('o1', 1005, 'Shipped'))).outcome.kind).toBe('created');
     expect(await t.order('o1')).toMatchObject({ status: 'Shipped', statusVersion: 1005 });
   });

@@ -15,7 +15,7 @@ describe('a status change at an older version', () => {
     expect(outcome).toMatchObject({ kind: 'conflict' });
     const conflicts = t.memory.list('o1').filter((d) => (d as { docType?: string }).docType === 'conflict');
     expect(conflicts).toHaveLength(1);
-    expect(t.memory.list(rejectedMessagesPartition).length + t.memory.list('o1').filter((d) => (d as { docType?: string }).docType === 'rejection').length).toBeGreaterThan(0);
+    expect(t.memory.list(rejectedMessagesPartition('st-2-edited')).length + t.memory.list('o1').filter((d) => (d as { docType?: string }).docType === 'rejection').length).toBeGreaterThan(0);
     expect(await t.order('o1')).toMatchObject({ status: 'Shipped', statusVersion: 3 });
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { metrics } from '@opentelemetry/api';
 import { InMemoryDocumentStore } from '../../../src/idempotency/index.js';
-import { OrderConsumer } from '../../../src/orders/index.js';
+import { OrderConsumer, rejectedMessagesPartition } from '../../../src/orders/index.js';
 import type { OrderDocument } from '../../../src/orders/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../../src/telemetry/index.js';
@@ -63,7 +63,7 @@ describe('OrderConsumer over the in-memory store', () => {
     for (const name of ['billing', 'audit']) {
       await consumerOn(store, name).consume(delivery('poison', 'OrderPlaced'), 'not json', new RecordingLog());
     }
-    const records = store.list('#rejected').map((d) => d.id).sort();
+    const records = store.list(rejectedMessagesPartition('poison')).map((d) => d.id).sort();
     expect(records).toEqual(['rejection|audit|poison', 'rejection|billing|poison']);
   });
 

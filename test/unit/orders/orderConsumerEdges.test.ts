@@ -52,7 +52,7 @@ describe('the order consumer, at its edges', () => {
     const t = orderFlow();
     expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome.kind).toBe('created');
     expect(await t.memory.read('o1', rejectionDocumentId('m-o1'))).toBeUndefined();
-    expect(await t.memory.read(rejectedMessagesPartition, rejectionDocumentId('m-o1'))).toBeUndefined();
+    expect(await t.memory.read(rejectedMessagesPartition('m-o1'), rejectionDocumentId('m-o1'))).toBeUndefined();
   });
 
   it('rejects a message that fails its schema under the key its error names, the MessageId', async () => {

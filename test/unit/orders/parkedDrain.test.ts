@@ -7,7 +7,7 @@ import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/
 
 // What is still parked for a stored order (a crash between the order's batches leaves it so)
 // meets what its own copy already did on the order's normal path: marked, never applied twice.
-const sweepOptions = { horizonSeconds: 3600, minAgeSeconds: 60 };
+const sweepOptions = { horizonSeconds: 3600, minAgeSeconds: 60, maxItemsPerRun: 100 };
 type Flow = ReturnType<typeof orderFlow>;
 
 const parkedItem = async (t: Flow, orderId: string, id: string) => (await t.memory.read<ParkedItemDocument>(orderId, id))?.document;

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { inboxMarkerId, parkingLotId, rejectionDocumentId, sweepParkedItems, throwUnlessCompletable } from '../../../src/orders/index.js';
 import type { ParkedItemDocument, ParkingLotDocument } from '../../../src/orders/index.js';
-import { flowStartMs, orderFlow } from '../../support/orderFlowHarness.js';
+import { flowStartMs, orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
 import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/orderMessages.js';
 
-const sweepOptions = { horizonSeconds: 3600, minAgeSeconds: 60 };
+const sweepOptions = { horizonSeconds: 3600, minAgeSeconds: 60, maxItemsPerRun: 100 };
 
 describe('early arrivals are parked, not retried', () => {
   it('parks a payment that comes before its order, completes it, and applies it exactly once with the order', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('o1', { amount: 5 });
     const first = await t.send('pay-1', 'PaymentReceived', pay);
     expect(first.outcome).toEqual({ kind: 'parked', itemId: expect.stringMatching(/^parked\|payment\|/) });
@@ -18,7 +18,7 @@ describe('early arrivals are parked, not retried', () => {
     const placed = await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
     expect(placed.outcome).toEqual({ kind: 'created', appliedParked: 1, rejectedParked: [] });
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
-    expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'applied', appliedAs: 'payment', ttl: 3600 })]);
+    expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'applied', appliedAs: 'payment', ttl: parkedItemTtlSeconds })]);
     // The inbox marker is written with it: a copy that comes after the order is a duplicate there.
     expect((await t.memory.read('o1', inboxMarkerId('pay-1')))?.document).toMatchObject({ fingerprint: expect.any(String) });
     expect((await t.send('pay-1', 'PaymentReceived', pay, 2)).outcome.kind).toBe('duplicate');
@@ -27,7 +27,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('parks in four round trips and stores a new order in one when nothing is parked', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     t.store.commits = 0;
     await t.send('pay-rt', 'PaymentReceived', paymentReceived('o-rt'));
     // Read the order; read its arrival gate (none: nothing parked by a release before claims); create the claim; park.
@@ -39,7 +39,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('tells a redelivered parked payment (duplicate) from another payload under its key (conflict, recorded with its reason)', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('o2', { amount: 5 });
     await t.send('pay-2', 'PaymentReceived', pay);
     expect((await t.send('pay-2', 'PaymentReceived', pay, 2)).outcome.kind).toBe('duplicate');
@@ -52,7 +52,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('applies every parked payment and ends parked status changes at the highest version', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     await t.send('s-3', 'OrderStatusChanged', orderStatusChanged('o3', 3, 'Delivered'));
     await t.send('s-1', 'OrderStatusChanged', orderStatusChanged('o3', 1, 'Paid'));
     await t.send('p-a', 'PaymentReceived', paymentReceived('o3', { amount: 1.1 }));
@@ -68,7 +68,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('treats another status at a parked version as a conflict, as on a stored order', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     await t.send('s-a', 'OrderStatusChanged', orderStatusChanged('o4', 2, 'Shipped'));
     const other = await t.send('s-b', 'OrderStatusChanged', orderStatusChanged('o4', 2, 'Cancelled'));
     expect(other.outcome.kind).toBe('conflict');
@@ -76,7 +76,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('rejects a parked payment in another currency when its order comes, logs it at error and never counts it', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     await t.send('pay-usd', 'PaymentReceived', paymentReceived('o5', { currency: 'USD' }));
     const placed = await t.send('m-o5', 'OrderPlaced', orderPlaced('o5'));
     expect(placed.outcome).toMatchObject({ kind: 'created', appliedParked: 0, rejectedParked: [expect.objectContaining({ reason: 'CurrencyMismatch', orderId: 'o5', messageId: 'pay-usd' })] });
@@ -86,7 +86,7 @@ describe('early arrivals are parked, not retried', () => {
   });
 
   it('applies more parked items than one batch holds: the rest right after, each exactly once', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     for (let i = 0; i < 70; i += 1) await t.send(`pay-many-${i}`, 'PaymentReceived', paymentReceived('o6', { amount: 1 }));
     const placed = await t.send('m-o6', 'OrderPlaced', orderPlaced('o6'));
     expect(placed.outcome).toMatchObject({ kind: 'created', appliedParked: 70 });
@@ -97,7 +97,7 @@ describe('early arrivals are parked, not retried', () => {
 
 describe('the race window between a parker and its order, provoked deterministically', () => {
   it('a parker that read "no order" just before the order landed finds the gate closed and applies on the normal path', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('r1', { amount: 4 });
     // The payment's parking batch waits until the order's whole batch has committed.
     t.store.beforeCommit((_pk, ops) => ops.some((op) => (op.document as { docType?: string }).docType === 'parked'), () => t.send('m-r1', 'OrderPlaced', orderPlaced('r1')));
@@ -109,7 +109,7 @@ describe('the race window between a parker and its order, provoked deterministic
   });
 
   it('a parker that joins after the order read the partition makes the order batch fail on the gate, and the order reads again', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     await t.send('pay-j1', 'PaymentReceived', paymentReceived('r2', { amount: 1 }));
     // The order's second batch (with the parked items it read) waits while another payment parks.
     t.store.beforeCommit(
@@ -122,7 +122,7 @@ describe('the race window between a parker and its order, provoked deterministic
   });
 
   it('two copies of the OrderPlaced racing over parked items apply them once', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     await t.send('pay-c1', 'PaymentReceived', paymentReceived('r3', { amount: 6 }));
     t.store.beforeCommit(
       (_pk, ops) => ops.length > 3 && (ops[0]?.document as { docType?: string }).docType === 'order',
@@ -134,7 +134,7 @@ describe('the race window between a parker and its order, provoked deterministic
   });
 
   it('a sweep racing the order batch changes each item once: applied or rejected, never both', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     await t.send('pay-s1', 'PaymentReceived', paymentReceived('r4', { amount: 8 }));
     t.advance(7200);
     t.store.beforeCommit(
@@ -150,7 +150,7 @@ describe('the race window between a parker and its order, provoked deterministic
 
 describe('the parked-item sweeper', () => {
   it('rejects as OrderNeverArrived only what waited past the horizon for an order that is still missing', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     await t.send('pay-old', 'PaymentReceived', paymentReceived('w1'));
     t.advance(3000);
     await t.send('pay-young', 'PaymentReceived', paymentReceived('w2'));
@@ -166,7 +166,7 @@ describe('the parked-item sweeper', () => {
   });
 
   it('applies what is still parked for a stored order (left by a crash between batches)', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     await t.send('m-w3', 'OrderPlaced', orderPlaced('w3'));
     // As a crash after the order's first batch would leave it: parked, with the order stored.
     const item: ParkedItemDocument = {
@@ -181,7 +181,7 @@ describe('the parked-item sweeper', () => {
   });
 
   it('parks a rejected item afresh when it comes again (a resubmit), and the order then applies it', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('w4', { amount: 9 });
     await t.send('pay-w4', 'PaymentReceived', pay);
     t.advance(7200);

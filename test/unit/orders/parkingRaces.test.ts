@@ -4,13 +4,13 @@ import type { WriteOperation } from '../../../src/idempotency/index.js';
 import { parkingLotId, sweepParkedItems } from '../../../src/orders/index.js';
 import type { ParkedItemDocument } from '../../../src/orders/index.js';
 import { touches } from '../../support/interleavingStore.js';
-import { orderFlow, touchGate } from '../../support/orderFlowHarness.js';
+import { orderFlow, parkedItemTtlSeconds, touchGate } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
 
 // A parker and the writers it meets between its read of "no order" and its batch: the order's
 // batch, other parkers, the sweeper, an operator. Each one is put exactly in that gap.
 type Flow = ReturnType<typeof orderFlow>;
-const sweepOptions = { horizonSeconds: 3600, minAgeSeconds: 60 };
+const sweepOptions = { horizonSeconds: 3600, minAgeSeconds: 60, maxItemsPerRun: 100 };
 const parkerBatch = (_pk: string, operations: readonly WriteOperation[]) => touches('parked')(_pk, operations) && operations.some((op) => (op.document as { docType?: string }).docType === 'parking-lot');
 
 async function setItem(t: Flow, orderId: string, change: Partial<ParkedItemDocument>): Promise<void> {
@@ -21,7 +21,7 @@ async function setItem(t: Flow, orderId: string, change: Partial<ParkedItemDocum
 
 describe('a parker racing other writers', () => {
   it('hands the message back for later when the arrival gate changes under every attempt', async () => {
-    const t = orderFlow({ maxConcurrencyAttempts: 3 });
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds, maxConcurrencyAttempts: 3 });
     await t.send('pay-a', 'PaymentReceived', paymentReceived('o1', { amount: 1 }));
     t.store.beforeCommit(parkerBatch, () => touchGate(t, 'o1'), 100);
     t.store.commitLog.length = 0;
@@ -34,7 +34,7 @@ describe('a parker racing other writers', () => {
   });
 
   it('a copy that read "no order" while the order batch applied its parked twin is a duplicate, and the item stays applied', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('o1', { amount: 5 });
     await t.send('pay-1', 'PaymentReceived', pay);
     t.store.beforeCommit(parkerBatch, async () => expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 1 }));
@@ -44,7 +44,7 @@ describe('a parker racing other writers', () => {
   });
 
   it('a copy of an item an operator discarded is a duplicate: it is not parked again', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('o1', { amount: 5 });
     await t.send('pay-1', 'PaymentReceived', pay);
     await setItem(t, 'o1', { state: 'discarded' });
@@ -53,7 +53,7 @@ describe('a parker racing other writers', () => {
   });
 
   it('a rejected item that comes back while its order is being stored is marked handed back, and applied once on the normal path', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('o1', { amount: 9 });
     await t.send('pay-1', 'PaymentReceived', pay);
     t.advance(7200);
@@ -64,12 +64,12 @@ describe('a parker racing other writers', () => {
     t.store.beforeCommit(reParking, async () => expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 0 }));
     const resubmitted = await t.send('pay-1~resubmit-1', 'PaymentReceived', pay, 1, { 'idempotency-key': 'pay-1' });
     expect(resubmitted.outcome).toEqual({ kind: 'created' });
-    expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'resubmitted', ttl: 3600 })]);
+    expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'resubmitted', ttl: parkedItemTtlSeconds })]);
     expect(await t.order('o1')).toMatchObject({ amountPaid: 9, paymentCount: 1 });
   });
 
   it('parks afresh when the item behind its 409 is gone by the time it is read (a ttl ran out, or an operator removed it)', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('o1', { amount: 5 });
     await t.send('pay-1', 'PaymentReceived', pay);
     await setItem(t, 'o1', { state: 'rejected', ttl: 60 });
@@ -80,13 +80,13 @@ describe('a parker racing other writers', () => {
   });
 
   it('parks when the gate behind its 409 is gone by the time it is read: the sweeper then applies the item to the stored order', async () => {
-    const t = orderFlow();
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('o1', { amount: 5 });
     t.store.beforeCommit(parkerBatch, async () => void (await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))));
     // The order's closed gate lives for the marker ttl; here it runs out between the 409 and the read
     // (the gate's second read: the first, before the claim, looks for payments parked before claims).
     let gateReads = 0;
-    t.store.beforeRead((_pk, id) => id === parkingLotId('o1') && (gateReads += 1) === 2, async () => void t.advance(3601));
+    t.store.beforeRead((_pk, id) => id === parkingLotId('o1') && (gateReads += 1) === 2, async () => void t.advance(parkedItemTtlSeconds + 1));
     expect((await t.send('pay-1', 'PaymentReceived', pay)).outcome).toMatchObject({ kind: 'parked' });
     t.advance(120);
     expect(await sweepParkedItems(t.ctx, sweepOptions)).toMatchObject({ applied: 1 });

@@ -137,7 +137,7 @@ describe('parked items and the arrival gate, as documents', () => {
     const { newParkedItem, isParkable } = await import('../../../src/orders/parkedItems.js');
     const placed = { type: 'OrderPlaced', payload: orderPlaced('o1'), key: { value: 'm-o1' } } as unknown as Parameters<typeof newParkedItem>[0];
     expect(isParkable(placed)).toBe(false);
-    expect(() => newParkedItem(placed, at)).toThrow(new TypeError('OrderPlaced is never parked: it has no order to wait for'));
+    expect(() => newParkedItem(placed, at, 60)).toThrow(new TypeError('OrderPlaced is never parked: it has no order to wait for'));
   });
 
   it('writes a gate with a ttl only when given one (an open gate lives as long as its items wait)', async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore, PermanentMessageError } from '../../../src/idempotency/index.js';
 import type { StoredDocument } from '../../../src/idempotency/index.js';
-import { findRejectionRecord, rejectedMessagesPartition, rejectionDocumentId } from '../../../src/orders/index.js';
+import { create } from '../../../src/idempotency/index.js';
+import { findRejectionRecord, legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectionDocumentId } from '../../../src/orders/index.js';
 import type { RejectionDocument } from '../../../src/orders/index.js';
 import { recordRejection } from '../../../src/orders/rejections.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
@@ -20,11 +21,11 @@ const invalid = new PermanentMessageError('SchemaViolation', 'amount: must be > 
 const conflict = (fingerprint: string): StoredDocument & Record<string, unknown> => ({ id: `conflict|k-1|${fingerprint}`, orderId: 'o-1', docType: 'conflict', fingerprint });
 
 describe('recordRejection', () => {
-  it('keeps an invalid message\'s reason in #rejected, with the error\'s key when the message gave none', async () => {
+  it('keeps an invalid message\'s reason in #rejected-<n> of its MessageId, with the error\'s key when the message gave none', async () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(7), { error: invalid, messageType: 'PaymentReceived', orderId: 'o-1' }, ctx(store));
-    expect((await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId('m-1')))?.document).toMatchObject({
-      orderId: rejectedMessagesPartition,
+    expect((await store.read<RejectionDocument>(rejectedMessagesPartition('m-1'), rejectionDocumentId('m-1')))?.document).toMatchObject({
+      orderId: rejectedMessagesPartition('m-1'),
       messageId: 'm-1',
       sequenceNumber: 7,
       dedupKey: 'k-from-error',
@@ -35,13 +36,36 @@ describe('recordRejection', () => {
     expect(store.list('o-1')).toEqual([]);
   });
 
-  it('keeps a conflict\'s record with its evidence in the order\'s partition, and in #rejected when the order is unknown', async () => {
+  it('keeps a conflict\'s record with its evidence in the order\'s partition, and in #rejected-<n> when the order is unknown', async () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(1), { error: invalid, dedupKey: 'k-1', orderId: 'o-1', evidence: conflict('f2') }, ctx(store));
     expect(store.list('o-1').map((d) => d.id).sort()).toEqual(['conflict|k-1|f2', rejectionDocumentId('m-1')]);
     const loose = new InMemoryDocumentStore();
     await recordRejection(delivery(1), { error: invalid, dedupKey: 'k-1', evidence: conflict('f2') }, ctx(loose));
-    expect(loose.list(rejectedMessagesPartition).map((d) => d.id).sort()).toEqual(['conflict|k-1|f2', rejectionDocumentId('m-1')]);
+    expect(loose.list(rejectedMessagesPartition('m-1')).map((d) => d.id).sort()).toEqual(['conflict|k-1|f2', rejectionDocumentId('m-1')]);
+  });
+
+  it('spreads invalid messages over 16 partitions named by the MessageId alone, none taking more than a fair share', async () => {
+    const store = new InMemoryDocumentStore();
+    const ids = Array.from({ length: 1600 }, (_, i) => `flood-${i}`);
+    for (const [i, id] of ids.entries()) await recordRejection(delivery(i, 1, id), { error: invalid }, ctx(store));
+    const sizes = Array.from({ length: 16 }, (_, n) => store.list(`#rejected-${n}`).length);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(1600);
+    expect(Math.max(...sizes), `partition sizes ${sizes.join(',')}`).toBeLessThan(200);
+    expect(store.list(legacyRejectedMessagesPartition)).toEqual([]);
+    expect(rejectedMessagesPartition('flood-1')).toBe(rejectedMessagesPartition('flood-1'));
+    expect(new Set(ids.map(rejectedMessagesPartition)).size).toBe(16);
+  });
+
+  it('does not record again a redelivery whose rejection the previous release kept in #rejected', async () => {
+    const store = new InMemoryDocumentStore();
+    const old = { id: rejectionDocumentId('m-1'), orderId: legacyRejectedMessagesPartition, docType: 'rejection', messageId: 'm-1', sequenceNumber: 7, reason: 'SchemaViolation', description: 'old', rejectedAt: '2026-11-30T00:00:00Z', ttl: 3600 };
+    await store.commit(legacyRejectedMessagesPartition, [create(old)]);
+    await recordRejection(delivery(7, 2), { error: invalid }, ctx(store));
+    expect(store.list(rejectedMessagesPartition('m-1'))).toEqual([]);
+    // Another broker message under that MessageId (a resubmitted copy) is recorded where this release keeps them.
+    await recordRejection(delivery(9, 2), { error: invalid }, ctx(store));
+    expect(await findRejectionRecord(store, 'm-1', undefined)).toMatchObject({ sequenceNumber: 9, orderId: rejectedMessagesPartition('m-1') });
   });
 
   it('records a conflict of a message without a MessageId, though it has nothing to find it by', async () => {
@@ -54,7 +78,7 @@ describe('recordRejection', () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(7), { error: invalid }, ctx(store));
     await recordRejection(delivery(7, 2), { error: new PermanentMessageError('SchemaViolation', 'changed'), dedupKey: 'k-2' }, ctx(store));
-    expect((await store.read<RejectionDocument>(rejectedMessagesPartition, rejectionDocumentId('m-1')))?.document).toMatchObject({ sequenceNumber: 7, description: 'amount: must be > 0' });
+    expect((await store.read<RejectionDocument>(rejectedMessagesPartition('m-1'), rejectionDocumentId('m-1')))?.document).toMatchObject({ sequenceNumber: 7, description: 'amount: must be > 0' });
   });
 
   it('points the record at a resubmitted copy (another broker message under the MessageId), and records that copy\'s new conflict too', async () => {
@@ -67,14 +91,26 @@ describe('recordRejection', () => {
 });
 
 describe('findRejectionRecord', () => {
-  it('looks in #rejected first, then in the order\'s partition, under the consumer\'s name', async () => {
+  it('looks in #rejected-<n> first, then in the order\'s partition, under the consumer\'s name', async () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(1, 1, 'bad'), { error: invalid }, ctx(store, 'billing'));
     await recordRejection(delivery(2, 1, 'dup'), { error: invalid, dedupKey: 'k-1', orderId: 'o-1', evidence: conflict('f2') }, ctx(store, 'billing'));
-    expect(await findRejectionRecord(store, 'bad', 'o-1', 'billing')).toMatchObject({ messageId: 'bad', orderId: rejectedMessagesPartition });
+    expect(await findRejectionRecord(store, 'bad', 'o-1', 'billing')).toMatchObject({ messageId: 'bad', orderId: rejectedMessagesPartition('bad') });
     expect(await findRejectionRecord(store, 'dup', 'o-1', 'billing')).toMatchObject({ messageId: 'dup', orderId: 'o-1' });
     expect(await findRejectionRecord(store, 'dup', undefined, 'billing')).toBeUndefined();
     expect(await findRejectionRecord(store, 'dup', 'o-1')).toBeUndefined();
     expect(await findRejectionRecord(store, 'never', 'o-1', 'billing')).toBeUndefined();
+  });
+
+  it('finds with one point read a record this release wrote, and still finds one the previous release kept in #rejected', async () => {
+    const store = new InMemoryDocumentStore();
+    await recordRejection(delivery(1, 1, 'new'), { error: invalid }, ctx(store));
+    const reads: string[] = [];
+    const counting = { ...store, find: store.find.bind(store), commit: store.commit.bind(store), read: (pk: string, id: string) => (reads.push(pk), store.read(pk, id)) } as unknown as InMemoryDocumentStore;
+    expect(await findRejectionRecord(counting, 'new', undefined)).toMatchObject({ messageId: 'new' });
+    expect(reads).toEqual([rejectedMessagesPartition('new')]);
+    const old = { id: rejectionDocumentId('old'), orderId: legacyRejectedMessagesPartition, docType: 'rejection', messageId: 'old', reason: 'InvalidJson', description: 'old', rejectedAt: '2026-11-30T00:00:00Z', ttl: 3600 };
+    await store.commit(legacyRejectedMessagesPartition, [create(old)]);
+    expect(await findRejectionRecord(store, 'old', undefined)).toMatchObject({ reason: 'InvalidJson', orderId: '#rejected' });
   });
 });

@@ -47,7 +47,7 @@ describe('marking an entry two publishers hold', () => {
     const gated = new InterleavingStore(memory);
     const [seen] = await storedEntries(memory, outboxEntry('a', 'order-events', new Date(outboxNowMs - 600_000).toISOString()));
     gated.beforeCommit(touches('outbox'), () => publishOutboxEntries([seen!], publishContext(memory, new ScriptedSender())));
-    const swept = await sweepOutbox(publishContext(gated, refusingSender()), { minAgeSeconds: 60 });
+    const swept = await sweepOutbox(publishContext(gated, refusingSender()), { minAgeSeconds: 60, maxItemsPerRun: 100 });
     expect(swept.published).toMatchObject({ failed: [], alreadyHandled: 1 });
     expect(await stateOf(memory, 'a')).toMatchObject({ state: 'published' });
   });
@@ -56,7 +56,7 @@ describe('marking an entry two publishers hold', () => {
     const memory = new InMemoryDocumentStore();
     const gated = new InterleavingStore(memory);
     const [seen] = await storedEntries(memory, outboxEntry('a', 'order-events', new Date(outboxNowMs - 600_000).toISOString()));
-    gated.beforeCommit(touches('outbox'), () => sweepOutbox(publishContext(memory, refusingSender()), { minAgeSeconds: 60 }));
+    gated.beforeCommit(touches('outbox'), () => sweepOutbox(publishContext(memory, refusingSender()), { minAgeSeconds: 60, maxItemsPerRun: 100 }));
     const result = await publishOutboxEntries([seen!], publishContext(gated, new ScriptedSender()));
     expect(result.published.map((p) => p.id)).toEqual(['a']);
     expect(await stateOf(memory, 'a')).toMatchObject({ state: 'published' });

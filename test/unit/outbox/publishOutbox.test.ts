@@ -260,7 +260,7 @@ describe('the publisher (composition root)', () => {
     await store.commit(failed.orderId, [create(failed)]);
     await store.commit(published.orderId, [create(published)]);
     const sender = new ScriptedSender();
-    const result = await sweepOutbox(ctxOf(store, sender), { minAgeSeconds: 60 });
+    const result = await sweepOutbox(ctxOf(store, sender), { minAgeSeconds: 60, maxItemsPerRun: 100 });
     expect(result).toMatchObject({ pending: 3, oldestPendingId: 'oldest', oldestPendingAgeSeconds: 200 });
     // Exactly 60 s old is not "pending longer than" 60 s: the change feed still has it.
     expect(sender.sent.map((s) => s.messageId).sort()).toEqual(['newer', 'oldest']);
@@ -278,7 +278,7 @@ describe('the publisher (composition root)', () => {
   it('reports a lag of 0 when nothing is pending', async () => {
     const log = new RecordingLog();
     const { publisher } = publisherWith(new InMemoryDocumentStore(), new ScriptedSender());
-    expect(await sweepOutbox({ store: new InMemoryDocumentStore(), sender: new ScriptedSender(), now, publishedTtlSeconds: 1 }, { minAgeSeconds: 60 })).toMatchObject({ pending: 0 });
+    expect(await sweepOutbox({ store: new InMemoryDocumentStore(), sender: new ScriptedSender(), now, publishedTtlSeconds: 1 }, { minAgeSeconds: 60, maxItemsPerRun: 100 })).toMatchObject({ pending: 0 });
     await publisher.sweep(log);
     expect(log.lines).toContainEqual({ level: 'info', record: expect.objectContaining({ event: 'outbox-lag', pending: 0, oldestPendingAgeSeconds: 0 }) });
   });

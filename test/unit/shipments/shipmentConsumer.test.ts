@@ -62,7 +62,7 @@ describe('the shipment consumer', () => {
     const delivery = await storedOrderWithEvent(t.store, t.clock.now());
     const result = await t.consumer.consume(delivery.envelope, delivery.body, new RecordingLog());
     expect(result.outcome).toMatchObject({ kind: 'retry', reason: 'TypeError: undefined is not a function', cause: expect.any(TypeError) });
-    expect(await t.store.read(rejectedMessagesPartition, rejectionDocumentId(String(delivery.envelope.messageId), 'fulfilment'))).toBeUndefined();
+    expect(await t.store.read(rejectedMessagesPartition(String(delivery.envelope.messageId)), rejectionDocumentId(String(delivery.envelope.messageId), 'fulfilment'))).toBeUndefined();
   });
 
   it('an event that fails its schema is rejected under the key the error names', async () => {
@@ -86,7 +86,7 @@ describe('the shipment consumer', () => {
     const result = await t.consumer.consume(envelope, delivery.body, new RecordingLog());
     expect(result.outcome).toMatchObject({ kind: 'invalid', error: { code: 'RetryBudgetExhausted' } });
     expect(scheduled).toEqual([]);
-    const rejection = await t.store.read<{ id: string; reason: string }>(rejectedMessagesPartition, rejectionDocumentId(String(envelope.messageId), 'fulfilment'));
+    const rejection = await t.store.read<{ id: string; reason: string }>(rejectedMessagesPartition(String(envelope.messageId)), rejectionDocumentId(String(envelope.messageId), 'fulfilment'));
     expect(rejection?.document).toMatchObject({ reason: 'RetryBudgetExhausted' });
   });
 });
