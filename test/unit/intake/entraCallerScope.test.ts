@@ -75,6 +75,39 @@ describe('keys and orders scoped to the Entra ID principal', () => {
     expect(JSON.stringify(asAlice)).not.toContain(String((accepted.body as { acceptedAt: string }).acceptedAt));
   });
 
+  it('gives one of two principals racing for one order id the order, and the other the 409 that names nothing', async () => {
+    const store = new InMemoryDocumentStore(() => Date.parse('2026-12-01T10:00:00Z'));
+    let claimBatches = 0;
+    const counting = {
+      read: store.read.bind(store),
+      find: store.find.bind(store),
+      commit: (pk: string, ops: Parameters<typeof store.commit>[1]) => {
+        if (ops.some((op) => (op.document as { docType?: string }).docType === 'intake')) claimBatches += 1;
+        return store.commit(pk, ops);
+      },
+    };
+    const { submit } = intakeOn(counting, new TestClock(), 64 * 1024, 'entra');
+    const [first, second] = await Promise.all([
+      submit(orderRequest('k-a', orderPlaced('o-race'), as(alice))),
+      submit(orderRequest('k-b', orderPlaced('o-race', { customerId: 'c-bob' }), as(bob))),
+    ]);
+    expect([first.status, second.status].sort()).toEqual([202, 409]);
+    const loser = first.status === 409 ? first : second;
+    expect(loser).toMatchObject({ body: { title: 'The order id is taken' } });
+    expect(JSON.stringify(loser)).not.toContain('o-race');
+    expect(await store.find({ docType: 'outbox' })).toHaveLength(1);
+    expect(claimBatches, 'both reached the claim batch: the store refused the second').toBe(2);
+  });
+
+  it('logs the caller with each request, and no caller in the shared scope', async () => {
+    const { submit, log } = entraIntake();
+    await submit(orderRequest('k-1', orderPlaced('o-1'), as(alice)));
+    expect(log.lines.at(-1)?.record).toMatchObject({ event: 'order-request', caller: `entra:${alice.objectId}`, idempotencyKey: 'k-1', status: 202 });
+    const shared = intakeOn(new InMemoryDocumentStore(), new TestClock());
+    await shared.submit(orderRequest('k-1', orderPlaced('o-1'), as(alice)));
+    expect(shared.log.lines.at(-1)?.record).not.toHaveProperty('caller');
+  });
+
   it('refuses a request without a principal with 401, before reading its body, writing nothing', async () => {
     const { store, submit } = entraIntake();
     const refused = await submit(orderRequest('k-1', 'not even json'));
