@@ -16,7 +16,8 @@ export async function submitOrder(request: HttpRequest, context: InvocationConte
 app.http('submitOrder', {
   methods: ['POST'],
   route: 'orders',
-  // A function key (x-functions-key header or ?code=); put Entra ID in front with App Service authentication (README).
+  // A function key (x-functions-key header or ?code=); with intakeAuthEnabled, App Service authentication checks an
+  // Entra ID token first and the intake scopes keys by its principal (docs/deployment.md).
   authLevel: 'function',
   handler: submitOrder,
 });

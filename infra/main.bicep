@@ -82,6 +82,12 @@ param logRetentionDays int = 90
 @description('Base URL of the carrier API requestShipment books with. Empty: requestShipment and reconcileShipments are deployed disabled (events wait on the fulfilment subscription).')
 param carrierApiUrl string = ''
 
+@description('Whether App Service authentication (Entra ID) guards the function app, so POST /api/orders refuses unauthenticated requests (401) and the app scopes Idempotency-Keys and orders by the caller\'s principal (INTAKE_CALLER_IDENTITY=entra). Needs intakeAuthClientId.')
+param intakeAuthEnabled bool = false
+
+@description('Application (client) id of the Entra ID app registration that callers request tokens for (the audience). Used only with intakeAuthEnabled.')
+param intakeAuthClientId string = ''
+
 @description('An e-mail address the alerts notify (the operators action group). Empty: alerts fire in the portal only.')
 param alertEmail string = ''
 
@@ -216,6 +222,8 @@ module functionApp 'modules/functionApp.bicep' = {
     carrierApiKeySecretName: carrierApiKeySecretName
     retryStateSigningKeySecretName: retryStateSigningKeySecretName
     virtualNetworkSubnetId: vnetEnabled ? network!.outputs.appSubnetId : ''
+    intakeAuthEnabled: intakeAuthEnabled
+    intakeAuthClientId: intakeAuthClientId
     // The retention check at start-up reads these: they must be the queue's real properties.
     retentionSettings: {
       QUEUE_MAX_DELIVERY_COUNT: orders.maxDeliveryCount

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { isSecureOrLoopback, secureOrLoopbackRule } from './http/loopbackAddress.js';
 import { ConfigurationError, checkMarkerRetention, checkParkedItemRetention, checkRequestKeyRetention, resubmitMarginSeconds } from './idempotency/index.js';
 import type { RetryPolicy, SettingProblem } from './idempotency/index.js';
+import { callerIdentityModes } from './intake/intakeCaller.js';
+import type { CallerIdentityMode } from './intake/intakeCaller.js';
 
 const days = (n: number) => n * 24 * 60 * 60;
 
@@ -45,6 +47,7 @@ export const settingDefaults = {
   INTAKE_LEASE_SECONDS: 10,
   INTAKE_CLIENT_RETRY_HORIZON_SECONDS: days(1),
   INTAKE_KEY_RETENTION_SECONDS: days(2),
+  INTAKE_CALLER_IDENTITY: 'shared',
 } as const;
 
 const wholeNumber = (min: number, fallback: number) => z.coerce.number().int().min(min).default(fallback);
@@ -109,6 +112,10 @@ function settingsSchema() {
     INTAKE_LEASE_SECONDS: wholeNumber(1, settingDefaults.INTAKE_LEASE_SECONDS),
     INTAKE_CLIENT_RETRY_HORIZON_SECONDS: wholeNumber(0, settingDefaults.INTAKE_CLIENT_RETRY_HORIZON_SECONDS),
     INTAKE_KEY_RETENTION_SECONDS: wholeNumber(1, settingDefaults.INTAKE_KEY_RETENTION_SECONDS),
+    // entra only behind App Service authentication: without it, x-ms-client-principal is whatever the client sent.
+    INTAKE_CALLER_IDENTITY: z
+      .enum(callerIdentityModes as [CallerIdentityMode, ...CallerIdentityMode[]], { error: 'must be shared or entra (entra only with App Service authentication on: intakeAuthEnabled)' })
+      .default(settingDefaults.INTAKE_CALLER_IDENTITY),
   });
 }
 
@@ -166,6 +173,8 @@ export interface Settings {
     readonly maxBodyBytes: number;
     readonly leaseSeconds: number;
     readonly keyRetentionSeconds: number;
+    /** Whom keys and orders belong to: one shared scope, or the Entra ID principal Easy Auth names. */
+    readonly callerIdentity: CallerIdentityMode;
   };
   /** The trigger's own connection, for sending delayed retries: a connection string, or a namespace with identity. */
   readonly serviceBus: { readonly connectionString?: string; readonly fullyQualifiedNamespace?: string; readonly clientId?: string };
@@ -294,6 +303,7 @@ function toSettings(s: z.infer<ReturnType<typeof settingsSchema>>): Settings {
       maxBodyBytes: s.INTAKE_MAX_BODY_BYTES,
       leaseSeconds: s.INTAKE_LEASE_SECONDS,
       keyRetentionSeconds: s.INTAKE_KEY_RETENTION_SECONDS,
+      callerIdentity: s.INTAKE_CALLER_IDENTITY,
     },
     serviceBus: {
       connectionString: s.ServiceBusConnection,

@@ -69,6 +69,12 @@ param carrierApiKeySecretName string
 @description('Name of the secret with the retry state signing key.')
 param retryStateSigningKeySecretName string
 
+@description('Whether App Service authentication (Entra ID) refuses unauthenticated requests, and the app scopes keys by principal.')
+param intakeAuthEnabled bool = false
+
+@description('Client id of the app registration callers get tokens for; with intakeAuthEnabled.')
+param intakeAuthClientId string = ''
+
 @description('Subnet the app integrates with, so its outbound traffic reaches the private endpoints; empty: no integration.')
 param virtualNetworkSubnetId string = ''
 
@@ -130,6 +136,9 @@ var appSettings = union(
     // host does not read host.json's samplingSettings, and its exporter's default is 5 traces a second (docs/operations.md).
     OTEL_TRACES_SAMPLER: 'microsoft.fixed_percentage'
     OTEL_TRACES_SAMPLER_ARG: '1.0'
+    // The principal headers are the platform's only behind App Service authentication, which strips
+    // any a client sends; without it, one shared key scope (the app ignores them).
+    INTAKE_CALLER_IDENTITY: intakeAuthEnabled ? 'entra' : 'shared'
   },
   retentionSettings,
   shipmentSettings
@@ -168,6 +177,29 @@ resource app 'Microsoft.Web/sites@2024-04-01' = {
       scaleAndConcurrency: { maximumInstanceCount: 40, instanceMemoryMB: 2048 }
       runtime: { name: 'node', version: '22' }
     }
+  }
+}
+
+// App Service authentication ("Easy Auth", V2 settings, which Flex Consumption apps take like any
+// Linux function app): every request needs an Entra ID token for the intake's app registration,
+// else 401 before the worker runs; the worker reads the caller from x-ms-client-principal, which
+// the platform sets and no client can. No token store: the intake is an API, it keeps no sessions.
+resource intakeAuth 'Microsoft.Web/sites/config@2024-04-01' = if (intakeAuthEnabled) {
+  parent: app
+  name: 'authsettingsV2'
+  properties: {
+    platform: { enabled: true }
+    globalValidation: { requireAuthentication: true, unauthenticatedClientAction: 'Return401' }
+    httpSettings: { requireHttps: true }
+    identityProviders: {
+      azureActiveDirectory: {
+        enabled: true
+        registration: { clientId: intakeAuthClientId, openIdIssuer: '${environment().authentication.loginEndpoint}${subscription().tenantId}/v2.0' }
+        // v2.0 tokens carry the client id as audience, v1.0 tokens the application id URI.
+        validation: { allowedAudiences: [intakeAuthClientId, 'api://${intakeAuthClientId}'] }
+      }
+    }
+    login: { tokenStore: { enabled: false } }
   }
 }
 

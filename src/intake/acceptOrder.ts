@@ -4,9 +4,16 @@ import { messageIdNamingBody, newOutboxDocument, orderIntakeSource } from '../ou
 import type { OutboxDocument } from '../outbox/outboxDocument.js';
 import { intakeKeyRecordId, leaseIsLive, orderIntakeClaimId, orderPlacedOutboxId } from './intakeDocuments.js';
 import type { IntakeKeyRecord, OrderIntakeClaim } from './intakeDocuments.js';
+import { callerScope } from './intakeCaller.js';
+import type { CallerIdentityMode, IntakeCaller } from './intakeCaller.js';
 import { accepted, problem, replayed } from './intakeResponse.js';
 import type { IntakeResponse } from './intakeResponse.js';
 import type { OrderRequest } from './readOrderRequest.js';
+
+/** A request with the caller it came from: the key is looked up in that caller's scope, the order's claim must be that caller's. */
+export interface CallerOrderRequest extends OrderRequest {
+  readonly caller: IntakeCaller;
+}
 
 export interface IntakeContext {
   readonly store: DocumentStore;
@@ -16,13 +23,15 @@ export interface IntakeContext {
   readonly keyRetentionSeconds: number;
   readonly leaseSeconds: number;
   readonly maxConcurrencyAttempts: number;
+  /** Whom a key and an order belong to: one shared scope, or the Entra ID principal (INTAKE_CALLER_IDENTITY). */
+  readonly callerIdentity: CallerIdentityMode;
 }
 
 /**
  * What handling one request came to, in the outcome vocabulary the message consumers use:
  * `created` (accepted now), `duplicate` (a stored answer replayed), `conflict` (the key was used
  * for another request), `retry` (the first request is still being handled) and `invalid` (the
- * order exists under another key).
+ * order exists under another key, or is not this caller's).
  */
 export interface IntakeResult {
   readonly outcome: Extract<OutcomeKind, 'created' | 'duplicate' | 'conflict' | 'retry' | 'invalid'>;
@@ -46,8 +55,8 @@ export const inProgressRetryAfterSeconds = 1;
  * 503: step 3 is left to the retry (which finds the claim), and a batch whose answer was lost is
  * judged by reading the claim back.
  */
-export async function acceptOrderOnce(request: OrderRequest, owner: string, ctx: IntakeContext, traceparent?: string): Promise<IntakeResult> {
-  const keyId = intakeKeyRecordId(request.idempotencyKey);
+export async function acceptOrderOnce(request: CallerOrderRequest, owner: string, ctx: IntakeContext, traceparent?: string): Promise<IntakeResult> {
+  const keyId = intakeKeyRecordId(request.idempotencyKey, request.caller);
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
     const existing = await ctx.store.read<IntakeKeyRecord>(keyId, keyId);
     if (!existing) {
@@ -57,12 +66,12 @@ export async function acceptOrderOnce(request: OrderRequest, owner: string, ctx:
       continue; // another copy created it first: read what it says
     }
     const record = existing.document;
-    if (record.fingerprint !== request.fingerprint) return reusedKey(record, request);
+    if (record.fingerprint !== request.fingerprint) return reusedKey();
     // Stryker disable next-line LogicalOperator: a completed record always holds its response, an in-progress one never does
     if (record.state === 'completed' && record.response) return { outcome: 'duplicate', response: replayed(record.response) };
     // In progress: its batch may have committed already (the owner died before step 3).
     const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
-    if (claim && isSameRequest(claim.document, request)) return finish(keyId, { outcome: 'duplicate', response: replayed(claim.document.response) }, ctx);
+    if (claim && isSameRequest(claim.document, asClaimed(request))) return finish(keyId, { outcome: 'duplicate', response: replayed(claim.document.response) }, ctx);
     if (leaseIsLive(record, ctx.now())) return { outcome: 'retry', response: inProgress(request) };
     if (await takeOver(existing, owner, ctx)) return carryOut(request, keyId, ctx, traceparent);
   }
@@ -70,7 +79,7 @@ export async function acceptOrderOnce(request: OrderRequest, owner: string, ctx:
   return { outcome: 'retry', response: inProgress(request) };
 }
 
-async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext, traceparent: string | undefined): Promise<IntakeResult> {
+async function carryOut(request: CallerOrderRequest, keyId: string, ctx: IntakeContext, traceparent: string | undefined): Promise<IntakeResult> {
   const { orderId } = request.order;
   const [claim, order] = await Promise.all([
     ctx.store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId)),
@@ -78,7 +87,7 @@ async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext
     ctx.store.read(orderId, orderId),
   ]);
   if (claim) return settleWithClaim(claim.document, request, keyId, ctx);
-  if (order) return finish(keyId, { outcome: 'invalid', response: orderExists(orderId) }, ctx);
+  if (order) return finish(keyId, { outcome: 'invalid', response: orderIdTaken() }, ctx);
   const acceptedAt = ctx.now().toISOString();
   const event = orderPlacedEvent(request, acceptedAt, ctx, traceparent);
   const response = accepted(orderId, event.message.messageId, acceptedAt);
@@ -87,6 +96,7 @@ async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext
     orderId,
     docType: 'intake',
     idempotencyKey: request.idempotencyKey,
+    ...scopeField(request.caller),
     fingerprint: request.fingerprint,
     response,
     acceptedAt,
@@ -100,7 +110,7 @@ async function carryOut(request: OrderRequest, keyId: string, ctx: IntakeContext
     if (winner) return settleWithClaim(winner.document, request, keyId, ctx);
   }
   // An OrderPlaced entry without a claim: written by hand or by another tool. Never publish a second.
-  return finish(keyId, { outcome: 'invalid', response: orderExists(orderId) }, ctx);
+  return finish(keyId, { outcome: 'invalid', response: orderIdTaken() }, ctx);
 }
 
 /**
@@ -126,12 +136,15 @@ function orderPlacedEvent(request: OrderRequest, acceptedAt: string, ctx: Intake
 }
 
 /**
- * The order's claim decides: ours (an earlier attempt's batch committed) replays; another key's is
- * a 409; our key with another body (possible only once the key's record has expired) is a 422.
+ * The order's claim decides: another caller's is a 409 that tells no more than an order id taken
+ * outside the intake would; ours (an earlier attempt's batch committed) replays; another key's of
+ * ours is a 409 naming it; our key with another body (possible only once the key's record has
+ * expired) is a 422.
  */
-async function settleWithClaim(claim: OrderIntakeClaim, request: OrderRequest, keyId: string, ctx: IntakeContext): Promise<IntakeResult> {
+async function settleWithClaim(claim: OrderIntakeClaim, request: CallerOrderRequest, keyId: string, ctx: IntakeContext): Promise<IntakeResult> {
+  if (claim.caller !== callerScope(request.caller)) return finish(keyId, { outcome: 'invalid', response: orderIdTaken() }, ctx);
   if (claim.idempotencyKey !== request.idempotencyKey) return finish(keyId, { outcome: 'invalid', response: orderExists(request.order.orderId) }, ctx);
-  if (!isSameRequest(claim, request)) return finish(keyId, reusedKey({ requestOrderId: claim.orderId }, request), ctx);
+  if (!isSameRequest(claim, asClaimed(request))) return finish(keyId, reusedKey(), ctx);
   return finish(keyId, { outcome: 'duplicate', response: replayed(claim.response) }, ctx);
 }
 
@@ -157,8 +170,14 @@ async function commitOrJudgeByClaim(claim: OrderIntakeClaim, event: WriteOperati
   }
 }
 
-function isSameRequest(claim: OrderIntakeClaim, request: Pick<OrderRequest, 'idempotencyKey' | 'fingerprint'>): boolean {
-  return claim.idempotencyKey === request.idempotencyKey && claim.fingerprint === request.fingerprint;
+/** The same caller, key and body: another caller's identical request is not this one. */
+function isSameRequest(claim: OrderIntakeClaim, request: Pick<OrderIntakeClaim, 'idempotencyKey' | 'fingerprint' | 'caller'>): boolean {
+  return claim.caller === request.caller && claim.idempotencyKey === request.idempotencyKey && claim.fingerprint === request.fingerprint;
+}
+
+/** The request as its claim would record it. */
+function asClaimed(request: CallerOrderRequest): Pick<OrderIntakeClaim, 'idempotencyKey' | 'fingerprint' | 'caller'> {
+  return { idempotencyKey: request.idempotencyKey, fingerprint: request.fingerprint, caller: callerScope(request.caller) };
 }
 
 /**
@@ -201,21 +220,22 @@ async function takeOver(existing: VersionedDocument<IntakeKeyRecord>, owner: str
  * A request that failed before its batch (the store unavailable, say) hands the key back at once,
  * so the client's retry need not wait out the lease. Only our own live lease is ended.
  */
-export async function releaseKey(idempotencyKey: string, owner: string, ctx: IntakeContext): Promise<void> {
-  const keyId = intakeKeyRecordId(idempotencyKey);
+export async function releaseKey(idempotencyKey: string, caller: IntakeCaller, owner: string, ctx: IntakeContext): Promise<void> {
+  const keyId = intakeKeyRecordId(idempotencyKey, caller);
   const current = await ctx.store.read<IntakeKeyRecord>(keyId, keyId);
   if (!current || current.document.state !== 'in-progress' || current.document.owner !== owner) return;
   const released: IntakeKeyRecord = { ...current.document, leaseExpiresAt: ctx.now().toISOString() };
   await ctx.store.commit(keyId, [replace(released, current.etag)]);
 }
 
-function newKeyRecord(request: OrderRequest, owner: string, ctx: IntakeContext): IntakeKeyRecord {
-  const id = intakeKeyRecordId(request.idempotencyKey);
+function newKeyRecord(request: CallerOrderRequest, owner: string, ctx: IntakeContext): IntakeKeyRecord {
+  const id = intakeKeyRecordId(request.idempotencyKey, request.caller);
   return {
     id,
     orderId: id,
     docType: 'intake-key',
     idempotencyKey: request.idempotencyKey,
+    ...scopeField(request.caller),
     fingerprint: request.fingerprint,
     requestOrderId: request.order.orderId,
     state: 'in-progress',
@@ -231,12 +251,19 @@ function leaseEnd(ctx: IntakeContext): string {
   return new Date(ctx.now().getTime() + ctx.leaseSeconds * 1000).toISOString();
 }
 
-function reusedKey(record: Pick<IntakeKeyRecord, 'requestOrderId'>, request: OrderRequest): IntakeResult {
-  const sameOrder = record.requestOrderId === request.order.orderId;
-  const detail = sameOrder
-    ? `this Idempotency-Key was used for order ${record.requestOrderId} with another body; retry with the body of the first request, or use a new key for a new request`
-    : `this Idempotency-Key was used for order ${record.requestOrderId}, not ${request.order.orderId}; use a new key for a new request`;
-  return { outcome: 'conflict', response: problem(422, 'idempotency-key-reused', 'Idempotency-Key reused with another request', detail, { orderId: record.requestOrderId }) };
+/** The shared scope writes no caller field: its records keep the shape earlier releases wrote and read. */
+function scopeField(caller: IntakeCaller): { caller?: string } {
+  const scope = callerScope(caller);
+  return scope === undefined ? {} : { caller: scope };
+}
+
+/**
+ * Names no order: in the shared scope the key may be another caller's, and the order it was used
+ * for is theirs to know.
+ */
+function reusedKey(): IntakeResult {
+  const detail = 'this Idempotency-Key was already used with another request; retry with the body of the first request, or use a new key for a new request';
+  return { outcome: 'conflict', response: problem(422, 'idempotency-key-reused', 'Idempotency-Key reused with another request', detail) };
 }
 
 function inProgress(request: OrderRequest): IntakeResponse {
@@ -252,4 +279,14 @@ function inProgress(request: OrderRequest): IntakeResponse {
 
 function orderExists(orderId: string): IntakeResponse {
   return problem(409, 'order-exists', 'The order exists', `order ${orderId} was already submitted with another Idempotency-Key; it is not submitted again`, { orderId });
+}
+
+/**
+ * An order id this caller cannot use: another caller's order, or one placed on the queue directly.
+ * One answer for all of them, with neither the id nor anything of the order that holds it, so it
+ * tells no more than that the id is taken, which no answer can hide (order ids are global; the
+ * one way not to learn even that is an unguessable order id).
+ */
+function orderIdTaken(): IntakeResponse {
+  return problem(409, 'order-exists', 'The order id is taken', 'an order with this order id exists and was not submitted by this caller; it is not submitted again: use a new order id for a new order');
 }

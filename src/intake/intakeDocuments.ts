@@ -1,4 +1,6 @@
 import { documentId } from '../cosmos/documentIds.js';
+import { callerScope, sharedCaller } from './intakeCaller.js';
+import type { IntakeCaller } from './intakeCaller.js';
 import type { IntakeResponse } from './intakeResponse.js';
 
 /**
@@ -13,6 +15,8 @@ export interface IntakeKeyRecord {
   readonly orderId: string;
   readonly docType: 'intake-key';
   readonly idempotencyKey: string;
+  /** The caller whose key it is (`entra:<object id>`); absent in the shared scope, as in earlier releases. */
+  readonly caller?: string;
   readonly fingerprint: string;
   /** The order the request named: where its claim and outbox entry are. */
   readonly requestOrderId: string;
@@ -38,12 +42,23 @@ export interface OrderIntakeClaim {
   readonly orderId: string;
   readonly docType: 'intake';
   readonly idempotencyKey: string;
+  /** The caller the order belongs to (`entra:<object id>`); absent in the shared scope, as in earlier releases. */
+  readonly caller?: string;
   readonly fingerprint: string;
   readonly response: IntakeResponse;
   readonly acceptedAt: string;
 }
 
-export const intakeKeyRecordId = (idempotencyKey: string): string => documentId('intake-key', idempotencyKey);
+/**
+ * `intake-key|<key>` in the shared scope: the id earlier releases wrote, so their records are
+ * found. `intake-key|<caller>|<key>` for a principal: an escaped key holds no `|`, so the two
+ * forms never meet, and documentId hashes either past 255 characters (bounded by the key's 255
+ * and the principal id's 128).
+ */
+export function intakeKeyRecordId(idempotencyKey: string, caller: IntakeCaller = sharedCaller): string {
+  const scope = callerScope(caller);
+  return scope === undefined ? documentId('intake-key', idempotencyKey) : documentId('intake-key', scope, idempotencyKey);
+}
 export const orderIntakeClaimId = (orderId: string): string => documentId('intake', orderId);
 export const orderPlacedOutboxId = (orderId: string): string => documentId('outbox', 'OrderPlaced', orderId);
 

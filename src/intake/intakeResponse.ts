@@ -22,7 +22,8 @@ export type ProblemCode =
   | 'idempotency-key-reused'
   | 'request-in-progress'
   | 'order-exists'
-  | 'store-unavailable';
+  | 'store-unavailable'
+  | 'caller-unauthenticated';
 
 export const problemTypeBase = 'urn:idempotent-order-consumer:problem:';
 

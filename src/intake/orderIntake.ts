@@ -7,7 +7,8 @@ import type { Meter } from '@opentelemetry/api';
 import { RequestMetrics, meterName } from '../telemetry/index.js';
 import type { LogSink } from '../telemetry/index.js';
 import { acceptOrderOnce, releaseKey } from './acceptOrder.js';
-import type { IntakeContext, IntakeResult } from './acceptOrder.js';
+import type { CallerOrderRequest, IntakeContext, IntakeResult } from './acceptOrder.js';
+import { callerScope, readIntakeCaller } from './intakeCaller.js';
 import { problem, replayedHeader } from './intakeResponse.js';
 import type { IntakeResponse } from './intakeResponse.js';
 import { isOrderRequest, readOrderRequest } from './readOrderRequest.js';
@@ -27,6 +28,8 @@ export interface RequestLogRecord {
   readonly outcome: IntakeResult['outcome'] | 'refused' | 'unavailable';
   readonly status: number;
   readonly idempotencyKey?: string;
+  /** `entra:<object id>` with INTAKE_CALLER_IDENTITY=entra; absent in the shared scope. */
+  readonly caller?: string;
   readonly orderId?: string;
   readonly replayed: boolean;
   readonly durationMs: number;
@@ -48,14 +51,24 @@ export class OrderIntake {
     log(sink, record, this.metrics);
   }
 
+  /** The caller first: an unauthenticated request is refused before its body is read. */
+  private async readRequest(request: IntakeHttpRequest): Promise<CallerOrderRequest | IntakeResponse> {
+    const caller = readIntakeCaller(request.headers, this.ctx.callerIdentity);
+    if (!('kind' in caller)) return caller;
+    const read = await readOrderRequest(request, this.maxBodyBytes);
+    return isOrderRequest(read) ? { ...read, caller } : read;
+  }
+
   async handle(request: IntakeHttpRequest, invocation: IntakeInvocation): Promise<IntakeResponse> {
     const started = Date.now();
-    const read = await readOrderRequest(request, this.maxBodyBytes);
+    const read = await this.readRequest(request);
     if (!isOrderRequest(read)) {
       this.log(invocation.log, { event: 'order-request', outcome: 'refused', status: read.status, replayed: false, durationMs: Date.now() - started, reason: problemType(read) });
       return read;
     }
-    const base = { event: 'order-request', idempotencyKey: read.idempotencyKey, orderId: read.order.orderId } as const;
+    const { caller } = read;
+    const scope = callerScope(caller);
+    const base = { event: 'order-request', idempotencyKey: read.idempotencyKey, ...(scope === undefined ? {} : { caller: scope }), orderId: read.order.orderId } as const;
     try {
       const result = await acceptOrderOnce(read, invocation.invocationId, this.ctx, invocation.traceparent);
       this.log(invocation.log, {
@@ -71,7 +84,7 @@ export class OrderIntake {
       if (!(error instanceof TransientStoreError)) throw error;
       // Hand the key back so that the retry we ask for is not told "in progress" for a lease's length.
       // Safe even if our batch was applied unseen: the retry finds its claim and replays it.
-      await releaseKey(read.idempotencyKey, invocation.invocationId, this.ctx).catch(() => undefined);
+      await releaseKey(read.idempotencyKey, caller, invocation.invocationId, this.ctx).catch(() => undefined);
       this.log(invocation.log, { ...base, outcome: 'unavailable', status: 503, replayed: false, durationMs: Date.now() - started, reason: error.message });
       return storeUnavailable();
     }
@@ -94,6 +107,7 @@ export function createOrderIntake(settings: Settings, overrides: IntakeOverrides
       keyRetentionSeconds: settings.intake.keyRetentionSeconds,
       leaseSeconds: settings.intake.leaseSeconds,
       maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
+      callerIdentity: settings.intake.callerIdentity,
     },
     settings.intake.maxBodyBytes,
     new RequestMetrics(overrides.meter ?? metrics.getMeter(meterName)),

@@ -236,7 +236,7 @@ function call(name: string, argNodes: Node[], scope: Scope): unknown {
     case 'subscription':
       return { id: `/subscriptions/${scope.subscriptionId}`, subscriptionId: scope.subscriptionId, tenantId: testTenantId };
     case 'environment':
-      return { name: 'AzureCloud', suffixes: { storage: 'core.windows.net' } };
+      return { name: 'AzureCloud', suffixes: { storage: 'core.windows.net' }, authentication: { loginEndpoint: 'https://login.microsoftonline.com/' } };
     case 'resourcegroup':
       return { name: scope.resourceGroup, id: `/subscriptions/${scope.subscriptionId}/resourceGroups/${scope.resourceGroup}` };
     case 'uniquestring':

@@ -5,6 +5,7 @@ import { timeSpanToMs } from '../../dev/host/hostSettings.js';
 import { parseNcrontab } from '../../dev/host/timerTriggers.js';
 import { loadSettings } from '../../src/config.js';
 import { checkMarkerRetention } from '../../src/idempotency/index.js';
+import { testTenantId } from './armExpressions.js';
 import { expandDeployment, isRuntime, testSubscriptionId } from './armTemplate.js';
 import type { DeployedResource, Deployment } from './armTemplate.js';
 import { bicepCli, buildTemplate } from './bicepCli.js';
@@ -518,6 +519,45 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(data.items.map((i) => i.name)).toEqual(['title', 'outcomes', 'duplicate-ratio', 'dead-letter-depth', 'outbox-lag']);
       expect(data.items.find((i) => i.name === 'dead-letter-depth')?.content.metrics?.[0]?.metric).toContain('DeadletteredMessages');
       for (const item of data.items.filter((i) => i.content.query)) expect(item.content.query).toMatch(/^customMetrics \| where name/);
+    });
+  });
+
+  describe('the intake\'s callers (intakeAuthEnabled)', () => {
+    const intakeAppId = '0d3c7f4e-5b6a-4c2d-8e9f-a1b2c3d4e5f6';
+    const withAuth = () => expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, intakeAuthEnabled: true, intakeAuthClientId: intakeAppId });
+    const settingsOf = (d: Deployment) =>
+      Object.fromEntries(((d.resources.find((r) => r.type === 'Microsoft.Web/sites')?.body.properties as { siteConfig: { appSettings: { name: string; value: unknown }[] } }).siteConfig.appSettings).map((s) => [s.name, s.value]));
+    const authSettings = (d: Deployment) => d.resources.filter((r) => r.type === 'Microsoft.Web/sites/config' && r.name.endsWith('/authsettingsV2'));
+
+    it('off by default: no App Service authentication, and the app keeps one shared key scope (it trusts no x-ms-client-principal)', () => {
+      expect(authSettings(deployment)).toEqual([]);
+      expect(settingsOf(deployment).INTAKE_CALLER_IDENTITY).toBe('shared');
+    });
+
+    it('on: Entra ID authentication on the function app refuses unauthenticated requests with 401, and the app scopes keys by principal', () => {
+      const d = withAuth();
+      const [auth, ...more] = authSettings(d);
+      expect(more).toEqual([]);
+      expect(auth?.name.split('/')[0]).toBe(d.resources.find((r) => r.type === 'Microsoft.Web/sites')?.name);
+      expect(auth?.body.properties).toEqual({
+        platform: { enabled: true },
+        globalValidation: { requireAuthentication: true, unauthenticatedClientAction: 'Return401' },
+        httpSettings: { requireHttps: true },
+        identityProviders: {
+          azureActiveDirectory: {
+            enabled: true,
+            registration: { clientId: intakeAppId, openIdIssuer: `https://login.microsoftonline.com/${testTenantId}/v2.0` },
+            validation: { allowedAudiences: [intakeAppId, `api://${intakeAppId}`] },
+          },
+        },
+        login: { tokenStore: { enabled: false } },
+      });
+      expect(settingsOf(d).INTAKE_CALLER_IDENTITY).toBe('entra');
+    });
+
+    it('on: the deployed settings pass the app\'s start-up validation with INTAKE_CALLER_IDENTITY=entra', () => {
+      const settings = Object.fromEntries(Object.entries(settingsOf(withAuth())).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
+      expect(loadSettings(settings).intake.callerIdentity).toBe('entra');
     });
   });
 

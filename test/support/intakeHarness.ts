@@ -1,7 +1,7 @@
 import { TransientStoreError } from '../../src/idempotency/index.js';
 import type { CommitResult, DocumentQuery, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from '../../src/idempotency/index.js';
 import { OrderIntake, intakeKeyRecordId } from '../../src/intake/index.js';
-import type { IntakeHttpRequest, IntakeKeyRecord, IntakeResponse } from '../../src/intake/index.js';
+import type { CallerIdentityMode, IntakeCaller, IntakeHttpRequest, IntakeKeyRecord, IntakeResponse } from '../../src/intake/index.js';
 import { idempotencyKeyHeader } from '../../src/http/idempotencyKeyHeader.js';
 import { Gate, ProcessKilled } from './shipmentHarness.js';
 import type { TestClock } from './shipmentHarness.js';
@@ -102,10 +102,10 @@ export interface IntakeUnderTest {
   submit(request: IntakeHttpRequest, invocationId?: string): Promise<IntakeResponse>;
 }
 
-export const intakeSettings = { ordersQueueName: 'orders', keyRetentionSeconds: 172_800, leaseSeconds: 10, maxConcurrencyAttempts: 10 };
+export const intakeSettings = { ordersQueueName: 'orders', keyRetentionSeconds: 172_800, leaseSeconds: 10, maxConcurrencyAttempts: 10, callerIdentity: 'shared' } as const;
 
-export function intakeOn(store: DocumentStore, clock: TestClock, maxBodyBytes = 64 * 1024): IntakeUnderTest {
-  const intake = new OrderIntake({ ...intakeSettings, store, now: clock.now }, maxBodyBytes);
+export function intakeOn(store: DocumentStore, clock: TestClock, maxBodyBytes = 64 * 1024, callerIdentity: CallerIdentityMode = 'shared'): IntakeUnderTest {
+  const intake = new OrderIntake({ ...intakeSettings, callerIdentity, store, now: clock.now }, maxBodyBytes);
   const log = new RecordingLog();
   let n = 0;
   return {
@@ -118,8 +118,8 @@ export function intakeOn(store: DocumentStore, clock: TestClock, maxBodyBytes = 
   };
 }
 
-export async function keyRecordOf(store: DocumentStore, key: string) {
-  const id = intakeKeyRecordId(key);
+export async function keyRecordOf(store: DocumentStore, key: string, caller?: IntakeCaller) {
+  const id = intakeKeyRecordId(key, caller);
   return (await store.read<IntakeKeyRecord>(id, id))?.document;
 }
 

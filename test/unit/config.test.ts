@@ -234,8 +234,13 @@ describe('loadSettings', () => {
       expect(loadSettings({ ...minimal, MAX_MESSAGE_BYTES: '65536', INTAKE_MAX_BODY_BYTES: '65536' }).intake.maxBodyBytes).toBe(65536);
     });
 
-    it('defaults to 64 KiB bodies, a 10 s lease and 48 h of retention against a 24 h horizon', () => {
-      expect(loadSettings(minimal).intake).toEqual({ maxBodyBytes: 65536, leaseSeconds: 10, keyRetentionSeconds: 172_800 });
+    it('defaults to 64 KiB bodies, a 10 s lease, 48 h of retention against a 24 h horizon, and one shared caller scope', () => {
+      expect(loadSettings(minimal).intake).toEqual({ maxBodyBytes: 65536, leaseSeconds: 10, keyRetentionSeconds: 172_800, callerIdentity: 'shared' });
+    });
+
+    it('reads INTAKE_CALLER_IDENTITY entra, and refuses any other value naming the two it takes', () => {
+      expect(loadSettings({ ...minimal, INTAKE_CALLER_IDENTITY: 'entra' }).intake.callerIdentity).toBe('entra');
+      expect(problemsOf({ ...minimal, INTAKE_CALLER_IDENTITY: 'Entra ID' })).toContain('INTAKE_CALLER_IDENTITY: must be shared or entra (entra only with App Service authentication on: intakeAuthEnabled)');
     });
   });
 

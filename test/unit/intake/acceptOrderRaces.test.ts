@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore, create, replace } from '../../../src/idempotency/index.js';
-import { accepted, acceptOrderOnce, intakeKeyRecordId, orderIntakeClaimId, orderPlacedOutboxId, readOrderRequest, releaseKey } from '../../../src/intake/index.js';
-import type { IntakeKeyRecord, OrderIntakeClaim, OrderRequest } from '../../../src/intake/index.js';
+import { accepted, acceptOrderOnce, intakeKeyRecordId, orderIntakeClaimId, orderPlacedOutboxId, readOrderRequest, releaseKey, sharedCaller } from '../../../src/intake/index.js';
+import type { CallerOrderRequest, IntakeKeyRecord, OrderIntakeClaim } from '../../../src/intake/index.js';
 import { newOutboxDocument, orderIntakeSource } from '../../../src/outbox/index.js';
 import type { OutboxDocument } from '../../../src/outbox/index.js';
 import { newOrderDocument } from '../../../src/orders/documents.js';
@@ -17,7 +17,7 @@ function intake(maxConcurrencyAttempts = 5) {
   let nowMs = startMs;
   const memory = new InMemoryDocumentStore(() => nowMs);
   const store = new InterleavingStore(memory);
-  const ctx = { store, now: () => new Date(nowMs), ordersQueueName: 'orders', keyRetentionSeconds: 172_800, leaseSeconds: 10, maxConcurrencyAttempts };
+  const ctx = { store, now: () => new Date(nowMs), ordersQueueName: 'orders', keyRetentionSeconds: 172_800, leaseSeconds: 10, maxConcurrencyAttempts, callerIdentity: 'shared' as const };
   const keyId = (key: string) => intakeKeyRecordId(key);
   const keyRecord = async (key: string) => (await memory.read<IntakeKeyRecord>(keyId(key), keyId(key)))?.document;
   /** Another writer changes the key's record (its etag moves), with whatever it changes. */
@@ -29,14 +29,14 @@ function intake(maxConcurrencyAttempts = 5) {
   return { memory, store, ctx, keyRecord, rewriteKeyRecord, advance: (seconds: number) => (nowMs += seconds * 1000) };
 }
 
-async function requestFor(key: string, orderId: string): Promise<OrderRequest> {
+async function requestFor(key: string, orderId: string): Promise<CallerOrderRequest> {
   const read = await readOrderRequest(orderRequest(key, orderPlaced(orderId)), 65_536);
   if (!('order' in read)) throw new Error(`not a valid request: ${JSON.stringify(read.body)}`);
-  return read;
+  return { ...read, caller: sharedCaller };
 }
 
 /** A key record as a request that died right after writing it leaves it: in progress, its lease running from now. */
-async function leftInProgress(t: ReturnType<typeof intake>, request: OrderRequest, owner: string) {
+async function leftInProgress(t: ReturnType<typeof intake>, request: CallerOrderRequest, owner: string) {
   const dying = {
     read: t.memory.read.bind(t.memory),
     find: t.memory.find.bind(t.memory),
@@ -146,16 +146,17 @@ describe('the order claim', () => {
     expect(late).toMatchObject({ outcome: 'duplicate', response: { status: 202, body: first.response.body, headers: { 'Idempotent-Replayed': 'true' } } });
   });
 
-  it('names the order a reused key was first used for, when only the claim remembers it', async () => {
+  it('answers 422 to a reused key when only the claim remembers it (the key record expired), naming no order', async () => {
     const t = intake();
     await acceptOrderOnce(await requestFor('k-1', 'o-1'), 'first', t.ctx);
     t.advance(172_801);
     const changed = await readOrderRequest(orderRequest('k-1', orderPlaced('o-1', { customerId: 'someone-else' })), 65_536);
     if (!('order' in changed)) throw new Error('not a valid request');
 
-    const result = await acceptOrderOnce(changed, 'late', t.ctx);
+    const result = await acceptOrderOnce({ ...changed, caller: sharedCaller }, 'late', t.ctx);
 
-    expect(result).toMatchObject({ outcome: 'conflict', response: { status: 422, body: { orderId: 'o-1' } } });
+    expect(result).toMatchObject({ outcome: 'conflict', response: { status: 422, body: { type: 'urn:idempotent-order-consumer:problem:idempotency-key-reused' } } });
+    expect(result.response.body).not.toHaveProperty('orderId');
   });
 
   it('carries the invocation trace context into the outbox entry, and no trace context field when there is none', async () => {
@@ -177,10 +178,10 @@ describe('releaseKey', () => {
     await leftInProgress(t, request, 'owner-a');
     const leaseBefore = (await t.keyRecord('k-1'))?.leaseExpiresAt;
 
-    await releaseKey('k-1', 'owner-b', t.ctx);
+    await releaseKey('k-1', sharedCaller, 'owner-b', t.ctx);
     expect((await t.keyRecord('k-1'))?.leaseExpiresAt).toBe(leaseBefore);
 
-    await releaseKey('k-1', 'owner-a', t.ctx);
+    await releaseKey('k-1', sharedCaller, 'owner-a', t.ctx);
     expect((await t.keyRecord('k-1'))?.leaseExpiresAt).toBe(t.ctx.now().toISOString());
   });
 
@@ -188,16 +189,16 @@ describe('releaseKey', () => {
     const t = intake();
     await acceptOrderOnce(await requestFor('k-1', 'o-1'), 'owner-a', t.ctx);
     const before = await t.keyRecord('k-1');
-    await releaseKey('k-1', 'owner-a', t.ctx);
+    await releaseKey('k-1', sharedCaller, 'owner-a', t.ctx);
     expect(await t.keyRecord('k-1')).toEqual(before);
-    await expect(releaseKey('never-seen', 'owner-a', t.ctx)).resolves.toBeUndefined();
+    await expect(releaseKey('never-seen', sharedCaller, 'owner-a', t.ctx)).resolves.toBeUndefined();
     expect(t.store.commitLog.filter((c) => c.partitionKey === intakeKeyRecordId('never-seen'))).toEqual([]);
   });
 });
 
 describe('a deploy: the previous release (MessageId = the order id) and this one side by side', () => {
   /** The claim and entry as the previous release's batch wrote them, its process dead before it completed the key. */
-  async function previousReleaseBatch(t: ReturnType<typeof intake>, request: OrderRequest) {
+  async function previousReleaseBatch(t: ReturnType<typeof intake>, request: CallerOrderRequest) {
     await leftInProgress(t, request, 'previous-release');
     const { orderId } = request.order;
     const acceptedAt = t.ctx.now().toISOString();
