@@ -28,7 +28,8 @@ export interface WorldOptions {
 export interface MessageFate {
   readonly message: ModelMessage;
   deliveries: number;
-  active: number;
+  /** The delivery that holds the message's lock: the only one whose complete or abandon the broker takes. */
+  lockHolder?: string;
   completed?: ProcessingOutcome['kind'];
   deadLettered?: ProcessingOutcome;
 }
@@ -72,26 +73,27 @@ export async function runOrderWorld(scenario: OrderScenario, s: Scheduler, optio
     random: () => 0.5,
   });
   const consumerFor = (actor: Actor) => new OrderConsumer({ ...contextFor(actor), maxMessageBytes: 262_144, telemetry } satisfies OrderConsumerOptions);
-  const fates = new Map<string, MessageFate>(scenario.messages.map((m) => [m.messageId, { message: m, deliveries: 0, active: 0 }]));
+  const fates = new Map<string, MessageFate>(scenario.messages.map((m) => [m.messageId, { message: m, deliveries: 0 }]));
   const running = new Set<string>();
   let deliveriesStarted = 0;
   let sequence = 0;
   const sequenceOf = new Map(scenario.messages.map((m) => [m.messageId, (sequence += 1)]));
 
   const deliver = (fate: MessageFate, why: string): void => {
-    fate.active += 1;
     void s.schedule(Promise.resolve(), `broker: deliver ${fate.message.messageId} (${why})`).then(() => runDelivery(fate));
   };
 
   const settle = (fate: MessageFate, name: string, outcome: ProcessingOutcome): void => {
-    fate.active -= 1;
     running.delete(name);
-    if (fate.completed !== undefined || fate.deadLettered) return;
+    if (fate.lockHolder !== name) {
+      // Its lock expired and another delivery took the message: this complete or abandon fails (lock lost).
+      timeline.add(name, `settles ${outcome.kind}, but its lock was lost to ${fate.lockHolder ?? 'nobody'}: the broker ignores it`);
+      return;
+    }
     if (completes.has(outcome.kind)) {
       fate.completed = outcome.kind;
       return;
     }
-    if (fate.active > 0) return; // another delivery of this message holds the lock now
     if (fate.deliveries >= maxDeliveries) {
       fate.deadLettered = outcome;
       timeline.add('broker', `DEAD-LETTERED ${fate.message.messageId} after ${fate.deliveries} deliveries (last: ${outcome.kind})`);
@@ -101,11 +103,15 @@ export async function runOrderWorld(scenario: OrderScenario, s: Scheduler, optio
   };
 
   const runDelivery = async (fate: MessageFate): Promise<void> => {
+    if (fate.deadLettered) return; // the broker has moved it to the dead-letter queue: nothing left to hand out
     fate.deliveries += 1;
     const index = deliveriesStarted;
     deliveriesStarted += 1;
     const m = fate.message;
     const name = `${m.messageId}#${fate.deliveries}`;
+    // A delivery after the message was completed stands for a completion that never reached the broker.
+    fate.lockHolder = name;
+    fate.completed = undefined;
     const crash = scenario.crashes.find((c) => c.delivery === index);
     let died = false;
     const actor: Actor = {
