@@ -19,14 +19,25 @@ export class InvariantViolation extends Error {
 export const knownDefects: KnownDefects = { conflictCopyUnrecorded: true };
 
 /** One run of the order world under a generated scenario and schedule; throws when an invariant breaks. */
-export function orderFlowsPredicate(options: WorldOptions = {}, known: KnownDefects = knownDefects) {
+export function orderFlowsPredicate(options: WorldOptions = {}, known: KnownDefects = knownDefects, tally?: Map<string, number>) {
   return async (scenario: OrderScenario, s: Scheduler): Promise<void> => {
     const { run, early } = await runOrderWorld(scenario, s, options, (r) => checkBeforeBackstop(scenario, r));
+    for (const [move, n] of run.timeline.moves) tally?.set(move, (tally.get(move) ?? 0) + n);
     const violations = [...early, ...checkAtQuiescence(scenario, run, known)];
     if (violations.length > 0) throw new InvariantViolation(violations, run.timeline.toString());
   };
 }
 
-export function orderFlowsProperty(options: WorldOptions = {}, known: KnownDefects = knownDefects) {
-  return fc.asyncProperty(orderScenarioArb(), fc.scheduler(), orderFlowsPredicate(options, known));
+/** `tally`, when given, adds up the world's moves over every run (shrinking included): what the check explored. */
+export function orderFlowsProperty(options: WorldOptions = {}, known: KnownDefects = knownDefects, tally?: Map<string, number>) {
+  return fc.asyncProperty(orderScenarioArb(), fc.scheduler(), orderFlowsPredicate(options, known, tally));
+}
+
+/**
+ * A failed check as a reader needs it: fast-check's report (seed, path to replay, the shrunk
+ * scenario and the scheduler's order of tasks) and then the violations with the run's timeline.
+ */
+export function describeFailure<Ts>(result: fc.RunDetails<Ts>): string {
+  const error = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+  return `${fc.defaultReportMessage(result) ?? ''}\n\n${error}`;
 }

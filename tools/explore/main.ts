@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
+import { describeFailure } from '../../test/explore/orderFlowsProperty.js';
 import { explorationProperties } from '../../test/explore/properties.js';
 
 /**
@@ -62,8 +63,7 @@ async function explore(o: Options): Promise<boolean> {
     done += result.numRuns;
     const elapsedMs = performance.now() - startedAt;
     if (result.failed) {
-      console.log(fc.defaultReportMessage(result));
-      console.log(`\n${result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance)}`);
+      console.log(describeFailure(result));
       console.log(`\nCOUNTEREXAMPLE after ${done} runs in ${(elapsedMs / 1000).toFixed(1)} s (${rate(done, elapsedMs)}); replay: npm run explore -- --property ${o.property} --seed ${seed} --runs ${numRuns}`);
       return true;
     }

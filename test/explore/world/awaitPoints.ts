@@ -41,6 +41,7 @@ export class AwaitPoints {
   /** The actor dies here: logged, its lock left to expire; the caller returns `never()`. */
   die(actor: Actor, label: string): void {
     this.timeline.add(actor.name, `CRASHED at ${label}`);
+    this.timeline.count('worker died');
     actor.onCrash?.();
   }
 

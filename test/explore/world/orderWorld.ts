@@ -88,6 +88,7 @@ export async function runOrderWorld(scenario: OrderScenario, s: Scheduler, optio
     if (fate.lockHolder !== name) {
       // Its lock expired and another delivery took the message: this complete or abandon fails (lock lost).
       timeline.add(name, `settles ${outcome.kind}, but its lock was lost to ${fate.lockHolder ?? 'nobody'}: the broker ignores it`);
+      timeline.count('settled after its lock was lost');
       return;
     }
     if (completes.has(outcome.kind)) {
@@ -96,6 +97,7 @@ export async function runOrderWorld(scenario: OrderScenario, s: Scheduler, optio
     }
     if (fate.deliveries >= maxDeliveries) {
       fate.deadLettered = outcome;
+      timeline.count('dead-lettered');
       timeline.add('broker', `DEAD-LETTERED ${fate.message.messageId} after ${fate.deliveries} deliveries (last: ${outcome.kind})`);
       return;
     }
@@ -141,6 +143,8 @@ export async function runOrderWorld(scenario: OrderScenario, s: Scheduler, optio
     }
     if (died) return;
     timeline.add(name, `ends: ${describeOutcome(outcome)}`);
+    timeline.count(`outcome ${outcome.kind}`);
+    if (outcome.kind === 'created' && (outcome.appliedParked ?? 0) > 0) timeline.count('parked items applied with their order');
     settle(fate, name, outcome);
   };
 
@@ -149,6 +153,8 @@ export async function runOrderWorld(scenario: OrderScenario, s: Scheduler, optio
     running.add(label);
     try {
       const result = await sweepParkedItems(contextFor(actor), { horizonSeconds: parkingHorizonSeconds, minAgeSeconds: sweepMinAgeSeconds });
+      if (result.rejected.length > 0) timeline.count('sweeper rejected parked items');
+      if (result.applied > 0) timeline.count('sweeper applied parked items');
       timeline.add(label, `ends: examined ${result.examined}, applied ${result.applied}, rejected ${result.rejected.map((r) => `${r.id} (${r.reason})`).join(', ') || 'none'}`);
       return true;
     } catch (error) {

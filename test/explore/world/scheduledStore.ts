@@ -58,19 +58,23 @@ export class ScheduledStore {
     this.writes += 1;
     if (fate.startsWith('refused-')) {
       this.points.timeline.add(step.actor.name, `${label} -> REFUSED (${fate}), nothing applied`);
+      this.points.timeline.count('write refused');
       throw errorFor(fate as Exclude<WriteFate, 'applied'>);
     }
     const result = await this.inner.commit(partitionKey, operations);
     const answer = result.kind === 'committed' ? 'committed' : `${result.kind} at operation ${result.operationIndex}`;
     if (step.dies) {
       this.points.timeline.add(step.actor.name, `${label} -> ${answer}, but the worker died before hearing it`);
+      this.points.timeline.count('worker died after its write applied');
       return this.dead(step.actor, label);
     }
     if (fate !== 'applied') {
       this.points.timeline.add(step.actor.name, `${label} -> ${answer}, ANSWER LOST (${fate})`);
+      this.points.timeline.count('write applied, answer lost');
       throw errorFor(fate as Exclude<WriteFate, 'applied'>);
     }
     this.points.timeline.add(step.actor.name, `${label} -> ${answer}`);
+    this.points.timeline.count(`commit ${result.kind}`);
     return result;
   }
 
