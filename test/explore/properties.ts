@@ -24,7 +24,12 @@ export const explorationProperties: Readonly<Record<string, ExplorationProperty>
   },
   'order-flows/conflict-copy-unrecorded': {
     description: 'the same, with the tolerance of the known defect off: a conflicting re-send dead-lettered with no reason under its MessageId',
-    build: () => orderFlowsProperty({}, {}),
+    build: () => orderFlowsProperty({}, { rejectionErasedByHandBack: true }),
+    expectsCounterexample: true,
+  },
+  'order-flows/rejection-erased-by-hand-back': {
+    description: 'the same, with the tolerance of the known defect off: a hand-back by a delivery that lost its lock, then died, erases the parked item\'s rejection',
+    build: () => orderFlowsProperty({}, { conflictCopyUnrecorded: true }),
     expectsCounterexample: true,
   },
 };

@@ -49,6 +49,15 @@ export interface KnownDefects {
    * with no reason recorded under its MessageId.
    */
   readonly conflictCopyUnrecorded?: boolean;
+  /**
+   * A delivery that lost its lock (another delivery of the same message completed it) meets its
+   * parked item rejected (CurrencyMismatch, OrderNeverArrived), re-parks it, finds the order stored
+   * and hands the item back (src/orders/parkEarlyArrival.ts `handBackToOrder`): the item is replaced
+   * by a fresh copy in state `resubmitted`, without its rejection. If that delivery dies right after,
+   * nothing redelivers the message (its other delivery completed it): the request is neither applied
+   * nor rejected, and the item's rejection, the only record of why, is gone.
+   */
+  readonly rejectionErasedByHandBack?: boolean;
 }
 
 /** Everything the world must hold once it has run out of work and the backstop sweep has run. */
@@ -69,7 +78,8 @@ export function checkAtQuiescence(scenario: OrderScenario, run: WorldRun, known:
   const sameRequest = (a: ModelMessage, b: ModelMessage) => a.key === b.key && fingerprintOf(a) === fingerprintOf(b);
   const hasReason = (m: ModelMessage, docs: ReturnType<typeof documentsOf>) =>
     scenario.messages.some((copy) => sameRequest(copy, m) && reasonFor(copy) !== undefined) ||
-    docs.parked.some((p) => p.dedupKey === m.key && p.fingerprint === fingerprintOf(m) && p.rejection !== undefined);
+    docs.parked.some((p) => p.dedupKey === m.key && p.fingerprint === fingerprintOf(m) && p.rejection !== undefined) ||
+    (known.rejectionErasedByHandBack === true && docs.parked.some((p) => p.dedupKey === m.key && p.fingerprint === fingerprintOf(m) && p.state === 'resubmitted' && p.rejection === undefined));
 
   for (const fate of run.fates.values()) {
     if (fate.completed === undefined && !fate.deadLettered) violations.push(`${fate.message.messageId} neither completed nor dead-lettered`);
@@ -92,6 +102,12 @@ export function checkAtQuiescence(scenario: OrderScenario, run: WorldRun, known:
 }
 
 type Docs = ReturnType<typeof documentsOf>;
+
+/** What the request's parked item says, if it has one: the first thing to look at in a failure. */
+function itemState(docs: Docs, m: ModelMessage): string {
+  const item = docs.parked.find((p) => p.dedupKey === m.key && p.fingerprint === fingerprintOf(m));
+  return item ? ` (its parked item is ${item.state}${item.rejection ? `, rejected as ${item.rejection.reason}` : ', with no rejection'})` : '';
+}
 type HasReason = (m: ModelMessage, docs: Docs) => boolean;
 
 /** Stored once, from one of the OrderPlaced sent, with one OrderAccepted entry; any other payload's rejection recorded. */
@@ -124,7 +140,7 @@ function checkPayments(orderId: string, docs: Docs, sent: readonly ModelMessage[
     if (docs.order && !marker && !escalated && variants.some((m) => m.body.currency === 'EUR')) violations.push(`${key} sent in the order's currency, neither applied nor escalated`);
     for (const m of variants) {
       if (marker && fingerprintOf(m) === marker.fingerprint) continue;
-      if (!hasReason(m, docs)) violations.push(`${m.messageId} (${key}) not applied, and no reason recorded`);
+      if (!hasReason(m, docs)) violations.push(`${m.messageId} (${key}) not applied, and no reason recorded${itemState(docs, m)}`);
     }
   }
   return violations;
