@@ -14,6 +14,9 @@ export default defineConfig({
     ...base.test,
     include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
     exclude: [
+      // Exploration runs hundreds of generated schedules per property: bounded in npm test, too dear per mutant.
+      'test/explore/**',
+      '**/*.explore.test.ts',
       'test/unit/dev/**',
       'test/integration/cosmosStandInMemory.test.ts',
       'test/integration/emulatorExit.test.ts',
