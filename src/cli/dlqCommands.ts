@@ -6,7 +6,10 @@ import type { Selection } from './deadLetterSelection.js';
 import { forEachLocked, isLockLost, keepLocked, peekAll } from './deadLetterQueue.js';
 import type { LockedOutcome } from './deadLetterQueue.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
+import { routeCopy } from './copyDelivery.js';
+import type { SubscriptionRoute } from './copyDelivery.js';
 import { planResubmit } from './resubmitCopy.js';
+import type { ResubmitPlan } from './resubmitCopy.js';
 import { decideResubmitHorizon } from './resubmitHorizon.js';
 import type { ResubmitHorizonDecision, ResubmitPolicy } from './resubmitHorizon.js';
 import { storeStateOf, storedRecordsOf } from './storeState.js';
@@ -23,6 +26,8 @@ export interface DlqContext {
   readonly entityPath: string;
   /** For a topic subscription: the copy's `to`, so the project's rules route it to that subscription alone. */
   readonly resubmitTo?: string;
+  /** For a topic subscription: its rules, read before the run; a copy no rule is sure to take is not sent. */
+  readonly route?: SubscriptionRoute;
   readonly store?: DocumentStore;
   readonly consumerName?: string;
   readonly duplicateDetectionWindowMs: number;
@@ -121,7 +126,12 @@ export async function resubmitDeadLetters(ctx: DlqContext, selection: Selection,
         reports.push({ ...identityOf(m), outcome: 'refused', detail: horizon.checked });
         return 'declined';
       }
-      const report = await resubmitOne(ctx, sender, m, horizon, hooks);
+      const plan = planOf(ctx, m, horizon);
+      if ('refused' in plan) {
+        reports.push({ ...identityOf(m), outcome: 'refused', detail: plan.refused });
+        return 'declined';
+      }
+      const report = await resubmitOne(ctx, sender, m, plan, horizon, hooks);
       if (report === 'lock-lost') return 'lock-lost';
       reports.push(report);
       if (reports.length % 100 === 0) ctx.out.progress(`resubmitted ${reports.length}...`);
@@ -137,11 +147,11 @@ async function resubmitOne(
   ctx: DlqContext,
   sender: ServiceBusSender,
   m: ServiceBusReceivedMessage,
+  plan: RoutedPlan,
   horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>,
   hooks: ResubmitHooks,
 ): Promise<ActionReport | 'lock-lost'> {
   const base = identityOf(m);
-  const plan = planOf(ctx, m, horizon);
   try {
     await keepLocked(ctx.receiver, m);
   } catch (error) {
@@ -153,7 +163,7 @@ async function resubmitOne(
     await hooks.afterSend?.(m);
     await ctx.receiver.completeMessage(m);
     const why = plan.messageIdDecision === 'new' ? 'new MessageId (the original may be inside the duplicate-detection window); idempotency-key keeps the dedup key' : 'same MessageId (outside the duplicate-detection window)';
-    return { ...base, outcome: 'resubmitted', copyMessageId: String(plan.copy.messageId), detail: `${why}; ${horizon.checked}` };
+    return { ...base, outcome: 'resubmitted', copyMessageId: String(plan.copy.messageId), detail: `${why}; ${horizon.checked}${plan.routed ?? ''}` };
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     // The copy may have been sent: the original stays dead-lettered, and resubmitting it again is
@@ -195,7 +205,11 @@ async function plannedActions(ctx: DlqContext, selection: Selection, outcome: 'w
     }
     const horizon = horizonOf(ctx, m, policy);
     if (horizon.kind === 'refused') reports.push({ ...identityOf(m), outcome: 'refused', detail: horizon.checked });
-    else reports.push({ ...identityOf(m), outcome, copyMessageId: String(planOf(ctx, m, horizon).copy.messageId), detail: `${m.deadLetterReason ?? ''}; ${horizon.checked}` });
+    else {
+      const plan = planOf(ctx, m, horizon);
+      if ('refused' in plan) reports.push({ ...identityOf(m), outcome: 'refused', detail: plan.refused });
+      else reports.push({ ...identityOf(m), outcome, copyMessageId: String(plan.copy.messageId), detail: `${m.deadLetterReason ?? ''}; ${horizon.checked}${plan.routed ?? ''}` });
+    }
   }
   return reports;
 }
@@ -205,9 +219,17 @@ function horizonOf(ctx: DlqContext, m: ServiceBusReceivedMessage, policy: Resubm
   return decideResubmitHorizon(name, m, ctx.now(), policy);
 }
 
-function planOf(ctx: DlqContext, m: ServiceBusReceivedMessage, horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>) {
+type RoutedPlan = ResubmitPlan & { readonly routed?: string };
+
+/** The copy, and for a subscription the rule that will take it; refused when none is sure to (the original then stays). */
+function planOf(ctx: DlqContext, m: ServiceBusReceivedMessage, horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>): RoutedPlan | { readonly refused: string } {
   const dedupKey = dedupKeyOf(envelopeOfReceived(m), m.body);
-  return planResubmit(m, { entityPath: ctx.entityPath, to: ctx.resubmitTo, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now(), horizon });
+  const plan = (to: string | undefined) => planResubmit(m, { entityPath: ctx.entityPath, to, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now(), horizon });
+  if (!ctx.route) return plan(ctx.resubmitTo);
+  const routed = routeCopy(ctx.route, (to) => plan(to).copy);
+  if (routed.kind === 'refused') return { refused: routed.why };
+  const address = routed.to === undefined ? 'addressed to nobody, as the original was' : `to ${routed.to}`;
+  return { ...plan(routed.to), routed: `; ${address}, taken by rule ${routed.rule} of ${ctx.route.subscription}` };
 }
 
 function allTargetsDone(selection: Selection, reports: readonly ActionReport[]): boolean {

@@ -5,6 +5,7 @@ import type { RetryOptions } from '@azure/service-bus';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { loadResubmitRetention } from '../config.js';
 import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
+import { readSubscriptionRoute } from './copyDelivery.js';
 import { deadLetterReceiver, entityPath } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
 import { isEmptySelection, parseDuration } from './deadLetterSelection.js';
@@ -403,6 +404,7 @@ async function withContext(options: GlobalOptions, io: DlqIo, run: (ctx: DlqCont
       sender: () => client.createSender(address.queue ?? address.topic ?? ''),
       entityPath: entityPath(address),
       resubmitTo: address.subscription,
+      route: address.topic && address.subscription ? await readSubscriptionRoute(client, address.topic, address.subscription) : undefined,
       store: container && new CosmosDocumentStore(container),
       consumerName: options.consumerName,
       duplicateDetectionWindowMs: options.duplicateWindow,

@@ -90,7 +90,7 @@ describe('resubmit from every dead-letter queue in infra/servicebus-queues.json'
   it('the orders queue: the copy arrives in the queue', async () => {
     const orderId = newOrderId();
     const result = await deadLetterThenResubmit({ queue: 'orders' }, { messageId: `${orderId}-placed`, subject: 'OrderPlaced', body: orderPlaced(orderId) });
-    expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining('resubmitted') });
+    expect(result).toMatchObject({ code: 0, stderr: "", stdout: expect.stringContaining("resubmitted") });
     const [copy] = await receiveOne({ queue: 'orders' });
     expect(copy?.applicationProperties?.['idempotency-key']).toBe(`${orderId}-placed`);
     expect(JSON.parse((await tool(['--queue', 'orders'], 'list', '--json')).stdout)).toEqual([]);
@@ -99,7 +99,7 @@ describe('resubmit from every dead-letter queue in infra/servicebus-queues.json'
   it('fulfilment: the copy arrives in fulfilment, and audit does not get it again', async () => {
     const orderId = newOrderId();
     const result = await deadLetterThenResubmit({ topic: 'order-events', subscription: 'fulfilment' }, event(orderId, `${orderId}-accepted`));
-    expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining('resubmitted') });
+    expect(result).toMatchObject({ code: 0, stderr: "", stdout: expect.stringContaining("resubmitted") });
     const [copy] = await receiveOne({ topic: 'order-events', subscription: 'fulfilment' });
     expect({ key: copy?.applicationProperties?.['idempotency-key'], session: copy?.sessionId }).toEqual({ key: `${orderId}-accepted`, session: orderId });
     // audit holds the original event only (its rule takes what is addressed to nobody).
@@ -110,7 +110,7 @@ describe('resubmit from every dead-letter queue in infra/servicebus-queues.json'
   it('audit (sessions, takes only what is addressed to nobody): the copy arrives in audit, in the original\'s session', async () => {
     const orderId = newOrderId();
     const result = await deadLetterThenResubmit({ topic: 'order-events', subscription: 'audit' }, event(orderId, `${orderId}-accepted`));
-    expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining('resubmitted') });
+    expect(result).toMatchObject({ code: 0, stderr: "", stdout: expect.stringContaining("resubmitted") });
     const [copy] = await receiveOne({ topic: 'order-events', subscription: 'audit' }, orderId);
     expect({ key: copy?.applicationProperties?.['idempotency-key'], session: copy?.sessionId }).toEqual({ key: `${orderId}-accepted`, session: orderId });
     expect(JSON.parse((await tool(['--topic', 'order-events', '--subscription', 'audit'], 'list', '--json')).stdout)).toEqual([]);
