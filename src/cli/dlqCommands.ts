@@ -1,7 +1,8 @@
 import type { ServiceBusReceivedMessage, ServiceBusReceiver, ServiceBusSender } from '@azure/service-bus';
 import type { DocumentStore } from '../idempotency/index.js';
 import { dedupKeyOf, retryProperties } from '../orders/index.js';
-import { bodyText, isSelected } from './deadLetterSelection.js';
+import { bodyForTool, bodyToShow } from './bodyView.js';
+import { isSelected } from './deadLetterSelection.js';
 import type { Selection } from './deadLetterSelection.js';
 import { forEachLocked, isLockLost, keepLocked, peekAll } from './deadLetterQueue.js';
 import type { LockedOutcome } from './deadLetterQueue.js';
@@ -52,14 +53,15 @@ export async function listDeadLetters(ctx: DlqContext, selection: Selection): Pr
   for await (const m of peekAll(ctx.receiver)) {
     if (!isSelected(dlqView(m), selection, ctx.now())) continue;
     const envelope = envelopeOfReceived(m);
+    const body = bodyForTool(m);
     rows.push({
       ...identityOf(m),
-      dedupKey: dedupKeyOf(envelope, m.body, ctx.consumerName),
+      dedupKey: dedupKeyOf(envelope, body, ctx.consumerName),
       deadLetterReason: m.deadLetterReason,
       deadLetterErrorDescription: m.deadLetterErrorDescription,
       deliveryCount: m.deliveryCount,
       enqueuedTimeUtc: m.enqueuedTimeUtc?.toISOString(),
-      store: await storeStateOf(envelope, m.body, { store: ctx.store, consumerName: ctx.consumerName }),
+      store: await storeStateOf(envelope, body, { store: ctx.store, consumerName: ctx.consumerName }),
     });
     if (rows.length % 200 === 0) ctx.out.progress(`listed ${rows.length}...`);
   }
@@ -71,10 +73,11 @@ export async function showDeadLetter(ctx: DlqContext, target: string): Promise<R
   for await (const m of peekAll(ctx.receiver)) {
     if (!isSelected(dlqView(m), { targets: [target], all: false }, ctx.now())) continue;
     const envelope = envelopeOfReceived(m);
+    const body = bodyForTool(m);
     return {
       sequenceNumber: m.sequenceNumber?.toNumber(),
       messageId: m.messageId,
-      dedupKey: dedupKeyOf(envelope, m.body, ctx.consumerName),
+      dedupKey: dedupKeyOf(envelope, body, ctx.consumerName),
       subject: m.subject,
       contentType: m.contentType,
       correlationId: m.correlationId,
@@ -86,9 +89,9 @@ export async function showDeadLetter(ctx: DlqContext, target: string): Promise<R
       expiresAtUtc: m.expiresAtUtc?.toISOString(),
       timeToLive: m.timeToLive,
       applicationProperties: m.applicationProperties,
-      store: await storeStateOf(envelope, m.body, { store: ctx.store, consumerName: ctx.consumerName }),
-      stored: await storedRecordsOf(envelope, m.body, { store: ctx.store, consumerName: ctx.consumerName }),
-      body: typeof m.body === 'string' || m.body instanceof Uint8Array ? bodyText(m.body) : m.body,
+      store: await storeStateOf(envelope, body, { store: ctx.store, consumerName: ctx.consumerName }),
+      stored: await storedRecordsOf(envelope, body, { store: ctx.store, consumerName: ctx.consumerName }),
+      body: bodyToShow(body),
     };
   }
   return undefined;
@@ -223,7 +226,7 @@ type RoutedPlan = ResubmitPlan & { readonly routed?: string };
 
 /** The copy, and for a subscription the rule that will take it; refused when none is sure to (the original then stays). */
 function planOf(ctx: DlqContext, m: ServiceBusReceivedMessage, horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>): RoutedPlan | { readonly refused: string } {
-  const dedupKey = dedupKeyOf(envelopeOfReceived(m), m.body);
+  const dedupKey = dedupKeyOf(envelopeOfReceived(m), bodyForTool(m));
   const plan = (to: string | undefined) => planResubmit(m, { entityPath: ctx.entityPath, to, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now(), horizon });
   if (!ctx.route) return plan(ctx.resubmitTo);
   const routed = routeCopy(ctx.route, (to) => plan(to).copy);
@@ -250,6 +253,6 @@ function dlqView(m: ServiceBusReceivedMessage) {
     deadLetterErrorDescription: m.deadLetterErrorDescription,
     deliveryCount: m.deliveryCount,
     enqueuedTimeUtc: m.enqueuedTimeUtc,
-    body: m.body,
+    body: bodyForTool(m),
   };
 }

@@ -14,7 +14,8 @@ import { listDeadLetters, purgeDeadLetters, resubmitDeadLetters, showDeadLetter 
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
 import { addDoctorCommand } from './doctorCommand.js';
 import { addShipmentCommands } from './shipmentCommands.js';
-import { cut } from './tableCell.js';
+import { cut, idCell } from './tableCell.js';
+import { escapeControls, shellWord } from './terminalText.js';
 import type { ListedOutboxEntry } from './outboxCommands.js';
 import { discardParked, listParked, resubmitParked } from './parkedCommands.js';
 import type { ListedParkedItem, ParkedActionReport, ParkedContext, ParkedSelection } from './parkedCommands.js';
@@ -61,7 +62,9 @@ interface FilterOptions {
 }
 
 /** Exit codes: 0 done, 1 some message failed (or nothing matched a named target), 2 bad usage or connection. */
-export async function runDlqCli(argv: readonly string[], io: DlqIo): Promise<number> {
+export async function runDlqCli(argv: readonly string[], rawIo: DlqIo): Promise<number> {
+  // Whatever a command prints, no sender-chosen character reaches the terminal as a control.
+  const io: DlqIo = { ...rawIo, stdout: (t) => rawIo.stdout(escapeControls(t)), stderr: (t) => rawIo.stderr(escapeControls(t)) };
   let exitCode = 0;
   const program = dlqProgram(io, (code) => {
     exitCode = code;
@@ -118,7 +121,7 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
       await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
         const shown = await showDeadLetter(ctx, target);
         if (!shown) {
-          io.stderr(`no dead-lettered message has sequence number or MessageId ${target}`);
+          io.stderr(`no dead-lettered message has sequence number or MessageId ${shellWord(target)}`);
           setExitCode(1);
           return;
         }
@@ -265,7 +268,7 @@ function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (code: numb
         const failed = reports.filter((r) => r.outcome === 'failed').length;
         if (options.json) io.stdout(JSON.stringify({ reports, failed, missing }, null, 2));
         else {
-          for (const r of reports) io.stdout(`${r.orderId}/${r.id}  ${r.messageId}  ${r.outcome}  ${r.detail}`);
+          for (const r of reports) io.stdout(`${shellWord(`${r.orderId}/${r.id}`)}  ${shellWord(r.messageId)}  ${r.outcome}  ${r.detail}`);
           io.stdout(summaryLine(reports, 'no failed outbox entry matched', missing, 'entry(ies)'));
         }
         setExitCode(failed > 0 || missing > 0 ? 1 : 0);
@@ -277,7 +280,7 @@ function outboxTable(rows: ListedOutboxEntry[]): string {
   const header = `${cut('ORDER', 24)}  ${cut('EVENT', 16)}  ${cut('DESTINATION', 16)}  ${cut('MESSAGE ID', 40)}  ${cut('STATE', 9)}  ${cut('CREATED', 20)}  REASON`;
   const lines = rows.map(
     (r) =>
-      `${cut(r.orderId, 24)}  ${cut(r.eventType, 16)}  ${cut(r.destination, 16)}  ${cut(r.messageId, 40)}  ${cut(r.state, 9)}  ${cut(r.createdAt.slice(0, 19), 20)}  ${r.reason ? `${r.reason}: ${r.detail ?? ''}` : ''}`,
+      `${cut(r.orderId, 24)}  ${cut(r.eventType, 16)}  ${cut(r.destination, 16)}  ${idCell(r.messageId, 40)}  ${cut(r.state, 9)}  ${cut(r.createdAt.slice(0, 19), 20)}  ${r.reason ? `${r.reason}: ${r.detail ?? ''}` : ''}`,
   );
   return [header, ...lines, `${rows.length} outbox entry(ies)`].join('\n');
 }
@@ -326,7 +329,7 @@ function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: Parke
   if (json) {
     io.stdout(JSON.stringify({ reports, failed, missing }, null, 2));
   } else {
-    for (const r of reports) io.stdout(`${r.orderId}/${r.id}  ${r.messageId ?? ''}${r.copyMessageId ? ` -> ${r.copyMessageId}` : ''}  ${r.outcome}  ${r.detail}`);
+    for (const r of reports) io.stdout(`${shellWord(`${r.orderId}/${r.id}`)}  ${r.messageId === undefined ? '' : shellWord(r.messageId)}${r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : ''}  ${r.outcome}  ${r.detail}`);
     io.stdout(summaryLine(reports, 'no parked item matched', missing, 'item(s)'));
   }
   return failed > 0 || missing > 0 ? 1 : 0;
@@ -341,7 +344,7 @@ function summaryLine(reports: readonly { readonly outcome: string }[], nothing: 
 function parkedTable(rows: ListedParkedItem[]): string {
   const header = `${cut('ORDER', 24)}  ${cut('TYPE', 18)}  ${cut('MESSAGE ID', 24)}  ${cut('STATE', 11)}  ${cut('REASON', 18)}  ${cut('PARKED', 20)}  DESCRIPTION`;
   const lines = rows.map(
-    (r) => `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${cut(r.messageId, 24)}  ${cut(r.state, 11)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
+    (r) => `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${idCell(r.messageId, 24)}  ${cut(r.state, 11)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
   );
   return [header, ...lines, `${rows.length} parked item(s)`].join('\n');
 }
@@ -456,8 +459,8 @@ function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: 
     io.stdout(JSON.stringify({ reports, failed, refused, missing }, null, 2));
   } else {
     for (const r of reports) {
-      const copy = r.copyMessageId ? ` -> ${r.copyMessageId}` : '';
-      io.stdout(`${String(r.sequenceNumber).padStart(6)}  ${r.messageId ?? '(no MessageId)'}${copy}  ${r.outcome}  ${r.detail}`);
+      const copy = r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : '';
+      io.stdout(`${String(r.sequenceNumber).padStart(6)}  ${r.messageId === undefined ? '(no MessageId)' : shellWord(r.messageId)}${copy}  ${r.outcome}  ${r.detail}`);
     }
     io.stdout(summaryLine(reports, 'no message matched', missing, 'message(s)'));
   }
@@ -468,7 +471,7 @@ function table(rows: ListedMessage[]): string {
   const header = `${'SEQ'.padStart(6)}  ${cut('MESSAGE ID', 24)}  ${cut('DEDUP KEY', 24)}  ${cut('REASON', 26)}  ${cut('DESCRIPTION', 30)}  DLV  ${cut('ENQUEUED', 20)}  STORE`;
   const lines = rows.map(
     (r) =>
-      `${String(r.sequenceNumber).padStart(6)}  ${cut(r.messageId, 24)}  ${cut(r.dedupKey, 24)}  ${cut(r.deadLetterReason, 26)}  ${cut(r.deadLetterErrorDescription, 30)}  ${String(r.deliveryCount ?? '').padStart(3)}  ${cut(r.enqueuedTimeUtc?.slice(0, 19), 20)}  ${r.store.kind}: ${r.store.detail}`,
+      `${String(r.sequenceNumber).padStart(6)}  ${idCell(r.messageId, 24)}  ${idCell(r.dedupKey, 24)}  ${cut(r.deadLetterReason, 26)}  ${cut(r.deadLetterErrorDescription, 30)}  ${String(r.deliveryCount ?? '').padStart(3)}  ${cut(r.enqueuedTimeUtc?.slice(0, 19), 20)}  ${r.store.kind}: ${r.store.detail}`,
   );
   return [header, ...lines, `${rows.length} dead-lettered message(s)`].join('\n');
 }

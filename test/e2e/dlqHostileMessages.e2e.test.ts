@@ -67,7 +67,7 @@ async function tool(...args: string[]) {
 // eslint-disable-next-line no-control-regex
 const controlCharacter = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
-/** What a POSIX shell makes of the first word of `text` (plain, '...' joined by \\', or $'...' with \\xHH): the id back. */
+/** What a POSIX shell makes of the first word of `text` (plain, '...' joined by \\', or $'...' with \\xHH and \\uHHHH): the id back. */
 function firstShellWord(text: string): string {
   let word = '';
   let i = 0;
@@ -75,9 +75,9 @@ function firstShellWord(text: string): string {
     if (text.startsWith("$'", i)) {
       for (i += 2; text[i] !== "'"; i++) {
         if (text[i] === '\\') {
-          const hex = /^x([0-9a-f]{2})/.exec(text.slice(i + 1));
-          word += hex ? String.fromCharCode(parseInt(hex[1] ?? '', 16)) : (text[i + 1] ?? '');
-          i += hex ? 3 : 1;
+          const hex = /^(?:x([0-9a-f]{2})|u([0-9a-f]{4}))/.exec(text.slice(i + 1));
+          word += hex ? String.fromCharCode(parseInt(hex[1] ?? hex[2] ?? '', 16)) : (text[i + 1] ?? '');
+          i += hex ? hex[0].length : 1;
         } else word += text[i];
       }
       i++;
