@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { DefaultAzureCredential } from '@azure/identity';
+import type { TokenCredential } from '@azure/identity';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { RetryOptions } from '@azure/service-bus';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -32,6 +33,8 @@ export interface DlqIo {
   readonly hooks?: ResubmitHooks;
   /** The tool's clock; tests move it forward. */
   readonly now?: () => number;
+  /** The Entra ID credential for Cosmos DB without a key; DefaultAzureCredential unless given (tests give a scoped principal's). */
+  readonly cosmosCredential?: TokenCredential;
 }
 
 interface GlobalOptions {
@@ -295,7 +298,7 @@ function parkedSelection(targets: string[], options: ParkedOptions): ParkedSelec
 /** The orders container (and, to resubmit, the queue) for the commands whose records live in Cosmos DB: parked items, outbox entries, shipments. */
 async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>): Promise<void> {
   if (!options.cosmosEndpoint) throw new Error('parked items, outbox entries and shipment records live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
-  const cosmos = createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey });
+  const cosmos = createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey, credential: io.cosmosCredential });
   const container = cosmos.database(options.cosmosDatabase).container(options.cosmosContainer);
   const client = needsQueue ? serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 }) : undefined;
   try {
@@ -395,7 +398,7 @@ async function withContext(options: GlobalOptions, io: DlqIo, run: (ctx: DlqCont
   // The SDK's own retries stay inside --timeout, so no single call hangs for a minute.
   const client = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 });
   const probe = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 0 });
-  const cosmos = options.cosmosEndpoint ? createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey }) : undefined;
+  const cosmos = options.cosmosEndpoint ? createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey, credential: io.cosmosCredential }) : undefined;
   const container = cosmos?.database(options.cosmosDatabase).container(options.cosmosContainer);
   const receiver = deadLetterReceiver(client, address);
   const out: Output = { line: io.stdout, progress: io.stderr };
