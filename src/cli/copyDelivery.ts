@@ -1,4 +1,5 @@
 import type { RuleProperties, ServiceBusClient, ServiceBusMessage } from '@azure/service-bus';
+import { DlqSetupError, rolesFor } from './setupChecks.js';
 import { matchesFilter, UnsupportedFilterError } from './subscriptionFilter.js';
 
 /** A subscription's rules as the rule manager lists them: what decides whether the topic gives it a copy. */
@@ -13,9 +14,16 @@ const maxRules = 100;
 
 export async function readSubscriptionRoute(client: ServiceBusClient, topic: string, subscription: string): Promise<SubscriptionRoute> {
   const rules: Pick<RuleProperties, 'name' | 'filter'>[] = [];
-  for await (const rule of client.createRuleManager(topic, subscription).listRules()) {
-    if (rules.length >= maxRules) throw new Error(`${topic}/subscriptions/${subscription} has more than ${maxRules} rules: the tool does not resubmit there`);
-    rules.push({ name: rule.name, filter: rule.filter });
+  try {
+    for await (const rule of client.createRuleManager(topic, subscription).listRules()) {
+      if (rules.length >= maxRules) throw new DlqSetupError(`${topic}/subscriptions/${subscription} has more than ${maxRules} rules: the tool does not resubmit there`);
+      rules.push({ name: rule.name, filter: rule.filter });
+    }
+  } catch (error) {
+    if (error instanceof DlqSetupError) throw error;
+    const detail = error instanceof Error ? error.message : String(error);
+    const unauthorized = (error as { code?: unknown }).code === 'UnauthorizedAccess';
+    throw new DlqSetupError(`reading the rules of ${topic}/subscriptions/${subscription} (to prove a copy will reach it) failed: ${detail}${unauthorized ? ` (grant ${rolesFor({ topic, subscription })})` : ''}`);
   }
   return { topic, subscription, rules };
 }
