@@ -21,6 +21,7 @@ import type { ListedOutboxEntry } from './outboxCommands.js';
 import { discardParked, listParked, resubmitParked } from './parkedCommands.js';
 import type { ListedParkedItem, ParkedActionReport, ParkedContext, ParkedSelection } from './parkedCommands.js';
 import { checkCosmosContainer, checkServiceBusEntity } from './setupChecks.js';
+import { whereLine } from './whereLine.js';
 import type { ActionReport, DlqContext, ListedMessage, Output, ResubmitHooks } from './dlqCommands.js';
 import type { ResubmitPolicy } from './resubmitHorizon.js';
 
@@ -33,6 +34,11 @@ export interface DlqIo {
   readonly hooks?: ResubmitHooks;
   /** The tool's clock; tests move it forward. */
   readonly now?: () => number;
+  /**
+   * Where the first line of every run goes (which namespace, entity and account): the bin sends it to
+   * stderr, so `--json` output stays clean; tests that compare stderr leave it out.
+   */
+  readonly announce?: (line: string) => void;
   /** The Entra ID credential for Cosmos DB without a key; DefaultAzureCredential unless given (tests give a scoped principal's). */
   readonly cosmosCredential?: TokenCredential;
 }
@@ -83,12 +89,12 @@ export async function runDlqCli(argv: readonly string[], rawIo: DlqIo): Promise<
 }
 
 function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
-  const program = new Command('dlq')
-    .description('Inspect, resubmit and purge the dead-letter queue of the orders queue (or of a topic subscription).')
+  const program = new Command('orders-ops')
+    .description('The operator tool (also orders-dlq): inspect, resubmit and purge dead-lettered messages of the orders queue or a topic subscription, parked items, outbox entries and escalated shipments.')
     .configureOutput({ writeOut: (t) => io.stdout(t.trimEnd()), writeErr: (t) => io.stderr(t.trimEnd()) })
     .exitOverride()
     .addOption(new Option('--connection-string <cs>', 'Service Bus connection string (emulator, local)').default(io.env.SERVICEBUS_CONNECTION_STRING, 'SERVICEBUS_CONNECTION_STRING'))
-    .addOption(new Option('--namespace <fqdn>', 'namespace, e.g. sb-x.servicebus.windows.net, with DefaultAzureCredential (production)'))
+    .addOption(new Option('--namespace <fqdn>', 'namespace, e.g. sb-x.servicebus.windows.net, with DefaultAzureCredential (production); without it and without a connection string, SERVICEBUS_FULLY_QUALIFIED_NAMESPACE (azd env get-values)'))
     .addOption(new Option('--queue <name>', 'the queue whose dead letters to handle').default(io.env.ORDERS_QUEUE_NAME ?? 'orders'))
     .option('--topic <name>', 'a topic, with --subscription, instead of a queue')
     .option('--subscription <name>', 'the topic subscription')
@@ -96,9 +102,18 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
     .addOption(new Option('--cosmos-key <key>', 'Cosmos DB key; without it, DefaultAzureCredential').default(io.env.COSMOS_KEY, 'COSMOS_KEY'))
     .option('--cosmos-database <name>', 'database', io.env.COSMOS_DATABASE ?? 'orders')
     .option('--cosmos-container <name>', 'orders container', io.env.COSMOS_ORDERS_CONTAINER ?? 'orders')
-    .option('--consumer-name <name>', 'the consumer\'s CONSUMER_NAME, if it has one', io.env.CONSUMER_NAME)
-    .option('--duplicate-window <duration>', "the queue's duplicate-detection window (0s if it has none)", durationOption, 600_000)
-    .option('--timeout <duration>', 'how long to wait for Service Bus or Cosmos DB to answer before giving up with the reason', durationOption, 10_000)
+    .option('--consumer-name <name>', "the consumer's CONSUMER_NAME; with --subscription the subscription's name (the fulfilment consumer's), else CONSUMER_NAME")
+    .addOption(new Option('--duplicate-window <duration>', "the queue's duplicate-detection window (0s if it has none)").argParser(durationOption).default(600_000, '10m'))
+    .addOption(new Option('--timeout <duration>', 'how long to wait for Service Bus or Cosmos DB to answer before giving up with the reason').argParser(durationOption).default(10_000, '10s'))
+    .hook('preAction', () => {
+      const options = program.opts<GlobalOptions>();
+      // azd's output names the namespace; a connection string given or in the environment wins.
+      if (!options.namespace && !options.connectionString && io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE) program.setOptionValue('namespace', io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE);
+      // The fulfilment consumer's name is its subscription's; CONSUMER_NAME is the orders consumer's.
+      if (options.consumerName === undefined) program.setOptionValue('consumerName', options.subscription ?? io.env.CONSUMER_NAME);
+      const address = options.topic && options.subscription ? { topic: options.topic, subscription: options.subscription } : { queue: options.queue };
+      io.announce?.(whereLine({ ...program.opts<GlobalOptions>(), address }));
+    })
     .addHelpText('after', exitCodesHelp);
 
   const withFilters = (command: Command) =>
