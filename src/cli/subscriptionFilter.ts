@@ -154,6 +154,10 @@ class Parser {
       if (left === null || right === null) return null;
       return (left === right) === (operator.text === '=');
     }
+    if (operator?.kind === 'word' || (operator?.kind === 'symbol' && !['(', ')'].includes(operator.text))) {
+      const word = operator.kind === 'word' ? operator.text.toUpperCase() : operator.text;
+      if (!['AND', 'OR'].includes(word)) this.refuse(`${operator.text} is not supported`);
+    }
     if (typeof left === 'boolean') return left;
     return this.refuse(`expected a comparison after ${this.describe(this.tokens[this.at - 1])}`);
   }

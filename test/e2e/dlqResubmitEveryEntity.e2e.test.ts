@@ -117,3 +117,34 @@ describe('resubmit from every dead-letter queue in infra/servicebus-queues.json'
     await drain('order-events', 'fulfilment');
   });
 });
+
+describe('a subscription whose rules the tool cannot vouch for', () => {
+  it('refuses the resubmit, says why, and leaves the original dead-lettered', async () => {
+    const { sqlFilter, toTopicConfig } = await import('../../dev/servicebus-emulator/index.js');
+    const base = toTopicConfig(loadQueueFile().topics['order-events']!);
+    const fulfilment = base.subscriptions.fulfilment!;
+    const patterned = await startServiceBusEmulator({
+      port: 0,
+      queues: {},
+      topics: { events: { ...base, subscriptions: { patterned: { ...fulfilment, rules: [{ name: 'orders-only', filter: sqlFilter("sys.Label LIKE 'Order%'") }] } } } },
+    });
+    const own = new ServiceBusClient(patterned.connectionString);
+    try {
+      const sender = own.createSender('events');
+      await sender.sendMessages({ messageId: 'evt-like', subject: 'OrderAccepted', body: { orderId: 'o-like' } });
+      await sender.close();
+      const receiver = own.createReceiver('events', 'patterned');
+      const [m] = await receiver.receiveMessages(1, { maxWaitTimeInMs: 2000 });
+      await receiver.deadLetterMessage(m!, { deadLetterReason: 'ConsumerGaveUp' });
+      await receiver.close();
+      const out: string[] = [];
+      const code = await runDlqCli(['--connection-string', patterned.connectionString, '--topic', 'events', '--subscription', 'patterned', 'resubmit', 'evt-like'], { stdout: (t) => out.push(t), stderr: () => undefined, env: {} });
+      expect({ code, out: out.join('\n') }).toEqual({ code: 1, out: expect.stringMatching(/evt-like {2}refused {2}not sent: cannot prove events\/subscriptions\/patterned would get the copy.*orders-only.*LIKE is not supported/) });
+      expect(patterned.entity('events/subscriptions/patterned/$deadletterqueue')?.messages.size).toBe(1);
+      expect(patterned.entity('events/subscriptions/patterned')?.messages.size).toBe(0);
+    } finally {
+      await own.close();
+      await patterned.close();
+    }
+  });
+});
