@@ -135,7 +135,7 @@ describe('a subscription whose rules the tool cannot vouch for', () => {
       await sender.close();
       const receiver = own.createReceiver('events', 'patterned');
       const [m] = await receiver.receiveMessages(1, { maxWaitTimeInMs: 2000 });
-      await receiver.deadLetterMessage(m!, { deadLetterReason: 'ConsumerGaveUp' });
+      await receiver.deadLetterMessage(m!, { deadLetterReason: 'ConsumerGaveUp', deadLetterErrorDescription: 'for the test' });
       await receiver.close();
       const out: string[] = [];
       const code = await runDlqCli(['--connection-string', patterned.connectionString, '--topic', 'events', '--subscription', 'patterned', 'resubmit', 'evt-like'], { stdout: (t) => out.push(t), stderr: () => undefined, env: {} });
