@@ -26,6 +26,8 @@ import { handleChangeFeed, handlePartitionKeyRangeFeed, isChangeFeedRequest, onl
 import { OfferBook, handleOfferRequest, isOfferRequest, throughputProblem } from './offers.js';
 import { handlePartitionKeyDelete, partitionKeyDeleteTarget } from './partitionKeyDelete.js';
 import { handlePartitionScopedQuery } from './partitionScopedQuery.js';
+import { refuseOutOfScope } from './scopedPrincipals.js';
+import type { ScopedPrincipals } from './scopedPrincipals.js';
 import { needsValidation, validateWrite } from './requestValidation.js';
 import { keepSystemPartitionKeyAsWritten } from './systemPartitionKey.js';
 import { purgeAllExpired, purgeExpired, trackTimeToLive } from './timeToLive.js';
@@ -76,6 +78,8 @@ export interface CosmosStandInOptions {
   readonly host?: string;
   /** PEM certificate and key to serve; by default the library's own self-signed pair. */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  /** Entra ID tokens whose role is scoped to one container: outside it they get Cosmos DB's 403 (sub-status 5301). */
+  readonly scopedPrincipals?: ScopedPrincipals;
 }
 
 type Handler = (account: Account, req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => Promise<unknown>;
@@ -106,6 +110,7 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
         void controlFaults(faults, req, res);
         return;
       }
+      if (refuseOutOfScope(options.scopedPrincipals, 'stand-in', req, res)) return;
       const fault = takeFault(faults, req, options.random ?? Math.random);
       if (fault?.afterApplying) loseAnswerAfterApplying(req, res, fault.statusCode);
       else if (fault) {

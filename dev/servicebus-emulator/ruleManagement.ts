@@ -153,7 +153,8 @@ function describeFilter(filter: RuleFilter): unknown {
     case 'correlation': {
       const f = filter.fields;
       const text = (v: string | undefined) => (v === undefined ? null : types.wrap_string(v));
-      const props = f.applicationProperties ? types.wrap_map(f.applicationProperties as Record<string, unknown>) : null;
+      // Service Bus always sends the properties map (empty when the filter names none); the SDK fails on a null there.
+      const props = types.wrap_map((f.applicationProperties ?? {}) as Record<string, unknown>);
       return types.described(
         types.wrap_ulong(descriptor.correlationFilter),
         types.wrap_list([text(f.correlationId), text(f.messageId), text(f.to), text(f.replyTo), text(f.subject), text(f.sessionId), text(f.replyToSessionId), text(f.contentType), props]),

@@ -73,6 +73,24 @@ var logAlerts = [
     threshold: outboxLagAlertSeconds
   }
   {
+    name: 'outbox-failed'
+    severity: 2
+    window: 'PT5M'
+    description: 'The publisher set an outbox entry aside as failed (a missing topic, a message too large): that event will not be sent until an operator requeues it. Runbook: docs/operations.md#a-failed-outbox-entry (npm run ops -- outbox list).'
+    query: 'customMetrics | where name == "outbox.events" | extend outcome = tostring(customDimensions.outcome) | where outcome == "failed" | summarize total = sum(value)'
+    column: 'total'
+    threshold: 0
+  }
+  {
+    name: 'parked-item-rejected'
+    severity: 2
+    window: 'PT5M'
+    description: 'An early arrival (a payment or status change) was rejected: its order never came, or it conflicts with it; its effect is not applied until an operator acts. Runbook: docs/operations.md#a-rejected-parked-item (npm run ops -- parked list).'
+    query: 'customMetrics | where name == "orders.parked_items" | extend event = tostring(customDimensions.event) | where event == "rejected" | summarize total = sum(value)'
+    column: 'total'
+    threshold: 0
+  }
+  {
     name: 'parked-items-old'
     severity: 3
     window: 'PT15M'

@@ -45,6 +45,7 @@ function matchesTarget(message: DeadLetteredMessage, targets: readonly string[])
 export function bodyText(body: unknown): string {
   if (typeof body === 'string') return body;
   if (body instanceof Uint8Array) return Buffer.from(body).toString('utf8');
+  // A decoded body reaches here only within the depth bound (bodyForTool).
   return JSON.stringify(body) ?? '';
 }
 

@@ -1,12 +1,16 @@
 import type { ServiceBusReceivedMessage, ServiceBusReceiver, ServiceBusSender } from '@azure/service-bus';
 import type { DocumentStore } from '../idempotency/index.js';
 import { dedupKeyOf, retryProperties } from '../orders/index.js';
-import { bodyText, isSelected } from './deadLetterSelection.js';
+import { bodyForTool, bodyToShow } from './bodyView.js';
+import { isSelected } from './deadLetterSelection.js';
 import type { Selection } from './deadLetterSelection.js';
 import { forEachLocked, isLockLost, keepLocked, peekAll } from './deadLetterQueue.js';
 import type { LockedOutcome } from './deadLetterQueue.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
+import { routeCopy } from './copyDelivery.js';
+import type { SubscriptionRoute } from './copyDelivery.js';
 import { planResubmit } from './resubmitCopy.js';
+import type { ResubmitPlan } from './resubmitCopy.js';
 import { decideResubmitHorizon } from './resubmitHorizon.js';
 import type { ResubmitHorizonDecision, ResubmitPolicy } from './resubmitHorizon.js';
 import { storeStateOf, storedRecordsOf } from './storeState.js';
@@ -23,6 +27,8 @@ export interface DlqContext {
   readonly entityPath: string;
   /** For a topic subscription: the copy's `to`, so the project's rules route it to that subscription alone. */
   readonly resubmitTo?: string;
+  /** For a topic subscription: its rules, read before the run; a copy no rule is sure to take is not sent. */
+  readonly route?: SubscriptionRoute;
   readonly store?: DocumentStore;
   readonly consumerName?: string;
   readonly duplicateDetectionWindowMs: number;
@@ -47,14 +53,15 @@ export async function listDeadLetters(ctx: DlqContext, selection: Selection): Pr
   for await (const m of peekAll(ctx.receiver)) {
     if (!isSelected(dlqView(m), selection, ctx.now())) continue;
     const envelope = envelopeOfReceived(m);
+    const body = bodyForTool(m);
     rows.push({
       ...identityOf(m),
-      dedupKey: dedupKeyOf(envelope, m.body, ctx.consumerName),
+      dedupKey: dedupKeyOf(envelope, body, ctx.consumerName),
       deadLetterReason: m.deadLetterReason,
       deadLetterErrorDescription: m.deadLetterErrorDescription,
       deliveryCount: m.deliveryCount,
       enqueuedTimeUtc: m.enqueuedTimeUtc?.toISOString(),
-      store: await storeStateOf(envelope, m.body, { store: ctx.store, consumerName: ctx.consumerName }),
+      store: await storeStateOf(envelope, body, { store: ctx.store, consumerName: ctx.consumerName }),
     });
     if (rows.length % 200 === 0) ctx.out.progress(`listed ${rows.length}...`);
   }
@@ -66,10 +73,11 @@ export async function showDeadLetter(ctx: DlqContext, target: string): Promise<R
   for await (const m of peekAll(ctx.receiver)) {
     if (!isSelected(dlqView(m), { targets: [target], all: false }, ctx.now())) continue;
     const envelope = envelopeOfReceived(m);
+    const body = bodyForTool(m);
     return {
       sequenceNumber: m.sequenceNumber?.toNumber(),
       messageId: m.messageId,
-      dedupKey: dedupKeyOf(envelope, m.body, ctx.consumerName),
+      dedupKey: dedupKeyOf(envelope, body, ctx.consumerName),
       subject: m.subject,
       contentType: m.contentType,
       correlationId: m.correlationId,
@@ -81,9 +89,9 @@ export async function showDeadLetter(ctx: DlqContext, target: string): Promise<R
       expiresAtUtc: m.expiresAtUtc?.toISOString(),
       timeToLive: m.timeToLive,
       applicationProperties: m.applicationProperties,
-      store: await storeStateOf(envelope, m.body, { store: ctx.store, consumerName: ctx.consumerName }),
-      stored: await storedRecordsOf(envelope, m.body, { store: ctx.store, consumerName: ctx.consumerName }),
-      body: typeof m.body === 'string' || m.body instanceof Uint8Array ? bodyText(m.body) : m.body,
+      store: await storeStateOf(envelope, body, { store: ctx.store, consumerName: ctx.consumerName }),
+      stored: await storedRecordsOf(envelope, body, { store: ctx.store, consumerName: ctx.consumerName }),
+      body: bodyToShow(body),
     };
   }
   return undefined;
@@ -121,7 +129,12 @@ export async function resubmitDeadLetters(ctx: DlqContext, selection: Selection,
         reports.push({ ...identityOf(m), outcome: 'refused', detail: horizon.checked });
         return 'declined';
       }
-      const report = await resubmitOne(ctx, sender, m, horizon, hooks);
+      const plan = planOf(ctx, m, horizon);
+      if ('refused' in plan) {
+        reports.push({ ...identityOf(m), outcome: 'refused', detail: plan.refused });
+        return 'declined';
+      }
+      const report = await resubmitOne(ctx, sender, m, plan, horizon, hooks);
       if (report === 'lock-lost') return 'lock-lost';
       reports.push(report);
       if (reports.length % 100 === 0) ctx.out.progress(`resubmitted ${reports.length}...`);
@@ -137,11 +150,11 @@ async function resubmitOne(
   ctx: DlqContext,
   sender: ServiceBusSender,
   m: ServiceBusReceivedMessage,
+  plan: RoutedPlan,
   horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>,
   hooks: ResubmitHooks,
 ): Promise<ActionReport | 'lock-lost'> {
   const base = identityOf(m);
-  const plan = planOf(ctx, m, horizon);
   try {
     await keepLocked(ctx.receiver, m);
   } catch (error) {
@@ -153,7 +166,7 @@ async function resubmitOne(
     await hooks.afterSend?.(m);
     await ctx.receiver.completeMessage(m);
     const why = plan.messageIdDecision === 'new' ? 'new MessageId (the original may be inside the duplicate-detection window); idempotency-key keeps the dedup key' : 'same MessageId (outside the duplicate-detection window)';
-    return { ...base, outcome: 'resubmitted', copyMessageId: String(plan.copy.messageId), detail: `${why}; ${horizon.checked}` };
+    return { ...base, outcome: 'resubmitted', copyMessageId: String(plan.copy.messageId), detail: `${why}; ${horizon.checked}${plan.routed ?? ''}` };
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     // The copy may have been sent: the original stays dead-lettered, and resubmitting it again is
@@ -195,7 +208,11 @@ async function plannedActions(ctx: DlqContext, selection: Selection, outcome: 'w
     }
     const horizon = horizonOf(ctx, m, policy);
     if (horizon.kind === 'refused') reports.push({ ...identityOf(m), outcome: 'refused', detail: horizon.checked });
-    else reports.push({ ...identityOf(m), outcome, copyMessageId: String(planOf(ctx, m, horizon).copy.messageId), detail: `${m.deadLetterReason ?? ''}; ${horizon.checked}` });
+    else {
+      const plan = planOf(ctx, m, horizon);
+      if ('refused' in plan) reports.push({ ...identityOf(m), outcome: 'refused', detail: plan.refused });
+      else reports.push({ ...identityOf(m), outcome, copyMessageId: String(plan.copy.messageId), detail: `${m.deadLetterReason ?? ''}; ${horizon.checked}${plan.routed ?? ''}` });
+    }
   }
   return reports;
 }
@@ -205,9 +222,17 @@ function horizonOf(ctx: DlqContext, m: ServiceBusReceivedMessage, policy: Resubm
   return decideResubmitHorizon(name, m, ctx.now(), policy);
 }
 
-function planOf(ctx: DlqContext, m: ServiceBusReceivedMessage, horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>) {
-  const dedupKey = dedupKeyOf(envelopeOfReceived(m), m.body);
-  return planResubmit(m, { entityPath: ctx.entityPath, to: ctx.resubmitTo, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now(), horizon });
+type RoutedPlan = ResubmitPlan & { readonly routed?: string };
+
+/** The copy, and for a subscription the rule that will take it; refused when none is sure to (the original then stays). */
+function planOf(ctx: DlqContext, m: ServiceBusReceivedMessage, horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>): RoutedPlan | { readonly refused: string } {
+  const dedupKey = dedupKeyOf(envelopeOfReceived(m), bodyForTool(m));
+  const plan = (to: string | undefined) => planResubmit(m, { entityPath: ctx.entityPath, to, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now(), horizon });
+  if (!ctx.route) return plan(ctx.resubmitTo);
+  const routed = routeCopy(ctx.route, (to) => plan(to).copy);
+  if (routed.kind === 'refused') return { refused: routed.why };
+  const address = routed.to === undefined ? 'addressed to nobody, as the original was' : `to ${routed.to}`;
+  return { ...plan(routed.to), routed: `; ${address}, taken by rule ${routed.rule} of ${ctx.route.subscription}` };
 }
 
 function allTargetsDone(selection: Selection, reports: readonly ActionReport[]): boolean {
@@ -228,6 +253,6 @@ function dlqView(m: ServiceBusReceivedMessage) {
     deadLetterErrorDescription: m.deadLetterErrorDescription,
     deliveryCount: m.deliveryCount,
     enqueuedTimeUtc: m.enqueuedTimeUtc,
-    body: m.body,
+    body: bodyForTool(m),
   };
 }

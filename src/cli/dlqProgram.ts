@@ -1,10 +1,12 @@
 import { createInterface } from 'node:readline/promises';
 import { DefaultAzureCredential } from '@azure/identity';
+import type { TokenCredential } from '@azure/identity';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { RetryOptions } from '@azure/service-bus';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { loadResubmitRetention } from '../config.js';
 import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
+import { readSubscriptionRoute } from './copyDelivery.js';
 import { deadLetterReceiver, entityPath } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
 import { isEmptySelection, parseDuration } from './deadLetterSelection.js';
@@ -13,11 +15,13 @@ import { listDeadLetters, purgeDeadLetters, resubmitDeadLetters, showDeadLetter 
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
 import { addDoctorCommand } from './doctorCommand.js';
 import { addShipmentCommands } from './shipmentCommands.js';
-import { cut } from './tableCell.js';
+import { cut, idCell } from './tableCell.js';
+import { escapeControls, shellWord } from './terminalText.js';
 import type { ListedOutboxEntry } from './outboxCommands.js';
 import { discardParked, listParked, resubmitParked } from './parkedCommands.js';
 import type { ListedParkedItem, ParkedActionReport, ParkedContext, ParkedSelection } from './parkedCommands.js';
 import { checkCosmosContainer, checkServiceBusEntity } from './setupChecks.js';
+import { whereLine } from './whereLine.js';
 import type { ActionReport, DlqContext, ListedMessage, Output, ResubmitHooks } from './dlqCommands.js';
 import type { ResubmitPolicy } from './resubmitHorizon.js';
 
@@ -30,6 +34,13 @@ export interface DlqIo {
   readonly hooks?: ResubmitHooks;
   /** The tool's clock; tests move it forward. */
   readonly now?: () => number;
+  /**
+   * Where the first line of every run goes (which namespace, entity and account): the bin sends it to
+   * stderr, so `--json` output stays clean; tests that compare stderr leave it out.
+   */
+  readonly announce?: (line: string) => void;
+  /** The Entra ID credential for Cosmos DB without a key; DefaultAzureCredential unless given (tests give a scoped principal's). */
+  readonly cosmosCredential?: TokenCredential;
 }
 
 interface GlobalOptions {
@@ -60,7 +71,9 @@ interface FilterOptions {
 }
 
 /** Exit codes: 0 done, 1 some message failed (or nothing matched a named target), 2 bad usage or connection. */
-export async function runDlqCli(argv: readonly string[], io: DlqIo): Promise<number> {
+export async function runDlqCli(argv: readonly string[], rawIo: DlqIo): Promise<number> {
+  // Whatever a command prints, no sender-chosen character reaches the terminal as a control.
+  const io: DlqIo = { ...rawIo, stdout: (t) => rawIo.stdout(escapeControls(t)), stderr: (t) => rawIo.stderr(escapeControls(t)) };
   let exitCode = 0;
   const program = dlqProgram(io, (code) => {
     exitCode = code;
@@ -76,12 +89,12 @@ export async function runDlqCli(argv: readonly string[], io: DlqIo): Promise<num
 }
 
 function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
-  const program = new Command('dlq')
-    .description('Inspect, resubmit and purge the dead-letter queue of the orders queue (or of a topic subscription).')
+  const program = new Command('orders-ops')
+    .description('The operator tool (also orders-dlq): inspect, resubmit and purge dead-lettered messages of the orders queue or a topic subscription, parked items, outbox entries and escalated shipments.')
     .configureOutput({ writeOut: (t) => io.stdout(t.trimEnd()), writeErr: (t) => io.stderr(t.trimEnd()) })
     .exitOverride()
     .addOption(new Option('--connection-string <cs>', 'Service Bus connection string (emulator, local)').default(io.env.SERVICEBUS_CONNECTION_STRING, 'SERVICEBUS_CONNECTION_STRING'))
-    .addOption(new Option('--namespace <fqdn>', 'namespace, e.g. sb-x.servicebus.windows.net, with DefaultAzureCredential (production)'))
+    .addOption(new Option('--namespace <fqdn>', 'namespace, e.g. sb-x.servicebus.windows.net, with DefaultAzureCredential (production); without it and without a connection string, SERVICEBUS_FULLY_QUALIFIED_NAMESPACE (azd env get-values)'))
     .addOption(new Option('--queue <name>', 'the queue whose dead letters to handle').default(io.env.ORDERS_QUEUE_NAME ?? 'orders'))
     .option('--topic <name>', 'a topic, with --subscription, instead of a queue')
     .option('--subscription <name>', 'the topic subscription')
@@ -89,9 +102,18 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
     .addOption(new Option('--cosmos-key <key>', 'Cosmos DB key; without it, DefaultAzureCredential').default(io.env.COSMOS_KEY, 'COSMOS_KEY'))
     .option('--cosmos-database <name>', 'database', io.env.COSMOS_DATABASE ?? 'orders')
     .option('--cosmos-container <name>', 'orders container', io.env.COSMOS_ORDERS_CONTAINER ?? 'orders')
-    .option('--consumer-name <name>', 'the consumer\'s CONSUMER_NAME, if it has one', io.env.CONSUMER_NAME)
-    .option('--duplicate-window <duration>', "the queue's duplicate-detection window (0s if it has none)", durationOption, 600_000)
-    .option('--timeout <duration>', 'how long to wait for Service Bus or Cosmos DB to answer before giving up with the reason', durationOption, 10_000)
+    .option('--consumer-name <name>', "the consumer's CONSUMER_NAME; with --subscription the subscription's name (the fulfilment consumer's), else CONSUMER_NAME")
+    .addOption(new Option('--duplicate-window <duration>', "the queue's duplicate-detection window (0s if it has none)").argParser(durationOption).default(600_000, '10m'))
+    .addOption(new Option('--timeout <duration>', 'how long to wait for Service Bus or Cosmos DB to answer before giving up with the reason').argParser(durationOption).default(10_000, '10s'))
+    .hook('preAction', () => {
+      const options = program.opts<GlobalOptions>();
+      // azd's output names the namespace; a connection string given or in the environment wins.
+      if (!options.namespace && !options.connectionString && io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE) program.setOptionValue('namespace', io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE);
+      // The fulfilment consumer's name is its subscription's; CONSUMER_NAME is the orders consumer's.
+      if (options.consumerName === undefined) program.setOptionValue('consumerName', options.subscription ?? io.env.CONSUMER_NAME);
+      const address = options.topic && options.subscription ? { topic: options.topic, subscription: options.subscription } : { queue: options.queue };
+      io.announce?.(whereLine({ ...program.opts<GlobalOptions>(), address }));
+    })
     .addHelpText('after', exitCodesHelp);
 
   const withFilters = (command: Command) =>
@@ -117,7 +139,7 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
       await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
         const shown = await showDeadLetter(ctx, target);
         if (!shown) {
-          io.stderr(`no dead-lettered message has sequence number or MessageId ${target}`);
+          io.stderr(`no dead-lettered message has sequence number or MessageId ${shellWord(target)}`);
           setExitCode(1);
           return;
         }
@@ -264,7 +286,7 @@ function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (code: numb
         const failed = reports.filter((r) => r.outcome === 'failed').length;
         if (options.json) io.stdout(JSON.stringify({ reports, failed, missing }, null, 2));
         else {
-          for (const r of reports) io.stdout(`${r.orderId}/${r.id}  ${r.messageId}  ${r.outcome}  ${r.detail}`);
+          for (const r of reports) io.stdout(`${shellWord(`${r.orderId}/${r.id}`)}  ${shellWord(r.messageId)}  ${r.outcome}  ${r.detail}`);
           io.stdout(summaryLine(reports, 'no failed outbox entry matched', missing, 'entry(ies)'));
         }
         setExitCode(failed > 0 || missing > 0 ? 1 : 0);
@@ -276,7 +298,7 @@ function outboxTable(rows: ListedOutboxEntry[]): string {
   const header = `${cut('ORDER', 24)}  ${cut('EVENT', 16)}  ${cut('DESTINATION', 16)}  ${cut('MESSAGE ID', 40)}  ${cut('STATE', 9)}  ${cut('CREATED', 20)}  REASON`;
   const lines = rows.map(
     (r) =>
-      `${cut(r.orderId, 24)}  ${cut(r.eventType, 16)}  ${cut(r.destination, 16)}  ${cut(r.messageId, 40)}  ${cut(r.state, 9)}  ${cut(r.createdAt.slice(0, 19), 20)}  ${r.reason ? `${r.reason}: ${r.detail ?? ''}` : ''}`,
+      `${cut(r.orderId, 24)}  ${cut(r.eventType, 16)}  ${cut(r.destination, 16)}  ${idCell(r.messageId, 40)}  ${cut(r.state, 9)}  ${cut(r.createdAt.slice(0, 19), 20)}  ${r.reason ? `${r.reason}: ${r.detail ?? ''}` : ''}`,
   );
   return [header, ...lines, `${rows.length} outbox entry(ies)`].join('\n');
 }
@@ -291,7 +313,7 @@ function parkedSelection(targets: string[], options: ParkedOptions): ParkedSelec
 /** The orders container (and, to resubmit, the queue) for the commands whose records live in Cosmos DB: parked items, outbox entries, shipments. */
 async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>): Promise<void> {
   if (!options.cosmosEndpoint) throw new Error('parked items, outbox entries and shipment records live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
-  const cosmos = createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey });
+  const cosmos = createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey, credential: io.cosmosCredential });
   const container = cosmos.database(options.cosmosDatabase).container(options.cosmosContainer);
   const client = needsQueue ? serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 }) : undefined;
   try {
@@ -325,7 +347,7 @@ function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: Parke
   if (json) {
     io.stdout(JSON.stringify({ reports, failed, missing }, null, 2));
   } else {
-    for (const r of reports) io.stdout(`${r.orderId}/${r.id}  ${r.messageId ?? ''}${r.copyMessageId ? ` -> ${r.copyMessageId}` : ''}  ${r.outcome}  ${r.detail}`);
+    for (const r of reports) io.stdout(`${shellWord(`${r.orderId}/${r.id}`)}  ${r.messageId === undefined ? '' : shellWord(r.messageId)}${r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : ''}  ${r.outcome}  ${r.detail}`);
     io.stdout(summaryLine(reports, 'no parked item matched', missing, 'item(s)'));
   }
   return failed > 0 || missing > 0 ? 1 : 0;
@@ -340,7 +362,7 @@ function summaryLine(reports: readonly { readonly outcome: string }[], nothing: 
 function parkedTable(rows: ListedParkedItem[]): string {
   const header = `${cut('ORDER', 24)}  ${cut('TYPE', 18)}  ${cut('MESSAGE ID', 24)}  ${cut('STATE', 11)}  ${cut('REASON', 18)}  ${cut('PARKED', 20)}  DESCRIPTION`;
   const lines = rows.map(
-    (r) => `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${cut(r.messageId, 24)}  ${cut(r.state, 11)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
+    (r) => `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${idCell(r.messageId, 24)}  ${cut(r.state, 11)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
   );
   return [header, ...lines, `${rows.length} parked item(s)`].join('\n');
 }
@@ -391,7 +413,7 @@ async function withContext(options: GlobalOptions, io: DlqIo, run: (ctx: DlqCont
   // The SDK's own retries stay inside --timeout, so no single call hangs for a minute.
   const client = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 });
   const probe = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 0 });
-  const cosmos = options.cosmosEndpoint ? createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey }) : undefined;
+  const cosmos = options.cosmosEndpoint ? createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey, credential: io.cosmosCredential }) : undefined;
   const container = cosmos?.database(options.cosmosDatabase).container(options.cosmosContainer);
   const receiver = deadLetterReceiver(client, address);
   const out: Output = { line: io.stdout, progress: io.stderr };
@@ -403,6 +425,7 @@ async function withContext(options: GlobalOptions, io: DlqIo, run: (ctx: DlqCont
       sender: () => client.createSender(address.queue ?? address.topic ?? ''),
       entityPath: entityPath(address),
       resubmitTo: address.subscription,
+      route: address.topic && address.subscription ? await readSubscriptionRoute(client, address.topic, address.subscription) : undefined,
       store: container && new CosmosDocumentStore(container),
       consumerName: options.consumerName,
       duplicateDetectionWindowMs: options.duplicateWindow,
@@ -454,8 +477,8 @@ function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: 
     io.stdout(JSON.stringify({ reports, failed, refused, missing }, null, 2));
   } else {
     for (const r of reports) {
-      const copy = r.copyMessageId ? ` -> ${r.copyMessageId}` : '';
-      io.stdout(`${String(r.sequenceNumber).padStart(6)}  ${r.messageId ?? '(no MessageId)'}${copy}  ${r.outcome}  ${r.detail}`);
+      const copy = r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : '';
+      io.stdout(`${String(r.sequenceNumber).padStart(6)}  ${r.messageId === undefined ? '(no MessageId)' : shellWord(r.messageId)}${copy}  ${r.outcome}  ${r.detail}`);
     }
     io.stdout(summaryLine(reports, 'no message matched', missing, 'message(s)'));
   }
@@ -466,7 +489,7 @@ function table(rows: ListedMessage[]): string {
   const header = `${'SEQ'.padStart(6)}  ${cut('MESSAGE ID', 24)}  ${cut('DEDUP KEY', 24)}  ${cut('REASON', 26)}  ${cut('DESCRIPTION', 30)}  DLV  ${cut('ENQUEUED', 20)}  STORE`;
   const lines = rows.map(
     (r) =>
-      `${String(r.sequenceNumber).padStart(6)}  ${cut(r.messageId, 24)}  ${cut(r.dedupKey, 24)}  ${cut(r.deadLetterReason, 26)}  ${cut(r.deadLetterErrorDescription, 30)}  ${String(r.deliveryCount ?? '').padStart(3)}  ${cut(r.enqueuedTimeUtc?.slice(0, 19), 20)}  ${r.store.kind}: ${r.store.detail}`,
+      `${String(r.sequenceNumber).padStart(6)}  ${idCell(r.messageId, 24)}  ${idCell(r.dedupKey, 24)}  ${cut(r.deadLetterReason, 26)}  ${cut(r.deadLetterErrorDescription, 30)}  ${String(r.deliveryCount ?? '').padStart(3)}  ${cut(r.enqueuedTimeUtc?.slice(0, 19), 20)}  ${r.store.kind}: ${r.store.detail}`,
   );
   return [header, ...lines, `${rows.length} dead-lettered message(s)`].join('\n');
 }

@@ -67,6 +67,8 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
     subject: original.subject,
     correlationId: original.correlationId,
     ...(options.to === undefined ? {} : { to: options.to }),
+    // A session-enabled subscription or queue takes only messages with a SessionId: the copy keeps the original's.
+    ...(original.sessionId === undefined ? {} : { sessionId: original.sessionId }),
     messageId: newId ? deriveMessageId(originalId ?? `seq-${String(original.sequenceNumber)}`, `~resubmit-${count}`) : originalId,
     applicationProperties,
     // Waiting in the queue past this, the copy is dead-lettered (TTLExpiredException) rather than consumed after its markers expired.

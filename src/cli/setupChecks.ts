@@ -65,11 +65,17 @@ export function explainServiceBusFailure(error: unknown, target: Pick<ServiceBus
     return `no answer from Service Bus namespace ${target.namespace} within ${seconds(target.timeoutMs)} while opening ${what}${last} (raise --timeout, or check the namespace name and the network)`;
   }
   if (code === 'MessagingEntityNotFound') return `${what} does not exist in Service Bus namespace ${target.namespace}${detail ? ` (${detail})` : ''}`;
-  if (code === 'UnauthorizedAccess') return `Service Bus namespace ${target.namespace} refused the credential for ${what}: ${detail || 'unauthorized'} (with --namespace you need Azure Service Bus Data Receiver and Data Sender on the entity)`;
+  if (code === 'UnauthorizedAccess') return `Service Bus namespace ${target.namespace} refused the credential for ${what}: ${detail || 'unauthorized'} (with --namespace grant ${rolesFor(target.address)})`;
   if (/CredentialUnavailable|AuthenticationError|AggregateAuthentication/.test(name)) return `no Entra ID token could be had for Service Bus namespace ${target.namespace}: ${detail} (sign in with az login, or give --connection-string)`;
   if (/ENOTFOUND|EAI_AGAIN/.test(detail)) return `Service Bus namespace ${target.namespace} cannot be resolved: ${detail} (check --namespace or the connection string's Endpoint)`;
   if (/ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ETIMEDOUT/.test(detail)) return `Service Bus namespace ${target.namespace} cannot be reached: ${detail}`;
   return `opening ${what} in Service Bus namespace ${target.namespace} failed: ${detail || code || name || 'unknown error'}`;
+}
+
+/** The data-plane roles the tool needs on an entity, with their scopes, as infra/modules/rbac.bicep grants them to the operator group. */
+export function rolesFor(address: EntityAddress): string {
+  if (address.queue) return `Azure Service Bus Data Receiver and Azure Service Bus Data Sender on the queue ${address.queue}`;
+  return `Azure Service Bus Data Receiver on the subscription ${address.topic ?? ''}/subscriptions/${address.subscription ?? ''}, and Azure Service Bus Data Sender on the topic ${address.topic ?? ''} to resubmit`;
 }
 
 export interface CosmosTarget {
@@ -79,30 +85,32 @@ export interface CosmosTarget {
 }
 
 /**
- * Reads the database and the container before any store state is reported: against a mistyped
- * database every message would look `not-processed`, which the runbook says to resubmit.
+ * Reads the container's metadata before any store state is reported: against a mistyped database or
+ * container every message would look `not-processed`, which the runbook says to resubmit. Only the
+ * container: the role the template grants operators (Cosmos DB Built-in Data Contributor scoped to
+ * this container) cannot read the database's metadata, and Cosmos DB answers that with 403.
  */
 export async function checkCosmosContainer(target: CosmosTarget): Promise<void> {
   const { container } = target;
-  const database = container.database;
-  try {
-    await withDeadline(target.timeoutMs, (abortSignal) => database.read({ abortSignal }));
-  } catch (error) {
-    throw new DlqSetupError(explainCosmosFailure(error, `database '${database.id}'`, target));
-  }
   try {
     await withDeadline(target.timeoutMs, (abortSignal) => container.read({ abortSignal }));
   } catch (error) {
-    throw new DlqSetupError(explainCosmosFailure(error, `container '${container.id}' in database '${database.id}'`, target));
+    throw new DlqSetupError(explainCosmosFailure(error, container.database.id, container.id, target));
   }
 }
 
-function explainCosmosFailure(error: unknown, what: string, target: CosmosTarget): string {
+/** Cosmos DB's built-in data-plane role the operator group gets on the orders container (infra/modules/rbac.bicep). */
+export const cosmosOperatorRole = 'Cosmos DB Built-in Data Contributor (00000000-0000-0000-0000-000000000002)';
+
+function explainCosmosFailure(error: unknown, database: string, containerId: string, target: CosmosTarget): string {
+  const what = `container '${containerId}' in database '${database}'`;
   const code = Number((error as { code?: unknown } | undefined)?.code);
   const detail = messageOf(error).split('\n')[0] ?? '';
   if (error instanceof DeadlineExceeded) return `no answer from Cosmos DB at ${target.endpoint} within ${seconds(target.timeoutMs)} while reading ${what}`;
   if (code === 404) return `Cosmos DB ${what} does not exist at ${target.endpoint} (check --cosmos-database / COSMOS_DATABASE and --cosmos-container / COSMOS_ORDERS_CONTAINER)`;
-  if (code === 401 || code === 403) return `Cosmos DB at ${target.endpoint} refused the credential for ${what} (${code}): with Entra ID you need the Cosmos DB Built-in Data Contributor role on the container`;
+  if (code === 401 || code === 403) {
+    return `Cosmos DB at ${target.endpoint} refused the credential for ${what} (${code}${detail ? `: ${detail}` : ''}); grant the principal ${cosmosOperatorRole} on the scope /dbs/${database}/colls/${containerId} of that account (the operator group: operatorPrincipalId in infra/modules/rbac.bicep), or give --cosmos-key`;
+  }
   return `reading Cosmos DB ${what} at ${target.endpoint} failed: ${detail || String(code)}`;
 }
 

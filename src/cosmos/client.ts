@@ -3,11 +3,14 @@ import { Agent } from 'node:https';
 import { CosmosClient } from '@azure/cosmos';
 import type { CosmosClientOptions } from '@azure/cosmos';
 import { DefaultAzureCredential } from '@azure/identity';
+import type { TokenCredential } from '@azure/identity';
 
 export interface CosmosConnectionOptions {
   readonly endpoint: string;
   /** Account key; without it the client authenticates with Entra ID (`DefaultAzureCredential`). */
   readonly key?: string;
+  /** The Entra ID credential when there is no key; `DefaultAzureCredential` unless given. */
+  readonly credential?: TokenCredential;
   /** PEM file of a CA to trust for this endpoint only (the Cosmos emulator's exported certificate). */
   readonly caCertificatePath?: string;
   /** Identifies the client in Cosmos diagnostics. */
@@ -23,7 +26,7 @@ export function createCosmosClient(options: CosmosConnectionOptions): CosmosClie
   const local = isLoopbackEndpoint(options.endpoint);
   const clientOptions: CosmosClientOptions = {
     endpoint: options.endpoint,
-    ...(options.key ? { key: options.key } : { aadCredentials: new DefaultAzureCredential() }),
+    ...(options.key ? { key: options.key } : { aadCredentials: options.credential ?? new DefaultAzureCredential() }),
     userAgentSuffix: options.userAgentSuffix ?? 'idempotent-order-consumer',
     // An emulator advertises addresses that are not reachable from here; stay on the given endpoint.
     ...(local ? { connectionPolicy: { enableEndpointDiscovery: false } } : {}),

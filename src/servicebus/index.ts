@@ -2,7 +2,7 @@ export { applicationProperty, envelopeFromInvocation, envelopeFromTriggerMetadat
 export type { MessageEnvelope } from './envelope.js';
 export { unwrapCloudEvent } from './cloudEvents.js';
 export type { CloudEventAttributes, UnwrappedBody } from './cloudEvents.js';
-export { decodeJsonBody, refusingUnreadable } from './messageBody.js';
+export { decodeJsonBody, maxJsonDepth, refusingUnreadable } from './messageBody.js';
 export { ServiceBusRetryScheduler, chooseServiceBusClient } from './retryScheduler.js';
 export type { RetryScheduler, ScheduledCopy, ServiceBusClientChoice, ServiceBusConnectionSettings } from './retryScheduler.js';
 export { deriveMessageId, maxDerivedSuffixLength, maxMessageIdLength } from './derivedMessageId.js';

@@ -84,7 +84,8 @@ describe('the dead-letter tool when it cannot do its work', () => {
   it('refuses to report store state against a database that does not exist', async () => {
     const result = await dlq(['--connection-string', emulator.connectionString, ...cosmosArgs('no-such-database', containerId), 'list']);
     expect(result).toMatchObject({ code: 2, stdout: '' });
-    expect(result.stderr).toBe(`error: Cosmos DB database 'no-such-database' does not exist at ${inject('cosmosEndpoint')} (check --cosmos-database / COSMOS_DATABASE and --cosmos-container / COSMOS_ORDERS_CONTAINER)`);
+    // Only the container is read (an operator's container-scoped role cannot read the database); the error still names the database.
+    expect(result.stderr).toBe(`error: Cosmos DB container '${containerId}' in database 'no-such-database' does not exist at ${inject('cosmosEndpoint')} (check --cosmos-database / COSMOS_DATABASE and --cosmos-container / COSMOS_ORDERS_CONTAINER)`);
   });
 
   it('refuses to report store state against a container that does not exist', async () => {

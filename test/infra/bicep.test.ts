@@ -470,7 +470,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     };
 
     it('raises one log alert per fault, on Application Insights, every 5 minutes, to the operators action group', () => {
-      expect(logAlerts().map((r) => r.name).sort()).toEqual(['conflict-or-invalid', 'duplicate-ratio', 'outbox-lag', 'parked-items-old', 'shipment-escalated'].map((n) => `alert-orders-${n}`));
+      expect(logAlerts().map((r) => r.name).sort()).toEqual(['conflict-or-invalid', 'duplicate-ratio', 'outbox-failed', 'outbox-lag', 'parked-item-rejected', 'parked-items-old', 'shipment-escalated'].map((n) => `alert-orders-${n}`));
       const group = one('Microsoft.Insights/actionGroups');
       for (const alert of logAlerts()) {
         expect(props(alert)).toMatchObject({ enabled: true, evaluationFrequency: 'PT5M', autoMitigate: true });
@@ -496,6 +496,20 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(appSettings.find((s) => s.name === 'OUTBOX_LAG_ALERT_SECONDS')?.value).toBe('300');
       expect(criterion(alertNamed('parked-items-old'))).toMatchObject({ threshold: 3600, query: expect.stringContaining('orders.parked_items.oldest_age') });
       expect(criterion(alertNamed('shipment-escalated'))).toMatchObject({ threshold: 0, query: expect.stringContaining('shipments.escalations') });
+    });
+
+    it('alerts on failed outbox entries and rejected parked items, on the counters the app emits, as the docs promise', () => {
+      // outbox.events{outcome} (src/telemetry/outboxTelemetry.ts) and orders.parked_items{event} (src/telemetry/parkedItemTelemetry.ts).
+      const outboxFailed = alertNamed('outbox-failed');
+      expect(props(outboxFailed)).toMatchObject({ windowSize: 'PT5M', severity: 2 });
+      expect(criterion(outboxFailed)).toMatchObject({ threshold: 0, metricMeasureColumn: 'total' });
+      expect(criterion(outboxFailed).query).toMatch(/name == "outbox\.events".*outcome == "failed".*sum\(value\)/);
+      expect(String(props(outboxFailed).description)).toContain('docs/operations.md#a-failed-outbox-entry');
+      const parkedRejected = alertNamed('parked-item-rejected');
+      expect(props(parkedRejected)).toMatchObject({ windowSize: 'PT5M', severity: 2 });
+      expect(criterion(parkedRejected)).toMatchObject({ threshold: 0, metricMeasureColumn: 'total' });
+      expect(criterion(parkedRejected).query).toMatch(/name == "orders\.parked_items".*event == "rejected".*sum\(value\)/);
+      expect(String(props(parkedRejected).description)).toContain('docs/operations.md#a-rejected-parked-item');
     });
 
     it('fires on any dead-lettered message on any queue or subscription of the namespace', () => {

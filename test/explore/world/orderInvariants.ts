@@ -64,7 +64,7 @@ export interface KnownDefects {
 export function checkAtQuiescence(scenario: OrderScenario, run: WorldRun, known: KnownDefects = {}): string[] {
   const violations: string[] = [...run.stuck.map((name) => `${name} never finished: waiting on nothing`)];
   const recordedFor = (m: ModelMessage): RejectionDocument | undefined =>
-    [m.orderId, rejectedMessagesPartition].map((pk) => run.memory.list(pk).find((d) => d.id === rejectionDocumentId(m.messageId)) as RejectionDocument | undefined).find(Boolean);
+    [m.orderId, rejectedMessagesPartition(m.messageId), '#rejected'].map((pk) => run.memory.list(pk).find((d) => d.id === rejectionDocumentId(m.messageId)) as RejectionDocument | undefined).find(Boolean);
   const knownUnrecordedCopy = (m: ModelMessage): boolean =>
     known.conflictCopyUnrecorded === true &&
     run.memory.list(m.orderId).some((d) => {

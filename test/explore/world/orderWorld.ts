@@ -152,7 +152,7 @@ export async function runOrderWorld(scenario: OrderScenario, s: Scheduler, optio
     const actor: Actor = { name: label, awaits: 0 };
     running.add(label);
     try {
-      const result = await sweepParkedItems(contextFor(actor), { horizonSeconds: parkingHorizonSeconds, minAgeSeconds: sweepMinAgeSeconds });
+      const result = await sweepParkedItems(contextFor(actor), { horizonSeconds: parkingHorizonSeconds, minAgeSeconds: sweepMinAgeSeconds, maxItemsPerRun: 1000 });
       if (result.rejected.length > 0) timeline.count('sweeper rejected parked items');
       if (result.applied > 0) timeline.count('sweeper applied parked items');
       timeline.add(label, `ends: examined ${result.examined}, applied ${result.applied}, rejected ${result.rejected.map((r) => `${r.id} (${r.reason})`).join(', ') || 'none'}`);

@@ -23,3 +23,21 @@ describe('payloadDifferences', () => {
     expect(payloadDifferences({ x: { p: 1, q: [] } }, { x: { q: [], p: 1 } })).toEqual([]);
   });
 });
+
+describe('payloadDifferences on hostile payloads', () => {
+  it('walks a payload nested 50,000 deep without recursion, comparing past 64 levels as one field', () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 50_000; i++) deep = [deep];
+    const differences = payloadDifferences({ orderId: 'o-1', deep }, { orderId: 'o-1' });
+    expect(differences).toHaveLength(1);
+    expect(differences[0]).toMatchObject({ path: expect.stringMatching(/^deep(\[0\]){63}$/), stored: undefined });
+    expect(String(differences[0]?.message)).toMatch(/not compared: deeper than 64 levels/);
+  });
+
+  it('stops listing fields past its bound', () => {
+    const wide = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`f${i}`, i]));
+    const differences = payloadDifferences(wide, {});
+    expect(differences.length).toBeLessThanOrEqual(10_002);
+    expect(differences).toContainEqual({ path: "…", message: "(the fields past the first 10000 are not compared)", stored: undefined });
+  });
+});

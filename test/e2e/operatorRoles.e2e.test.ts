@@ -1,0 +1,75 @@
+import type { TokenCredential } from '@azure/identity';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCosmosStandIn } from '../../dev/cosmos/cosmosStandIn.js';
+import type { CosmosStandIn } from '../../dev/cosmos/cosmosStandIn.js';
+import { startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { runDlqCli } from '../../src/cli/dlqProgram.js';
+import { createCosmosClient } from '../../src/cosmos/index.js';
+
+/**
+ * The roles infra/modules/rbac.bicep grants the operator group: Cosmos DB Built-in Data Contributor
+ * scoped to the orders container. The stand-in enforces that scope as Cosmos DB does (403, sub-status
+ * 5301, on the database's metadata and on any other container): every command that reads the store
+ * works with exactly that role, and a principal scoped elsewhere is told which role and scope to get.
+ */
+let cosmos: CosmosStandIn;
+let serviceBus: ServiceBusEmulator;
+
+beforeAll(async () => {
+  cosmos = await startCosmosStandIn({
+    port: 0,
+    scopedPrincipals: {
+      'operator-token': { principalId: 'operator-group-member', database: 'orders', container: 'orders' },
+      'leases-token': { principalId: 'someone-else', database: 'orders', container: 'leases' },
+    },
+  });
+  const admin = createCosmosClient({ endpoint: cosmos.endpoint, key: cosmos.key });
+  const { database } = await admin.databases.createIfNotExists({ id: 'orders' });
+  await database.containers.createIfNotExists({ id: 'orders', partitionKey: { paths: ['/orderId'] } });
+  await database.containers.createIfNotExists({ id: 'leases', partitionKey: { paths: ['/id'] } });
+  admin.dispose();
+  serviceBus = await startServiceBusEmulator({ port: 0 });
+});
+afterAll(async () => {
+  await serviceBus.close();
+  await cosmos.close();
+});
+
+const tokenOf = (token: string): TokenCredential => ({ getToken: async () => ({ token, expiresOnTimestamp: Date.now() + 3_600_000 }) });
+
+async function tool(token: string, ...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runDlqCli(['--connection-string', serviceBus.connectionString, '--cosmos-endpoint', cosmos.endpoint, '--timeout', '5s', ...args], {
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    env: {},
+    cosmosCredential: tokenOf(token),
+  });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+describe('the operator tool with the roles the template grants operators', () => {
+  it.each(
+    [
+    ['list', '--json'],
+    ['--topic', 'order-events', '--subscription', 'audit', 'list', '--json'],
+    ['--topic', 'order-events', '--subscription', 'fulfilment', 'list', '--json'],
+    ['parked', 'list', '--json'],
+    ['outbox', 'list', '--json'],
+    ['shipments', 'list', '--json'],
+    ].map((args) => [args.join(' '), args] as const),
+  )('%s works with Data Contributor on the orders container only', async (_name, args) => {
+    const result = await tool('operator-token', ...args);
+    expect({ code: result.code, stderr: result.stderr.split('\n').filter((l) => l.startsWith('error')) }).toEqual({ code: 0, stderr: [] });
+    expect(JSON.parse(result.stdout)).toEqual([]);
+  });
+
+  it('names the role and the scope to grant when the principal has none on the orders container', async () => {
+    const result = await tool('leases-token', 'parked', 'list');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/Cosmos DB Built-in Data Contributor/);
+    expect(result.stderr).toContain('/dbs/orders/colls/orders');
+  });
+});
