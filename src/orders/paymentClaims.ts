@@ -1,9 +1,13 @@
 import { documentId } from '../cosmos/documentIds.js';
-import { create } from '../idempotency/index.js';
-import type { ProcessingOutcome } from '../idempotency/index.js';
+import { create, replace } from '../idempotency/index.js';
+import type { ProcessingOutcome, VersionedDocument } from '../idempotency/index.js';
 import { recordConflict } from './detectDuplicate.js';
+import { inboxMarkerId } from './documents.js';
 import type { FlowContext } from './flowContext.js';
+import { documentId as parkedDocumentId } from '../cosmos/documentIds.js';
+import type { ParkedItemDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
+import { findRejectionRecord } from './rejections.js';
 import { isSameRequest } from './sameRequest.js';
 import type { PaymentReceived } from './schemas.js';
 
@@ -64,9 +68,35 @@ export async function claimPayment(message: PaymentMessage, ctx: FlowContext & {
   const claim = newPaymentClaim(message, ctx);
   const result = await ctx.store.commit(claim.orderId, [create(claim)]);
   if (result.kind === 'committed') return { kind: 'apply', message };
-  const existing = await ctx.store.read<PaymentClaimDocument>(claim.orderId, claim.id);
-  if (!existing) return { kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claim.id} was reported to exist but could not be read` } };
-  return decideAgainstClaim(message, existing.document, ctx);
+  for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
+    const existing = await ctx.store.read<PaymentClaimDocument>(claim.orderId, claim.id);
+    if (!existing) return { kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claim.id} was reported to exist but could not be read` } };
+    if (sameRequestOrCopy(message, existing.document) || !(await isVoid(existing.document, ctx))) return decideAgainstClaim(message, existing.document, ctx);
+    // The claimer was rejected and holds no effect: its claim names nothing; this message takes it over.
+    const takeover = await ctx.store.commit(claim.orderId, [replace(claim, existing.etag)]);
+    if (takeover.kind === 'committed') return { kind: 'apply', message };
+  }
+  return { kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claim.id} changed under ${ctx.maxConcurrencyAttempts} attempts in a row` } };
+}
+
+/** What the claim would let this message go on with, without asking whether the claim still holds. */
+function sameRequestOrCopy(message: PaymentMessage, claim: PaymentClaimDocument): boolean {
+  return claim.dedupKey === message.key.value ? isSameRequest(message, claim.fingerprint) : isSamePayment(message.payload, claim);
+}
+
+/**
+ * A claim is void when the message that wrote it was rejected (in another currency than its order,
+ * found only once the order came, say) and it holds no effect: no inbox marker under its key, and its
+ * parked item, if any, rejected. A rejection is decided by the payload alone, so no copy of that
+ * message will apply it later. Without a recorded rejection the claimer may still be on its way to
+ * its effect (a crash between the claim and the batch): the claim holds, never two effects.
+ */
+async function isVoid(claim: PaymentClaimDocument, ctx: FlowContext & { readonly consumerName?: string }): Promise<boolean> {
+  const orderId = claim.paymentOrderId;
+  if (await ctx.store.read(orderId, inboxMarkerId(claim.dedupKey))) return false;
+  const parked: VersionedDocument<ParkedItemDocument> | undefined = await ctx.store.read<ParkedItemDocument>(orderId, parkedDocumentId('parked', 'payment', claim.dedupKey));
+  if (parked) return parked.document.state === 'rejected';
+  return claim.messageId !== undefined && (await findRejectionRecord(ctx.store, claim.messageId, orderId, ctx.consumerName)) !== undefined;
 }
 
 function decideAgainstClaim(message: PaymentMessage, claim: PaymentClaimDocument, ctx: FlowContext): PaymentClaimDecision {
