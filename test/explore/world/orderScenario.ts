@@ -58,7 +58,7 @@ function paymentMessages(orderId: string, payments: readonly PaymentPlan[]): Mod
     type: 'PaymentReceived',
     key: `pay-${orderId}-${p.paymentId}`,
     orderId,
-    body: { orderId, paymentId: `p${p.paymentId}`, amount: p.amount, currency: p.currency, receivedAt: '2026-11-30T09:00:00Z' },
+    body: { orderId, paymentId: `${orderId}-p${p.paymentId}`, amount: p.amount, currency: p.currency, receivedAt: '2026-11-30T09:00:00Z' },
   }));
 }
 
