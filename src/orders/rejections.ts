@@ -52,12 +52,20 @@ export async function recordRejection(envelope: MessageEnvelope, details: Reject
     rejectedAt: ctx.now().toISOString(),
     ttl: ctx.markerTtlSeconds,
   };
-  const operations = [...(details.evidence ? [create(details.evidence)] : []), create(rejection)];
+  // The rejection first: a 409 on it tells a redelivery (its first delivery wrote this very batch)
+  // from a 409 on the conflict record alone, which another message with the same key and payload
+  // wrote: this message's rejection is still its own to record.
+  const operations = [create(rejection), ...(details.evidence ? [create(details.evidence)] : [])];
   const result = await ctx.store.commit(partition, operations);
+  if (result.kind !== 'already-exists') return;
+  if (result.operationIndex !== 0) {
+    await ctx.store.commit(partition, [create(rejection)]);
+    return;
+  }
   // A redelivery of the same broker message: its first delivery committed this very batch.
-  if (result.kind !== 'already-exists' || (envelope.deliveryCount ?? 1) > 1) return;
-  // Another broker message under the same key or MessageId (a resubmitted copy): record it too.
-  if (details.evidence && result.operationIndex === 1) await ctx.store.commit(partition, [create(details.evidence)]);
+  if ((envelope.deliveryCount ?? 1) > 1) return;
+  // Another broker message under the same MessageId (a resubmitted copy): record it too.
+  if (details.evidence) await ctx.store.commit(partition, [create(details.evidence)]);
   await pointRecordAt(ctx.store, partition, rejection);
 }
 

@@ -52,16 +52,4 @@ describe('the order flows, explored', () => {
     expect(result.failed).toBe(true);
     expect(String(result.errorInstance)).toMatch(/is left parked behind o\d's closed gate/);
   }, explorationBudget.timeoutMs);
-
-  it('still finds the known defect it tolerates: a conflicting re-send dead-lettered with no reason under its MessageId (remove the tolerance when this fails)', async () => {
-    const result = await fc.check(orderFlowsProperty({}, { rejectionErasedByHandBack: true }), explorationBudget['order-flows/conflict-copy-unrecorded']);
-    expect(result.failed).toBe(true);
-    expect(String(result.errorInstance)).toMatch(/dead-lettered \(last outcome conflict\) with no reason recorded/);
-  }, explorationBudget.timeoutMs);
-
-  it('still finds the known defect it tolerates: a hand-back by a delivery that lost its lock, then died, erases the parked item\'s rejection (remove the tolerance when this fails)', async () => {
-    const result = await fc.check(orderFlowsProperty({}, { conflictCopyUnrecorded: true }), explorationBudget['order-flows/rejection-erased-by-hand-back']);
-    expect(result.failed).toBe(true);
-    expect(String(result.errorInstance)).toMatch(/not applied, and no reason recorded \(its parked item is resubmitted, with no rejection\)/);
-  }, explorationBudget.timeoutMs);
 });

@@ -22,14 +22,4 @@ export const explorationProperties: Readonly<Record<string, ExplorationProperty>
     build: () => orderFlowsProperty({ listBesideGateRead: true }),
     expectsCounterexample: true,
   },
-  'order-flows/conflict-copy-unrecorded': {
-    description: 'the same, with the tolerance of the known defect off: a conflicting re-send dead-lettered with no reason under its MessageId',
-    build: () => orderFlowsProperty({}, { rejectionErasedByHandBack: true }),
-    expectsCounterexample: true,
-  },
-  'order-flows/rejection-erased-by-hand-back': {
-    description: 'the same, with the tolerance of the known defect off: a hand-back by a delivery that lost its lock, then died, erases the parked item\'s rejection',
-    build: () => orderFlowsProperty({}, { conflictCopyUnrecorded: true }),
-    expectsCounterexample: true,
-  },
 };
