@@ -12,6 +12,10 @@ import type { Selection } from './deadLetterSelection.js';
 import { listDeadLetters, purgeDeadLetters, resubmitDeadLetters, showDeadLetter } from './dlqCommands.js';
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
 import { addDoctorCommand } from './doctorCommand.js';
+import { addAuditCommand } from './auditCommands.js';
+import { registerOperatorActions } from './operatorActionLog.js';
+import type { OperatorActionIo } from './operatorActionLog.js';
+import { openPurgeExport } from './purgeExport.js';
 import { addShipmentCommands } from './shipmentCommands.js';
 import { cut } from './tableCell.js';
 import type { ListedOutboxEntry } from './outboxCommands.js';
@@ -30,6 +34,8 @@ export interface DlqIo {
   readonly hooks?: ResubmitHooks;
   /** The tool's clock; tests move it forward. */
   readonly now?: () => number;
+  /** Where operator-action records go and who acts (tests); by default the orders container and the credential. */
+  readonly actions?: OperatorActionIo;
 }
 
 interface GlobalOptions {
@@ -57,6 +63,7 @@ interface FilterOptions {
   dryRun?: boolean;
   yes?: boolean;
   force?: string;
+  export?: string | boolean;
 }
 
 /** Exit codes: 0 done, 1 some message failed (or nothing matched a named target), 2 bad usage or connection. */
@@ -75,7 +82,12 @@ export async function runDlqCli(argv: readonly string[], io: DlqIo): Promise<num
   return exitCode;
 }
 
-function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
+export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): Command {
+  let exitCode = 0;
+  const setExitCode = (code: number) => {
+    exitCode = code;
+    reportExitCode(code);
+  };
   const program = new Command('dlq')
     .description('Inspect, resubmit and purge the dead-letter queue of the orders queue (or of a topic subscription).')
     .configureOutput({ writeOut: (t) => io.stdout(t.trimEnd()), writeErr: (t) => io.stderr(t.trimEnd()) })
@@ -144,6 +156,8 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
     .option('--dry-run', 'show what would be removed and change nothing')
     .option('--yes', 'do not ask for confirmation')
     .option('--json', 'print the report as JSON')
+    .option('--export <file>', 'write what is removed to this JSON-lines file first (default: purge-<entity>-<time>.jsonl here)')
+    .option('--no-export', 'remove without keeping a copy (needs --why)')
     .action(async (targets: string[], options: FilterOptions) => {
       const selection = requireSelection(targets, options);
       await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
@@ -156,7 +170,9 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
             return;
           }
         }
-        const reports = await purgeDeadLetters(ctx, selection, options.dryRun === true);
+        const exported = typeof options.export === 'string' && !options.dryRun ? await openPurgeExport(options.export) : undefined;
+        const reports = await purgeDeadLetters(ctx, selection, options.dryRun === true, exported?.write).finally(() => exported?.close());
+        if (exported) io.stderr(`exported ${exported.count()} message(s) to ${exported.path}`);
         setExitCode(report(io, reports, selection, options.json === true));
       });
     });
@@ -164,6 +180,8 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
   addOutboxCommands(program, io, setExitCode);
   addShipmentCommands(program, io, setExitCode, (run) => withStoreContext(program.opts<GlobalOptions>(), io, false, run));
   addDoctorCommand(program, io, setExitCode);
+  addAuditCommand(program, io, (run) => withStoreContext(program.opts<GlobalOptions>(), io, false, run));
+  registerOperatorActions(program, io, () => exitCode);
   return program;
 }
 
