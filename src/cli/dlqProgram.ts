@@ -13,6 +13,7 @@ import { listDeadLetters, purgeDeadLetters, resubmitDeadLetters, showDeadLetter 
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
 import { addDoctorCommand } from './doctorCommand.js';
 import { addAuditCommand } from './auditCommands.js';
+import { addGroupsCommands, queueFileEntities } from './groupsCommands.js';
 import { registerOperatorActions } from './operatorActionLog.js';
 import type { OperatorActionIo } from './operatorActionLog.js';
 import { openPurgeExport } from './purgeExport.js';
@@ -181,6 +182,16 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
   addShipmentCommands(program, io, setExitCode, (run) => withStoreContext(program.opts<GlobalOptions>(), io, false, run));
   addDoctorCommand(program, io, setExitCode);
   addAuditCommand(program, io, (run) => withStoreContext(program.opts<GlobalOptions>(), io, false, run));
+  addGroupsCommands(program, io, setExitCode, () => {
+    const opts = program.opts<GlobalOptions>();
+    return {
+      deadLetterEntities: () => queueFileEntities(opts.queue, io.env),
+      deadLetters: (address, run) => withContext({ ...opts, queue: address.queue, topic: address.topic, subscription: address.subscription }, io, run),
+      store: opts.cosmosEndpoint ? (needsQueue, run) => withStoreContext(opts, io, needsQueue, run) : undefined,
+      policy: () => resubmitPolicyOf(io, undefined),
+      hooks: io.hooks,
+    };
+  });
   registerOperatorActions(program, io, () => exitCode);
   return program;
 }

@@ -29,7 +29,12 @@ export const commandKinds: Readonly<Record<string, CommandKind | 'destructive-wh
   'shipments resolve': 'changes',
   doctor: 'read-only',
   audit: 'read-only',
+  'groups list': 'read-only',
+  'groups retry': 'destructive',
 };
+
+/** Commands that only show their plan unless `--yes` is given: such a run changes nothing and is not recorded. */
+const planUnlessYes: ReadonlySet<string> = new Set(['groups retry']);
 
 /** The options that pick messages or items in bulk, without naming them. */
 const bulkSelectors = ['reason', 'olderThan', 'newerThan', 'bodyContains', 'order', 'group', 'since', 'until'] as const;
@@ -119,7 +124,7 @@ async function startRecord(program: Command, action: Command, io: ProgramIo): Pr
   const options = action.opts<Record<string, unknown>>();
   const targets = action.processedArgs.flat().filter((a): a is string => typeof a === 'string');
   const kind = commandKindOf(path, targets, options);
-  if (kind === 'read-only' || options.dryRun === true) return undefined;
+  if (kind === 'read-only' || options.dryRun === true || (planUnlessYes.has(path) && options.yes !== true)) return undefined;
   const why = options.why as string | undefined;
   const ticket = options.ticket as string | undefined;
   const problem = justificationProblem(kind, why, ticket);

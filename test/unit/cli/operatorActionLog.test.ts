@@ -18,6 +18,7 @@ const argumentsFor: Readonly<Record<string, readonly string[]>> = {
   'parked discard': ['--all', '--yes', '--why', 'customer cancelled'],
   'outbox requeue': ['--all', '--ticket', 'INC-8'],
   'shipments resolve': ['order-1', '--retry'],
+  'groups retry': ['g-0123456789', '--yes', '--why', 'carrier back'],
 };
 
 async function run(argv: readonly string[], actions: Partial<NonNullable<DlqIo['actions']>> = {}) {
@@ -50,8 +51,9 @@ describe('the operator-action log', () => {
     });
   });
 
-  it('records nothing for a dry run', async () => {
+  it('records nothing for a dry run, nor for a plan-only run of a command that acts only with --yes', async () => {
     expect((await run(['resubmit', '--all', '--dry-run'])).records).toEqual([]);
+    expect((await run(['groups', 'retry', 'g-0123456789'])).records).toEqual([]);
   });
 
   it('refuses a destructive command without --why or --ticket, before anything', async () => {
