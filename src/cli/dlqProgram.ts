@@ -14,6 +14,7 @@ import { listOutbox, requeueOutbox } from './outboxCommands.js';
 import { addDoctorCommand } from './doctorCommand.js';
 import { addAuditCommand } from './auditCommands.js';
 import { addGroupsCommands, queueFileEntities } from './groupsCommands.js';
+import { addTraceCommand } from './traceCommand.js';
 import { registerOperatorActions } from './operatorActionLog.js';
 import type { OperatorActionIo } from './operatorActionLog.js';
 import { openPurgeExport } from './purgeExport.js';
@@ -190,6 +191,15 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
       store: opts.cosmosEndpoint ? (needsQueue, run) => withStoreContext(opts, io, needsQueue, run) : undefined,
       policy: () => resubmitPolicyOf(io, undefined),
       hooks: io.hooks,
+    };
+  });
+  addTraceCommand(program, io, setExitCode, () => {
+    const opts = program.opts<GlobalOptions>();
+    return {
+      entities: () => queueFileEntities(opts.queue, io.env),
+      serviceBus: opts.connectionString || opts.namespace ? () => serviceBusClientOf(opts, { timeoutInMs: opts.timeout, maxRetries: 3 }) : undefined,
+      store: opts.cosmosEndpoint ? (run) => withStoreContext(opts, io, false, run) : undefined,
+      env: io.env,
     };
   });
   registerOperatorActions(program, io, () => exitCode);

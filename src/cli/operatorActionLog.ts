@@ -31,6 +31,7 @@ export const commandKinds: Readonly<Record<string, CommandKind | 'destructive-wh
   audit: 'read-only',
   'groups list': 'read-only',
   'groups retry': 'destructive',
+  trace: 'read-only',
 };
 
 /** Commands that only show their plan unless `--yes` is given: such a run changes nothing and is not recorded. */
