@@ -18,6 +18,7 @@ import { addTraceCommand } from './traceCommand.js';
 import { registerOperatorActions } from './operatorActionLog.js';
 import type { OperatorActionIo } from './operatorActionLog.js';
 import { openPurgeExport } from './purgeExport.js';
+import { runEditResubmit } from './editResubmitCommand.js';
 import { addShipmentCommands } from './shipmentCommands.js';
 import { cut } from './tableCell.js';
 import type { ListedOutboxEntry } from './outboxCommands.js';
@@ -66,6 +67,8 @@ interface FilterOptions {
   yes?: boolean;
   force?: string;
   export?: string | boolean;
+  edit?: boolean;
+  bodyFile?: string;
 }
 
 /** Exit codes: 0 done, 1 some message failed (or nothing matched a named target), 2 bad usage or connection. */
@@ -144,7 +147,13 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
     .option('--dry-run', 'show the plan and change nothing')
     .option('--force <reason>', forceHelp('dead-lettered message'))
     .option('--json', 'print the report as JSON')
+    .option('--edit', 'one message: edit its body in $EDITOR, then send it under <key>~edit-<n> (edited-from: <key>); refused if the original\'s effect is applied')
+    .option('--body-file <file>', 'as --edit, with the body from this JSON file')
     .action(async (targets: string[], options: FilterOptions) => {
+      if (options.edit || options.bodyFile !== undefined) {
+        await withContext(program.opts<GlobalOptions>(), io, async (ctx) => setExitCode(await runEditResubmit(ctx, targets, options, io)));
+        return;
+      }
       const selection = requireSelection(targets, options);
       const policy = resubmitPolicyOf(io, options.force);
       await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
