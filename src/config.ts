@@ -384,6 +384,17 @@ export interface ResubmitRetentionSettings {
 }
 
 /**
+ * How long an operator-action record is kept: as long as anything it acted on can still come back
+ * (the resubmit horizon) or still has inbox markers to explain (the marker TTL), whichever is longer.
+ */
+export function loadOperatorActionRetentionSeconds(env: Readonly<Record<string, string | undefined>> = process.env): number {
+  const names = { INBOX_MARKER_TTL_SECONDS: true, DLQ_RESUBMIT_HORIZON_SECONDS: true } as const;
+  const parsed = settingsSchema().pick(names).safeParse(withoutBlanks(env));
+  if (!parsed.success) throw new ConfigurationError(parsed.error.issues.map((i) => ({ setting: String(i.path[0]), problem: i.message })));
+  return Math.max(parsed.data.INBOX_MARKER_TTL_SECONDS, parsed.data.DLQ_RESUBMIT_HORIZON_SECONDS);
+}
+
+/**
  * The retention settings alone, read with the app's rules (and defaults), for the operator tool: it
  * must use the same values as the app, or its check would prove nothing.
  */

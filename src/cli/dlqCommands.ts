@@ -175,8 +175,8 @@ async function resubmitOne(
   }
 }
 
-/** `purge`: removes the selected dead-lettered messages for good. */
-export async function purgeDeadLetters(ctx: DlqContext, selection: Selection, dryRun: boolean): Promise<ActionReport[]> {
+/** `purge`: removes the selected dead-lettered messages for good (each handed to `beforeRemove`, the export, first). */
+export async function purgeDeadLetters(ctx: DlqContext, selection: Selection, dryRun: boolean, beforeRemove?: (m: ServiceBusReceivedMessage) => Promise<void>): Promise<ActionReport[]> {
   if (dryRun) return plannedActions(ctx, selection, 'would-purge');
   const reports: ActionReport[] = [];
   await forEachLocked(
@@ -185,6 +185,8 @@ export async function purgeDeadLetters(ctx: DlqContext, selection: Selection, dr
       if (!isSelected(dlqView(m), selection, ctx.now())) return 'declined';
       const base = identityOf(m);
       try {
+        // Exported (written and flushed) first: a failed export leaves the message where it was.
+        await beforeRemove?.(m);
         await ctx.receiver.completeMessage(m);
         reports.push({ ...base, outcome: 'purged', detail: m.deadLetterReason ?? '' });
       } catch (error) {

@@ -14,6 +14,13 @@ import type { Selection } from './deadLetterSelection.js';
 import { listDeadLetters, purgeDeadLetters, resubmitDeadLetters, showDeadLetter } from './dlqCommands.js';
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
 import { addDoctorCommand } from './doctorCommand.js';
+import { addAuditCommand } from './auditCommands.js';
+import { addGroupsCommands, queueFileEntities } from './groupsCommands.js';
+import { addTraceCommand } from './traceCommand.js';
+import { registerOperatorActions } from './operatorActionLog.js';
+import type { OperatorActionIo } from './operatorActionLog.js';
+import { openPurgeExport } from './purgeExport.js';
+import { runEditResubmit } from './editResubmitCommand.js';
 import { addShipmentCommands } from './shipmentCommands.js';
 import { cut, idCell } from './tableCell.js';
 import { escapeControls, shellWord } from './terminalText.js';
@@ -41,6 +48,8 @@ export interface DlqIo {
   readonly announce?: (line: string) => void;
   /** The Entra ID credential for Cosmos DB without a key; DefaultAzureCredential unless given (tests give a scoped principal's). */
   readonly cosmosCredential?: TokenCredential;
+  /** Where operator-action records go and who acts (tests); by default the orders container and the credential. */
+  readonly actions?: OperatorActionIo;
 }
 
 interface GlobalOptions {
@@ -68,6 +77,9 @@ interface FilterOptions {
   dryRun?: boolean;
   yes?: boolean;
   force?: string;
+  export?: string | boolean;
+  edit?: boolean;
+  bodyFile?: string;
 }
 
 /** Exit codes: 0 done, 1 some message failed (or nothing matched a named target), 2 bad usage or connection. */
@@ -88,7 +100,12 @@ export async function runDlqCli(argv: readonly string[], rawIo: DlqIo): Promise<
   return exitCode;
 }
 
-function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
+export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): Command {
+  let exitCode = 0;
+  const setExitCode = (code: number) => {
+    exitCode = code;
+    reportExitCode(code);
+  };
   const program = new Command('orders-ops')
     .description('The operator tool (also orders-dlq): inspect, resubmit and purge dead-lettered messages of the orders queue or a topic subscription, parked items, outbox entries and escalated shipments.')
     .configureOutput({ writeOut: (t) => io.stdout(t.trimEnd()), writeErr: (t) => io.stderr(t.trimEnd()) })
@@ -152,7 +169,13 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
     .option('--dry-run', 'show the plan and change nothing')
     .option('--force <reason>', forceHelp('dead-lettered message'))
     .option('--json', 'print the report as JSON')
+    .option('--edit', 'one message: edit its body in $EDITOR, then send it under <key>~edit-<n> (edited-from: <key>); refused if the original\'s effect is applied')
+    .option('--body-file <file>', 'as --edit, with the body from this JSON file')
     .action(async (targets: string[], options: FilterOptions) => {
+      if (options.edit || options.bodyFile !== undefined) {
+        await withContext(program.opts<GlobalOptions>(), io, async (ctx) => setExitCode(await runEditResubmit(ctx, targets, options, io)));
+        return;
+      }
       const selection = requireSelection(targets, options);
       const policy = resubmitPolicyOf(io, options.force);
       await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
@@ -166,6 +189,8 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
     .option('--dry-run', 'show what would be removed and change nothing')
     .option('--yes', 'do not ask for confirmation')
     .option('--json', 'print the report as JSON')
+    .option('--export <file>', 'write what is removed to this JSON-lines file first (default: purge-<entity>-<time>.jsonl here)')
+    .option('--no-export', 'remove without keeping a copy (needs --why)')
     .action(async (targets: string[], options: FilterOptions) => {
       const selection = requireSelection(targets, options);
       await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
@@ -178,7 +203,9 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
             return;
           }
         }
-        const reports = await purgeDeadLetters(ctx, selection, options.dryRun === true);
+        const exported = typeof options.export === 'string' && !options.dryRun ? await openPurgeExport(options.export) : undefined;
+        const reports = await purgeDeadLetters(ctx, selection, options.dryRun === true, exported?.write).finally(() => exported?.close());
+        if (exported) io.stderr(`exported ${exported.count()} message(s) to ${exported.path}`);
         setExitCode(report(io, reports, selection, options.json === true));
       });
     });
@@ -186,6 +213,27 @@ function dlqProgram(io: DlqIo, setExitCode: (code: number) => void): Command {
   addOutboxCommands(program, io, setExitCode);
   addShipmentCommands(program, io, setExitCode, (run) => withStoreContext(program.opts<GlobalOptions>(), io, false, run));
   addDoctorCommand(program, io, setExitCode);
+  addAuditCommand(program, io, (run) => withStoreContext(program.opts<GlobalOptions>(), io, false, run));
+  addGroupsCommands(program, io, setExitCode, () => {
+    const opts = program.opts<GlobalOptions>();
+    return {
+      deadLetterEntities: () => queueFileEntities(opts.queue, io.env),
+      deadLetters: (address, run) => withContext({ ...opts, queue: address.queue, topic: address.topic, subscription: address.subscription }, io, run),
+      store: opts.cosmosEndpoint ? (needsQueue, run) => withStoreContext(opts, io, needsQueue, run) : undefined,
+      policy: () => resubmitPolicyOf(io, undefined),
+      hooks: io.hooks,
+    };
+  });
+  addTraceCommand(program, io, setExitCode, () => {
+    const opts = program.opts<GlobalOptions>();
+    return {
+      entities: () => queueFileEntities(opts.queue, io.env),
+      serviceBus: opts.connectionString || opts.namespace ? () => serviceBusClientOf(opts, { timeoutInMs: opts.timeout, maxRetries: 3 }) : undefined,
+      store: opts.cosmosEndpoint ? (run) => withStoreContext(opts, io, false, run) : undefined,
+      env: io.env,
+    };
+  });
+  registerOperatorActions(program, io, () => exitCode);
   return program;
 }
 

@@ -1,3 +1,4 @@
+import { InMemoryDocumentStore } from '../../src/idempotency/index.js';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,10 +25,13 @@ afterAll(async () => {
   await emulator.close();
 });
 
+// The operator-action records of these runs (there is no Cosmos DB here): every change is recorded first.
+const actionLog = new InMemoryDocumentStore();
+
 async function tool(entity: string[], ...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runDlqCli(['--connection-string', emulator.connectionString, ...entity, ...args], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {} });
+  const code = await runDlqCli(['--connection-string', emulator.connectionString, ...entity, ...args], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {}, actions: { store: actionLog } });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
@@ -138,7 +142,7 @@ describe('a subscription whose rules the tool cannot vouch for', () => {
       await receiver.deadLetterMessage(m!, { deadLetterReason: 'ConsumerGaveUp', deadLetterErrorDescription: 'for the test' });
       await receiver.close();
       const out: string[] = [];
-      const code = await runDlqCli(['--connection-string', patterned.connectionString, '--topic', 'events', '--subscription', 'patterned', 'resubmit', 'evt-like'], { stdout: (t) => out.push(t), stderr: () => undefined, env: {} });
+      const code = await runDlqCli(['--connection-string', patterned.connectionString, '--topic', 'events', '--subscription', 'patterned', 'resubmit', 'evt-like'], { stdout: (t) => out.push(t), stderr: () => undefined, env: {}, actions: { store: actionLog } });
       expect({ code, out: out.join('\n') }).toEqual({ code: 1, out: expect.stringMatching(/evt-like {2}refused {2}not sent: cannot prove events\/subscriptions\/patterned would get the copy.*orders-only.*LIKE is not supported/) });
       expect(patterned.entity('events/subscriptions/patterned/$deadletterqueue')?.messages.size).toBe(1);
       expect(patterned.entity('events/subscriptions/patterned')?.messages.size).toBe(0);

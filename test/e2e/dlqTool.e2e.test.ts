@@ -1,3 +1,6 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Container, CosmosClient } from '@azure/cosmos';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { ServiceBusMessage } from '@azure/service-bus';
@@ -214,15 +217,25 @@ describe('the dead-letter tool', () => {
     expect(inDeadLetters('orders-nodup', 'pay-d')).toBe(false);
   });
 
-  it('purges only with --yes or a confirmation, and says what it did', async () => {
-    expect(await dlq(['purge', 'bad-json'])).toMatchObject({ code: 2, stderr: expect.stringContaining('refusing to purge 1 message(s) without --yes') });
-    expect(await dlq(['purge', 'bad-json'], { confirm: async () => false })).toMatchObject({ code: 0, stderr: expect.stringContaining('nothing purged') });
+  it('purges only with a why and --yes or a confirmation, writes what it removes to a file first, and records who did it', async () => {
+    const exportPath = join(await mkdtemp(join(tmpdir(), 'purge-')), 'bad-json.jsonl');
+    expect(await dlq(['purge', 'bad-json', '--yes'])).toMatchObject({ code: 2, stderr: expect.stringContaining('purge: this command cannot be undone: say why with --why <text> or --ticket <id>') });
+    expect(await dlq(['purge', 'bad-json', '--why', 'unparseable'])).toMatchObject({ code: 2, stderr: expect.stringContaining('refusing to purge 1 message(s) without --yes') });
+    expect(await dlq(['purge', 'bad-json', '--why', 'unparseable'], { confirm: async () => false })).toMatchObject({ code: 0, stderr: expect.stringContaining('nothing purged') });
     expect(inDeadLetters('orders', 'bad-json')).toBe(true);
     const dryRun = await dlq(['purge', '--all', '--dry-run']);
     expect(dryRun.stdout).toContain('bad-json  would-purge');
     expect(inDeadLetters('orders', 'bad-json')).toBe(true);
-    expect(await dlq(['purge', 'bad-json', '--yes'])).toMatchObject({ code: 0, stdout: expect.stringContaining('purged 1') });
+    const purged = await dlq(['--operator', 'ops-on-call', 'purge', 'bad-json', '--yes', '--why', 'unparseable', '--ticket', 'INC-42', '--export', exportPath]);
+    expect(purged).toMatchObject({ code: 0, stdout: expect.stringContaining('purged 1'), stderr: expect.stringContaining(`exported 1 message(s) to ${exportPath}`) });
     expect(inDeadLetters('orders', 'bad-json')).toBe(false);
+    const exported = (await readFile(exportPath, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { messageId: string });
+    expect(exported).toEqual([expect.objectContaining({ messageId: 'bad-json' })]);
+
+    const audit = await dlq(['audit', '--since', '1h', '--json']);
+    const purges = (JSON.parse(audit.stdout) as { command: string; state: string; exitCode?: number; why?: string; ticket?: string; targets: string[]; operator: { name: string }; options: { export?: string } }[]).filter((r) => r.command === 'purge');
+    expect(purges.at(-1)).toMatchObject({ state: 'finished', exitCode: 0, why: 'unparseable', ticket: 'INC-42', targets: ['bad-json'], operator: { name: 'ops-on-call' }, options: { export: exportPath } });
+    expect((await dlq(['audit'])).stdout).toMatch(/ops-on-call\s+purge\s+exit 0\s+bad-json\s+INC-42: unparseable/);
   });
 
   it('refuses to guess what to act on, and names a bad option', async () => {
@@ -251,7 +264,7 @@ describe('the dead-letter tool on 1,000 messages', () => {
     expect((JSON.parse(listed.stdout) as unknown[]).length).toBe(1000);
 
     const resubmitStarted = performance.now();
-    const resubmitted = await dlq(['--queue', 'bulk', 'resubmit', '--all', '--json']);
+    const resubmitted = await dlq(['--queue', 'bulk', 'resubmit', '--all', '--why', 'load test', '--json']);
     const resubmitMs = performance.now() - resubmitStarted;
     expect(JSON.parse(resubmitted.stdout)).toMatchObject({ failed: 0 });
     expect((JSON.parse(resubmitted.stdout) as { reports: unknown[] }).reports).toHaveLength(1000);

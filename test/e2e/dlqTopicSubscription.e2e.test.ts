@@ -1,8 +1,12 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ServiceBusClient } from '@azure/service-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultRule, sqlFilter, startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
 import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
 import { runDlqCli } from '../../src/cli/dlqProgram.js';
+import { InMemoryDocumentStore } from '../../src/idempotency/index.js';
 import { testQueue } from '../support/waiting.js';
 
 // The dead-letter tool's topic-subscription mode, against the emulator's topics.
@@ -38,10 +42,13 @@ afterAll(async () => {
   await emulator.close();
 });
 
+// Operator-action records go to memory here: this file has no Cosmos DB.
+const actionLog = new InMemoryDocumentStore();
+
 async function dlq(...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runDlqCli(['--connection-string', emulator.connectionString, '--topic', 'events', '--subscription', 'fulfilment', ...args], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {} });
+  const code = await runDlqCli(['--connection-string', emulator.connectionString, '--topic', 'events', '--subscription', 'fulfilment', ...args], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {}, actions: { store: actionLog } });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
@@ -74,7 +81,7 @@ describe('the dead-letter tool on a topic subscription', () => {
   });
 
   it('purges from that subscription\'s dead-letter queue only', async () => {
-    expect(await dlq('purge', 'evt-2', '--yes')).toMatchObject({ code: 0, stdout: expect.stringContaining('purged 1') });
+    expect(await dlq('purge', 'evt-2', '--yes', '--why', 'no carrier will take it', '--export', join(await mkdtemp(join(tmpdir(), 'purge-')), 'evt-2.jsonl'))).toMatchObject({ code: 0, stdout: expect.stringContaining('purged 1') });
     expect(JSON.parse((await dlq('list', '--json')).stdout)).toEqual([]);
   });
 

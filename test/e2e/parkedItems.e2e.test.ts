@@ -118,8 +118,9 @@ describe('early arrivals on the local stack', () => {
     const orderId = newOrderId();
     await send('PaymentReceived', `drop-${orderId}`, paymentReceived(orderId));
     await eventually('rejected', async () => (JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as unknown[]).length === 1, 20_000);
-    expect(await dlq('parked', 'discard', '--order', orderId)).toMatchObject({ code: 2, stderr: 'error: refusing to discard 1 parked item(s) without --yes (no terminal to ask)' });
-    expect(await dlq('parked', 'discard', '--order', orderId, '--yes')).toMatchObject({ code: 0, stdout: expect.stringContaining('discarded 1') });
+    expect(await dlq('parked', 'discard', '--order', orderId, '--yes')).toMatchObject({ code: 2, stderr: expect.stringContaining('parked discard: this command cannot be undone') });
+    expect(await dlq('parked', 'discard', '--order', orderId, '--why', 'cancelled')).toMatchObject({ code: 2, stderr: 'error: refusing to discard 1 parked item(s) without --yes (no terminal to ask)' });
+    expect(await dlq('parked', 'discard', '--order', orderId, '--yes', '--why', 'cancelled')).toMatchObject({ code: 0, stdout: expect.stringContaining('discarded 1') });
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toEqual([]);
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--state', 'discarded', '--json')).stdout)).toHaveLength(1);
   });

@@ -1,3 +1,6 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registeredFunctions } from '../../dev/host/functionsCore.js';
 import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
@@ -57,7 +60,7 @@ describe('the dead-letter runbook on the local stack', () => {
     cosmos.dispose();
     expect(JSON.parse((await dlq('parked', 'list', '--json')).stdout)).toEqual([]);
 
-    expect((await dlq('purge', 'runbook-conflict', '--yes')).code).toBe(0);
+    expect((await dlq('purge', 'runbook-conflict', '--yes', '--why', 'the client sent two bodies under one key', '--export', join(await mkdtemp(join(tmpdir(), 'runbook-')), 'conflict.jsonl'))).code).toBe(0);
     expect(JSON.parse((await dlq('list', '--json')).stdout)).toEqual([]);
   }, 240_000);
 });

@@ -1,0 +1,133 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
+import { PermanentMessageError } from '../idempotency/index.js';
+import { dedupKeyOf, parseOrderMessage } from '../orders/index.js';
+import type { MessageEnvelope } from '../servicebus/index.js';
+import { forEachLocked, peekAll } from './deadLetterQueue.js';
+import type { DlqContext } from './dlqCommands.js';
+import { envelopeOfReceived } from './receivedEnvelope.js';
+import { storeStateOf } from './storeState.js';
+import type { StoreState } from './storeState.js';
+
+/** The largest edited body the tool reads (the Standard tier's message size). */
+export const maxEditedBodyBytes = 256 * 1024;
+export const editedFromProperty = 'edited-from';
+export const editCountProperty = 'edit-count';
+
+export type EditDecision = { readonly kind: 'send'; readonly copy: ServiceBusMessage; readonly detail: string } | { readonly kind: 'refused'; readonly detail: string };
+
+/**
+ * An edited copy travels under a key of its own, `<original key>~edit-<n>`, recording the original's
+ * in `edited-from`: the consumer treats it as a new message, so it must not repeat an effect the
+ * original already had. So: refused unless the store shows the original's effect absent
+ * (`not-processed`, or `invalid`: it never applied), and unless the edited body is a valid message.
+ */
+export function decideEdit(original: ServiceBusReceivedMessage, editedBody: unknown, originalState: StoreState, consumerName?: string): EditDecision {
+  const envelope = envelopeOfReceived(original);
+  const originalKey = dedupKeyOf(envelope, original.body, consumerName);
+  if (originalKey === undefined) return { kind: 'refused', detail: 'the original has no dedup key to record the edit against' };
+  if (originalState.kind === 'processed' || originalState.kind === 'conflict') {
+    return { kind: 'refused', detail: `the original's key already has an effect (${originalState.kind}: ${originalState.detail}): an edited copy under a new key would add a second one. Leave it, or correct the stored state first` };
+  }
+  if (originalState.kind === 'unchecked') return { kind: 'refused', detail: 'an edit is sent only when the store shows the original never applied: give --cosmos-endpoint' };
+  const props = original.applicationProperties ?? {};
+  const root = typeof props[editedFromProperty] === 'string' ? (props[editedFromProperty] as string) : originalKey;
+  const n = (Number.isInteger(props[editCountProperty]) ? (props[editCountProperty] as number) : 0) + 1;
+  const key = `${root}~edit-${n}`;
+  const applicationProperties = { ...props, 'idempotency-key': key, [editedFromProperty]: root, [editCountProperty]: n };
+  const copyEnvelope: MessageEnvelope = { ...envelope, messageId: key, applicationProperties };
+  try {
+    parseOrderMessage(copyEnvelope, editedBody, { consumerName, maxMessageBytes: maxEditedBodyBytes });
+  } catch (error) {
+    if (error instanceof PermanentMessageError) return { kind: 'refused', detail: `the edited body is not a valid message: ${error.message}` };
+    throw error;
+  }
+  const copy: ServiceBusMessage = {
+    body: editedBody,
+    messageId: key,
+    contentType: original.contentType ?? 'application/json',
+    subject: original.subject,
+    correlationId: original.correlationId,
+    sessionId: original.sessionId,
+    applicationProperties,
+  };
+  return { kind: 'send', copy, detail: `sent as ${key}, edited from ${root} (the original's effect was ${originalState.kind}: ${originalState.detail})` };
+}
+
+/** Reads `--body-file`, bounded, as JSON. */
+export async function readEditedBody(path: string): Promise<unknown> {
+  const size = (await stat(path)).size;
+  if (size > maxEditedBodyBytes) throw new Error(`--body-file ${path} is ${size} bytes, more than ${maxEditedBodyBytes}`);
+  return parseEdited(await readFile(path, 'utf8'), path);
+}
+
+/** Opens the body in `$EDITOR` (or `$VISUAL`) and reads what was saved. */
+export async function editInEditor(body: unknown, env: Readonly<Record<string, string | undefined>>): Promise<unknown> {
+  const editor = env.VISUAL ?? env.EDITOR;
+  if (!editor) throw new Error('--edit opens $EDITOR (or $VISUAL), and neither is set: set one, or give --body-file <file>');
+  const dir = await mkdtemp(join(tmpdir(), 'orders-ops-edit-'));
+  const file = join(dir, 'body.json');
+  try {
+    await writeFile(file, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
+    const result = spawnSync(editor, [file], { stdio: 'inherit', shell: true });
+    if (result.status !== 0) throw new Error(`${editor} ended with exit code ${String(result.status)}: nothing sent`);
+    return await readEditedBody(file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function parseEdited(text: string, where: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new Error(`${where} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+export interface EditReport {
+  readonly sequenceNumber: number;
+  readonly messageId?: string;
+  readonly outcome: 'resubmitted' | 'would-resubmit' | 'refused' | 'failed';
+  readonly copyMessageId?: string;
+  readonly detail: string;
+}
+
+/**
+ * `resubmit <target> --edit | --body-file`: the body is edited while nothing is locked (an editor
+ * takes minutes), checked against the store, then the original is locked, the copy sent, and only
+ * then the original removed.
+ */
+export async function editAndResubmit(ctx: DlqContext, target: string, edit: (body: unknown) => Promise<unknown>, dryRun = false): Promise<EditReport | undefined> {
+  let found: ServiceBusReceivedMessage | undefined;
+  for await (const m of peekAll(ctx.receiver)) if (String(m.sequenceNumber) === target || m.messageId === target) found = found ?? m;
+  if (!found) return undefined;
+  const base = { sequenceNumber: found.sequenceNumber?.toNumber() ?? 0, messageId: found.messageId === undefined ? undefined : String(found.messageId) };
+  const edited = await edit(found.body);
+  const state = await storeStateOf(envelopeOfReceived(found), found.body, { store: ctx.store, consumerName: ctx.consumerName });
+  const decision = decideEdit(found, edited, state, ctx.consumerName);
+  if (decision.kind === 'refused') return { ...base, outcome: 'refused', detail: decision.detail };
+  if (dryRun) return { ...base, outcome: 'would-resubmit', copyMessageId: String(decision.copy.messageId), detail: decision.detail };
+  const sequenceNumber = String(found.sequenceNumber);
+  let report: EditReport = { ...base, outcome: 'failed', detail: 'the original was no longer in the dead-letter queue: nothing sent' };
+  const sender = ctx.sender();
+  try {
+    await forEachLocked(
+      ctx.receiver,
+      async (m) => {
+        if (String(m.sequenceNumber) !== sequenceNumber) return 'declined';
+        await sender.sendMessages(decision.copy);
+        await ctx.receiver.completeMessage(m);
+        report = { ...base, outcome: 'resubmitted', copyMessageId: String(decision.copy.messageId), detail: decision.detail };
+        return 'handled';
+      },
+      () => report.outcome === 'resubmitted',
+    );
+  } finally {
+    await sender.close();
+  }
+  return report;
+}

@@ -1,0 +1,22 @@
+import type { DlqContext } from './dlqCommands.js';
+import { editAndResubmit, editInEditor, readEditedBody } from './editResubmit.js';
+
+/** `resubmit <target> --edit | --body-file <file>`: one message, its report, the exit code. */
+export async function runEditResubmit(
+  ctx: DlqContext,
+  targets: readonly string[],
+  options: { edit?: boolean; bodyFile?: string; json?: boolean; all?: boolean; dryRun?: boolean },
+  io: { stdout(text: string): void; env: Readonly<Record<string, string | undefined>> },
+): Promise<number> {
+  if (targets.length !== 1 || options.all) throw new Error('--edit and --body-file take exactly one message, by sequence number or MessageId');
+  if (options.edit && options.bodyFile !== undefined) throw new Error('give --edit or --body-file, not both');
+  const target = targets[0] as string;
+  const edit = options.bodyFile !== undefined ? () => readEditedBody(options.bodyFile as string) : (body: unknown) => editInEditor(body, io.env);
+  const report = await editAndResubmit(ctx, target, edit, options.dryRun === true);
+  if (!report) {
+    io.stdout(options.json ? JSON.stringify({ reports: [], missing: 1 }, null, 2) : `no dead-lettered message has sequence number or MessageId ${target}`);
+    return 1;
+  }
+  io.stdout(options.json ? JSON.stringify({ reports: [report] }, null, 2) : `${String(report.sequenceNumber).padStart(6)}  ${report.messageId ?? ''}${report.copyMessageId ? ` -> ${report.copyMessageId}` : ''}  ${report.outcome}  ${report.detail}`);
+  return report.outcome === 'resubmitted' || report.outcome === 'would-resubmit' ? 0 : 1;
+}

@@ -1,0 +1,184 @@
+import { Option } from 'commander';
+import type { Command } from 'commander';
+import type { DocumentStore } from '../idempotency/index.js';
+import type { ShipmentRecord } from '../shipments/index.js';
+import { peekAll } from './deadLetterQueue.js';
+import type { EntityAddress } from './deadLetterQueue.js';
+import { resubmitDeadLetters } from './dlqCommands.js';
+import type { DlqContext, ResubmitHooks } from './dlqCommands.js';
+import { groupFailures, groupMembers, parseMax } from './failureGroups.js';
+import type { FailureGroup, FailureItem } from './failureGroups.js';
+import { listOutbox, requeueOutbox } from './outboxCommands.js';
+import { listParked, resubmitParked } from './parkedCommands.js';
+import type { ParkedContext } from './parkedCommands.js';
+import type { ResubmitPolicy } from './resubmitHorizon.js';
+import { resolveShipment } from './shipmentCommands.js';
+import { cut } from './tableCell.js';
+import { timeWindowOf } from './timeWindow.js';
+import type { TimeWindow } from './timeWindow.js';
+
+/** What `groups` needs from the program: the connections it already knows how to open. */
+export interface GroupsConnections {
+  /** The dead-letter queues to look in: the queue file's entities (the orders queue, each `order-events` subscription). */
+  readonly deadLetterEntities: () => readonly EntityAddress[];
+  readonly deadLetters: (address: EntityAddress, run: (ctx: DlqContext) => Promise<void>) => Promise<void>;
+  /** Undefined when no Cosmos DB endpoint is given: then only the dead-letter queues are grouped. */
+  readonly store: ((needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>) => Promise<void>) | undefined;
+  readonly policy: () => ResubmitPolicy;
+  readonly hooks?: ResubmitHooks;
+}
+
+/** The dead-letter queues of infra/servicebus-queues.json, under the names the settings give them (a doctor test keeps the two equal). */
+export function queueFileEntities(queue: string | undefined, env: Readonly<Record<string, string | undefined>>): EntityAddress[] {
+  const topic = env.ORDER_EVENTS_TOPIC_NAME ?? 'order-events';
+  return [{ queue: queue ?? 'orders' }, ...[env.FULFILMENT_SUBSCRIPTION_NAME ?? 'fulfilment', 'audit'].map((subscription) => ({ topic, subscription }))];
+}
+
+interface GroupsIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly now?: () => number;
+}
+
+/** One member's outcome, whatever kind of failure it was. */
+export interface GroupActionReport {
+  readonly target: string;
+  readonly outcome: string;
+  readonly detail: string;
+}
+
+// Everything the app keeps is younger than the marker TTL; 400 days covers any setting we allow.
+const defaultSpanMs = 400 * 24 * 3600 * 1000;
+
+/** `groups` and `groups retry <id>`: failures by (entity, reason, message type), and a retry of one group. */
+export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (code: number) => void, connections: () => GroupsConnections): void {
+  const groups = program.command('groups').description('failures grouped by (entity, reason, message type): dead-lettered messages of each entity in the queue file, rejected parked items, failed outbox entries, escalated shipments');
+  const windowed = (command: Command) =>
+    command
+      .option('--since <time>', 'only failures from this time (2026-12-03T08:00Z) or this long ago (2h, 7d)')
+      .option('--until <time>', 'only failures up to this time or this long ago')
+      .option('--json', 'print JSON for scripts');
+  windowed(groups.command('list', { isDefault: true }).description('one row per group: id, entity, reason, message type, count, oldest, newest')).action(async (options: WindowOptions) => {
+    const { items, unread } = await gatherFailures(connections(), io);
+    const rows = groupFailures(items, windowOf(options, io));
+    io.stdout(options.json ? JSON.stringify({ groups: rows, unread }, null, 2) : groupsTable(rows));
+    setExitCode(unread.length > 0 ? 1 : 0);
+  });
+  windowed(groups.command('retry <groupId>').description("retry a group's members (dead letters and parked items resubmitted, outbox entries requeued, shipments handed back to the reconciler): shows the plan unless --yes"))
+    .addOption(new Option('--max <n>', 'at most this many members, oldest first').default(100).argParser(parseMax))
+    .option('--yes', 'act (without it: a dry run, the plan only)')
+    .action(async (groupId: string, options: WindowOptions & { max: number; yes?: boolean }) => {
+      const c = connections();
+      const { items, unread } = await gatherFailures(c, io);
+      const members = groupMembers(items, groupId, windowOf(options, io), options.max);
+      if (members.length === 0) throw new Error(`no failure of group ${groupId} in that window${unread.length > 0 ? ` (unread: ${unread.join('; ')})` : ''}: run \`groups\` for the ids`);
+      const reports = await retryMembers(c, members, options.yes !== true);
+      const failed = reports.filter((r) => r.outcome === 'failed' || r.outcome === 'refused').length;
+      if (options.json) io.stdout(JSON.stringify({ group: groupId, dryRun: options.yes !== true, reports, failed }, null, 2));
+      else {
+        for (const r of reports) io.stdout(`${r.target}  ${r.outcome}  ${r.detail}`);
+        io.stdout(`${options.yes === true ? '' : 'dry run (--yes to act): '}${summary(reports)}`);
+      }
+      setExitCode(failed > 0 ? 1 : 0);
+    });
+}
+
+interface WindowOptions {
+  since?: string;
+  until?: string;
+  json?: boolean;
+}
+
+function windowOf(options: WindowOptions, io: GroupsIo): TimeWindow {
+  return timeWindowOf(options, (io.now ?? Date.now)(), defaultSpanMs);
+}
+
+/** Every failure the system holds; an entity that cannot be read is named, not fatal. */
+export async function gatherFailures(c: GroupsConnections, io: GroupsIo): Promise<{ items: FailureItem[]; unread: string[] }> {
+  const items: FailureItem[] = [];
+  const unread: string[] = [];
+  for (const address of c.deadLetterEntities()) {
+    try {
+      await c.deadLetters(address, async (ctx) => {
+        for await (const m of peekAll(ctx.receiver)) {
+          items.push({
+            source: 'dead-letter',
+            entity: `${ctx.entityPath}/$deadletterqueue`,
+            reason: m.deadLetterReason ?? '(none)',
+            messageType: m.subject ?? '(no subject)',
+            at: (m.enqueuedTimeUtc ?? new Date(0)).toISOString(),
+            target: String(m.sequenceNumber?.toNumber() ?? ''),
+          });
+        }
+      });
+    } catch (error) {
+      unread.push(`${JSON.stringify(address)}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (c.store) await c.store(false, async (ctx) => void items.push(...(await storeFailures(ctx))));
+  else unread.push('parked items, outbox entries and shipments: no --cosmos-endpoint');
+  for (const line of unread) io.stderr(`warning: could not read ${line}`);
+  return { items, unread };
+}
+
+async function storeFailures(ctx: ParkedContext): Promise<FailureItem[]> {
+  const parked = (await listParked(ctx, ['rejected'], {})).map(
+    (p): FailureItem => ({ source: 'parked', entity: 'parked', reason: p.reason ?? '(none)', messageType: p.messageType, at: p.rejectedAt ?? p.parkedAt, target: `${p.orderId}/${p.id}` }),
+  );
+  const outbox = (await listOutbox(ctx, ['failed'])).map(
+    (e): FailureItem => ({ source: 'outbox', entity: `outbox -> ${e.destination}`, reason: e.reason ?? '(none)', messageType: e.eventType, at: e.createdAt, target: `${e.orderId}/${e.id}` }),
+  );
+  const shipments = (await escalatedShipments(ctx.store)).map(
+    (s): FailureItem => ({ source: 'shipment', entity: 'shipments', reason: s.escalation?.reason ?? '(none)', messageType: 'ShipmentBooking', at: s.escalation?.at ?? s.updatedAt, target: s.orderId }),
+  );
+  return [...parked, ...outbox, ...shipments];
+}
+
+async function escalatedShipments(store: DocumentStore): Promise<ShipmentRecord[]> {
+  return (await store.find<ShipmentRecord>({ docType: 'shipment', equals: { state: 'escalated' } })).map((r) => r.document);
+}
+
+/** A group is one entity and one kind of failure: its members all go through the same command. */
+async function retryMembers(c: GroupsConnections, members: readonly FailureItem[], dryRun: boolean): Promise<GroupActionReport[]> {
+  const first = members[0] as FailureItem;
+  const targets = members.map((m) => m.target);
+  const reports: GroupActionReport[] = [];
+  if (first.source === 'dead-letter') {
+    const address = c.deadLetterEntities().find((a) => first.entity.startsWith(`${a.queue ?? `${a.topic ?? ''}/subscriptions/${a.subscription ?? ''}`}/`));
+    if (!address) throw new Error(`the entity of ${first.entity} is not one the tool looks in`);
+    await c.deadLetters(address, async (ctx) => {
+      const done = await resubmitDeadLetters(ctx, { targets, all: false }, dryRun, c.policy(), c.hooks);
+      reports.push(...done.map((r) => ({ target: `${r.sequenceNumber} ${r.messageId ?? ''}${r.copyMessageId ? ` -> ${r.copyMessageId}` : ''}`, outcome: r.outcome, detail: r.detail })));
+    });
+    return reports;
+  }
+  if (!c.store) throw new Error('this group lives in Cosmos DB: give --cosmos-endpoint');
+  await c.store(first.source === 'parked', async (ctx) => {
+    if (first.source === 'parked') {
+      const done = await resubmitParked(ctx, { targets, all: false }, dryRun, c.policy());
+      reports.push(...done.map((r) => ({ target: `${r.orderId}/${r.id}`, outcome: r.outcome, detail: r.detail })));
+    } else if (first.source === 'outbox') {
+      const done = await requeueOutbox(ctx, targets, false, dryRun);
+      reports.push(...done.map((r) => ({ target: `${r.orderId}/${r.id}`, outcome: r.outcome, detail: r.detail })));
+    } else {
+      for (const orderId of targets) {
+        const r = await resolveShipment(ctx, orderId, { kind: 'retry' }, dryRun);
+        reports.push({ target: `${r.orderId}${r.id ? `/${r.id}` : ''}`, outcome: r.outcome, detail: r.detail });
+      }
+    }
+  });
+  return reports;
+}
+
+function summary(reports: readonly GroupActionReport[]): string {
+  const counts = reports.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.outcome]: (acc[r.outcome] ?? 0) + 1 }), {});
+  return Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ') || 'nothing done';
+}
+
+export function groupsTable(rows: readonly FailureGroup[]): string {
+  const header = `${cut('GROUP', 12)}  ${cut('ENTITY', 44)}  ${cut('REASON', 26)}  ${cut('TYPE', 18)}  ${'COUNT'.padStart(6)}  ${cut('OLDEST', 20)}  NEWEST`;
+  const lines = rows.map(
+    (g) => `${cut(g.id, 12)}  ${cut(g.entity, 44)}  ${cut(g.reason, 26)}  ${cut(g.messageType, 18)}  ${String(g.count).padStart(6)}  ${cut(g.oldest.slice(0, 19), 20)}  ${g.newest.slice(0, 19)}`,
+  );
+  return [header, ...lines, `${rows.length} group(s), ${rows.reduce((n, g) => n + g.count, 0)} failure(s)`].join('\n');
+}
