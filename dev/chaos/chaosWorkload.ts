@@ -52,7 +52,7 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
   for (let i = 0; i < orders; i += 1) {
     const orderId = `chaos-${options.run}-${String(i).padStart(5, '0')}`;
     const placed: ServiceBusMessage = { messageId: `placed-${orderId}`, subject: 'OrderPlaced', body: { orderId, customerId: `c-${i % 17}`, currency: 'EUR', lines: [{ sku: 'SKU-1', quantity: 1 + (i % 3), unitPrice: 12.5 }], placedAt: at } };
-    const payments = [10, 2.5].map((amount, p): ServiceBusMessage => ({ messageId: `pay-${orderId}-${p}`, subject: 'PaymentReceived', body: { orderId, paymentId: `p-${p}`, amount, currency: 'EUR', receivedAt: at } }));
+    const payments = [10, 2.5].map((amount, p): ServiceBusMessage => ({ messageId: `pay-${orderId}-${p}`, subject: 'PaymentReceived', body: { orderId, paymentId: `p-${orderId}-${p}`, amount, currency: 'EUR', receivedAt: at } }));
     const versions = random() < 0.3 ? [3, 1, 2] : [1, 2, 3];
     const changes = versions.map((v): ServiceBusMessage => ({ messageId: `status-${orderId}-${v}`, subject: 'OrderStatusChanged', body: { orderId, status: statuses[v - 1], version: v, changedAt: at } }));
     const isReversed = random() < options.reversedShare;
@@ -74,7 +74,7 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
   const victim = `chaos-${options.run}-00000`;
   const conflicts: ServiceBusMessage[] = [
     { messageId: `placed-${victim}-edited`, subject: 'OrderPlaced', body: { orderId: victim, customerId: 'someone-else', currency: 'EUR', lines: [{ sku: 'SKU-X', quantity: 9, unitPrice: 1 }], placedAt: at } },
-    { messageId: `pay-${victim}-0-edited`, subject: 'PaymentReceived', applicationProperties: { 'idempotency-key': `pay-${victim}-0` }, body: { orderId: victim, paymentId: 'p-0', amount: 99, currency: 'EUR', receivedAt: at } },
+    { messageId: `pay-${victim}-0-edited`, subject: 'PaymentReceived', applicationProperties: { 'idempotency-key': `pay-${victim}-0` }, body: { orderId: victim, paymentId: `p-${victim}-0`, amount: 99, currency: 'EUR', receivedAt: at } },
     { messageId: `status-${victim}-3-edited`, subject: 'OrderStatusChanged', body: { orderId: victim, status: 'Cancelled', version: 3, changedAt: at } },
   ];
   const hostile: [ServiceBusMessage, ExpectedRejection['reason']][] = [

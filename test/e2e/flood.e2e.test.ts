@@ -16,7 +16,7 @@ describe('npm run chaos -- --flood (small)', () => {
     // Not yet met on this machine (issue 26, item 6): each invalid message takes maxDeliveryCount
     // deliveries before the broker dead-letters it, ahead of the valid ones. The run reports the figure
     // and its verdict; this test holds every other invariant and that the verdict is printed.
-    expect(output).toMatch(/(ok {3}|FAIL) valid p99 within 2x the run without the flood/);
+    expect(output).toMatch(/(ok|FAIL) +valid p99 within 2x the run without the flood/);
     expect(output).toMatch(/valid orders: p50 \/ p99 latency with the flood\s+\d+ ms \/ \d+ ms \(\d+\.\d\dx\)/);
     expect(output).toMatch(/ {2}ok {3}nothing valid lost\n {2}ok {3}nothing valid dead-lettered\n {2}ok {3}every invalid message dead-lettered\n {2}ok {3}flood documents bounded, each with a time-to-live/);
     expect(output).toMatch(/flood documents left after the horizon\s+250 \(bound 250: 2 per orphan, 1 per invalid\)/);
