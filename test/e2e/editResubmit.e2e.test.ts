@@ -8,9 +8,9 @@ import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import type { LocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import { startLocalStack } from '../../dev/local/localStack.js';
 import type { LocalStack } from '../../dev/local/localStack.js';
-import { runDlqCli } from '../../src/cli/dlqProgram.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 import { orderPlaced, paymentReceived } from '../support/orderMessages.js';
+import { runOperatorTool } from '../support/operatorTool.js';
 import { eventually } from '../support/waiting.js';
 
 // Edit and resubmit on the local stack: a wrong payment fixed and applied once; an applied one refused.
@@ -55,13 +55,7 @@ async function order(): Promise<{ amountPaid?: number } | undefined> {
   }
 }
 
-async function dlq(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const env = { SERVICEBUS_CONNECTION_STRING: stack.settings.ServiceBusConnection, COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT, COSMOS_KEY: stack.settings.COSMOS_KEY };
-  const code = await runDlqCli(args, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
+const dlq = (...args: string[]) => runOperatorTool(stack, args);
 
 const listed = async () => (JSON.parse((await dlq('list', '--json')).stdout) as { messageId: string }[]).map((r) => r.messageId).sort();
 

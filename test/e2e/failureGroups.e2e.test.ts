@@ -5,10 +5,10 @@ import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import type { LocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import { startLocalStack } from '../../dev/local/localStack.js';
 import type { LocalStack } from '../../dev/local/localStack.js';
-import { runDlqCli } from '../../src/cli/dlqProgram.js';
 import type { FailureGroup } from '../../src/cli/failureGroups.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 import { orderPlaced } from '../support/orderMessages.js';
+import { runOperatorTool } from '../support/operatorTool.js';
 import { eventually } from '../support/waiting.js';
 
 // A grouped bulk retry on the local stack: dead-lettered messages grouped, a group retried, oldest first, up to --max.
@@ -40,13 +40,7 @@ afterAll(async () => {
   await stack.close();
 });
 
-async function dlq(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const env = { SERVICEBUS_CONNECTION_STRING: stack.settings.ServiceBusConnection, COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT, COSMOS_KEY: stack.settings.COSMOS_KEY };
-  const code = await runDlqCli(args, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
+const dlq = (...args: string[]) => runOperatorTool(stack, args);
 
 const orderExists = async (orderId: string) => {
   const cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });

@@ -8,8 +8,8 @@ import type { LocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import { startLocalStack } from '../../dev/local/localStack.js';
 import type { LocalStack } from '../../dev/local/localStack.js';
 import { runbookDemoSettings, seedRunbookScenario } from '../../dev/local/runbookDemo.js';
-import { runDlqCli } from '../../src/cli/dlqProgram.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
+import { runOperatorTool } from '../support/operatorTool.js';
 import { eventually } from '../support/waiting.js';
 
 // The runbook in docs/operations.md, followed step by step against `npm run local -- --serve --runbook-demo`.
@@ -29,13 +29,7 @@ afterAll(async () => {
   await stack.close();
 });
 
-async function dlq(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const env = { SERVICEBUS_CONNECTION_STRING: stack.settings.ServiceBusConnection, COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT, COSMOS_KEY: stack.settings.COSMOS_KEY };
-  const code = await runDlqCli(args, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
+const dlq = (...args: string[]) => runOperatorTool(stack, args);
 
 describe('the dead-letter runbook on the local stack', () => {
   it('lists a conflict and a payment whose order never came, resubmits the payment once, leaves the conflict', async () => {

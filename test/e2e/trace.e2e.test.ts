@@ -5,10 +5,10 @@ import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import type { LocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
 import { startLocalStack } from '../../dev/local/localStack.js';
 import type { LocalStack } from '../../dev/local/localStack.js';
-import { runDlqCli } from '../../src/cli/dlqProgram.js';
 import type { TraceReport } from '../../src/cli/traceCommand.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 import { orderPlaced, paymentReceived } from '../support/orderMessages.js';
+import { runOperatorTool } from '../support/operatorTool.js';
 import { eventually } from '../support/waiting.js';
 
 // `trace` on the local stack: one order's story across the store, the broker and the operator log.
@@ -44,13 +44,7 @@ afterAll(async () => {
   await stack.close();
 });
 
-async function dlq(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const env = { SERVICEBUS_CONNECTION_STRING: stack.settings.ServiceBusConnection, COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT, COSMOS_KEY: stack.settings.COSMOS_KEY };
-  const code = await runDlqCli(args, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
+const dlq = (...args: string[]) => runOperatorTool(stack, args);
 
 describe('trace on the local stack', () => {
   it('tells one order\'s story in time order: stored records, the dead-lettered message, the operator\'s action, and the trace id', async () => {
