@@ -96,6 +96,5 @@ function exactBody(original: ServiceBusReceivedMessage): unknown {
 }
 
 function applicationProperty(properties: Record<string, unknown>, name: string): unknown {
-  const key = Object.keys(properties).find((k) => k.toLowerCase() === name);
-  return key === undefined ? undefined : properties[key];
+  return Object.entries(properties).find(([k]) => k.toLowerCase() === name)?.[1];
 }

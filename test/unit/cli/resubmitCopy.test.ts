@@ -93,4 +93,58 @@ describe('planResubmit', () => {
     const deep = original({ body: JSON.parse(text) as unknown, _rawAmqpMessage: { bodyType: 'data', body: { typecode: 117, content: Buffer.from(text) } } } as never);
     expect(Buffer.from(planResubmit(deep, options).copy.body as Buffer).toString()).toBe(text);
   });
+  it('counts the window from now when the broker shows no enqueued time, so the copy gets a new id', () => {
+    expect(planResubmit(original({ enqueuedTimeUtc: undefined }), { ...options, dedupKey: 'm-1' })).toMatchObject({ messageIdDecision: 'new', copy: { messageId: 'm-1~resubmit-1' } });
+  });
+
+  it('keeps the MessageId on a queue without duplicate detection even when the broker\'s enqueued time is ahead of this clock', () => {
+    const ahead = original({ enqueuedTimeUtc: new Date(now + 5_000) });
+    expect(planResubmit(ahead, { ...options, duplicateDetectionWindowMs: 0, dedupKey: 'm-1' })).toMatchObject({ messageIdDecision: 'kept', copy: { messageId: 'm-1' } });
+  });
+
+  it('keeps the MessageId from the instant the whole window has passed since the original was sent', () => {
+    const atEdge = original({ enqueuedTimeUtc: new Date(now - 600_000) });
+    expect(planResubmit(atEdge, options)).toMatchObject({ messageIdDecision: 'kept', copy: { messageId: 'm-1' } });
+    const justInside = original({ enqueuedTimeUtc: new Date(now - 599_999) });
+    expect(planResubmit(justInside, options)).toMatchObject({ messageIdDecision: 'new', copy: { messageId: 'm-1~resubmit-1' } });
+  });
+
+  it('derives a new MessageId from the sequence number for an original without one, even after the window', () => {
+    const anonymous = original({ messageId: undefined, enqueuedTimeUtc: new Date(now - 700_000) });
+    const { copy, messageIdDecision } = planResubmit(anonymous, { ...options, dedupKey: 'k-1' });
+    expect(messageIdDecision).toBe('new');
+    expect(copy.messageId).toBe('seq-42~resubmit-1');
+    expect(copy.applicationProperties).toMatchObject({ 'idempotency-key': 'k-1' });
+  });
+
+  it('writes no idempotency-key when there is neither a dedup key nor an original MessageId', () => {
+    const { copy } = planResubmit(original({ messageId: undefined }), options);
+    expect(Object.keys(copy.applicationProperties ?? {})).not.toContain('idempotency-key');
+  });
+
+  it('carries the consumer\'s dedup key, not the original MessageId, when the two differ', () => {
+    const { copy } = planResubmit(original(), { ...options, dedupKey: 'payment-7' });
+    expect(copy.applicationProperties).toMatchObject({ 'idempotency-key': 'payment-7' });
+  });
+
+  it('leaves an idempotency key the sender set, whatever its case, as it was', () => {
+    const sent = { tenant: 't1', 'Idempotency-Key': 'sender-key' };
+    const { copy } = planResubmit(original({ applicationProperties: sent }), { ...options, dedupKey: 'payment-7' });
+    expect(copy.applicationProperties).toEqual({ tenant: 't1', 'Idempotency-Key': 'sender-key', 'resubmitted-from': 'orders/$DeadLetterQueue#42', 'resubmit-count': 1 });
+  });
+
+  it('addresses the copy to the subscription it is for, and leaves it unaddressed otherwise', () => {
+    expect(planResubmit(original(), { ...options, to: 'billing' }).copy.to).toBe('billing');
+    expect(Object.keys(planResubmit(original(), options).copy)).not.toContain('to');
+  });
+
+  it('keeps the original\'s SessionId, and sets none for an original without one', () => {
+    expect(planResubmit(original({ sessionId: 'order-9' }), options).copy.sessionId).toBe('order-9');
+    expect(Object.keys(planResubmit(original(), options).copy)).not.toContain('sessionId');
+  });
+
+  it('sends a body that was not a data section as the SDK decoded it', () => {
+    const value = original({ body: { orderId: 'o-2' }, _rawAmqpMessage: { bodyType: 'value', body: { orderId: 'o-2' } } } as never);
+    expect(planResubmit(value, options).copy.body).toEqual({ orderId: 'o-2' });
+  });
 });

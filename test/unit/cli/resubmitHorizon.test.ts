@@ -57,6 +57,11 @@ describe('decideResubmitHorizon', () => {
     expect(decide({ enqueuedTimeUtc: new Date(sent), applicationProperties: { 'first-enqueued-at': 'yesterday' } }, lastSafe)).toMatchObject({ kind: 'safe', firstEnqueuedAtEpochMs: sent });
   });
 
+  it('names the broker\'s time as the caller labels it (a parked item shows when it was parked), and the properties by their names', () => {
+    const parked = decide({ enqueuedTimeUtc: new Date(sent), enqueuedTimeLabel: 'parked at', applicationProperties: { 'first-enqueued-at': '2026-11-02T00:00:00.000Z' } }, lastSafe);
+    expect(parked.checked).toContain('(28 d 22 h ago; the earliest of: parked at, first-enqueued-at)');
+  });
+
   it('refuses a message that shows no time at all: the age of its markers is unknown', () => {
     expect(decide({}, sent)).toEqual({
       kind: 'refused',
@@ -73,5 +78,6 @@ describe('durationText', () => {
     expect(durationText(3_600_000)).toBe('1 h 0 min');
     expect(durationText(3_599_999)).toBe('3599 s');
     expect(durationText(-61_000)).toBe('-61 s');
+    expect(durationText(0)).toBe('0 s');
   });
 });

@@ -71,4 +71,23 @@ describe('readIdempotencyKey', () => {
       expect(refusalOf(value), value).toMatchObject({ kind: 'malformed', title: 'Idempotency-Key header malformed', detail: expect.stringContaining('sf-string') });
     }
   });
+
+  it('refuses an empty sf-string, saying so and showing a key', () => {
+    expect(refusalOf('""')).toEqual({ kind: 'malformed', title: 'Idempotency-Key header malformed', detail: 'the Idempotency-Key is an empty sf-string; send a key, such as "8e03978e-40d5-43e8-bc93-6894a57f9324"' });
+  });
+
+  it('refuses a control character in the first position and at the end of the C1 range', () => {
+    expect(refusalOf('\u0001abc')).toMatchObject({ detail: expect.stringContaining('control character (U+0001) at position 1') });
+    expect(refusalOf('ab\u009f')).toMatchObject({ detail: expect.stringContaining('control character (U+009F) at position 3') });
+  });
+
+  it('refuses a bare value whose first character is not allowed in a bare key', () => {
+    expect(refusalOf('\\abc')).toMatchObject({ kind: 'malformed', detail: expect.stringContaining('holds \\ at position 1') });
+    expect(refusalOf('ébc')).toMatchObject({ kind: 'malformed', detail: expect.stringContaining('the non-ASCII U+00E9 at position 1') });
+  });
+
+  it('takes a comma inside an sf-string, after an escaped quote too, as part of one key', () => {
+    expect(keyOf('"a,b"')).toBe('a,b');
+    expect(keyOf('"a\\",b"')).toBe('a",b');
+  });
 });
