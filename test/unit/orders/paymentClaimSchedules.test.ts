@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { create, replace } from '../../../src/idempotency/index.js';
 import type { StoredDocument, WriteOperation } from '../../../src/idempotency/index.js';
-import { parkingLotId } from '../../../src/orders/index.js';
+import { parkingLotId, parseOrderMessage } from '../../../src/orders/index.js';
+import { claimPayment } from '../../../src/orders/paymentClaims.js';
+import type { PaymentMessage } from '../../../src/orders/paymentClaims.js';
+import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import type { ParkedItemDocument } from '../../../src/orders/index.js';
 import { parkingLot } from '../../../src/orders/parkedItems.js';
 import { leftParked, orderFlow } from '../../support/orderFlowHarness.js';
@@ -50,6 +53,15 @@ describe('a claim that answered 409 and is then gone', () => {
     expect(copy.outcome).toEqual({ kind: 'retry', reason: `payment claim ${claimId} was reported to exist but could not be read` });
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
   });
+
+  it('claimPayment decides it there (a retry), without going on to the effect', async () => {
+    const t = orderFlow();
+    await placed(t, 'o1');
+    await t.send('msg-a', 'PaymentReceived', payment('o1'));
+    t.store.beforeRead((pk, id) => pk === claimPartition && id === claimId, async () => t.advance(2 * 3600 + 1));
+    const message = parseOrderMessage(envelopeFromTriggerMetadata({ messageId: 'msg-b', subject: 'PaymentReceived' }), payment('o1'), { maxMessageBytes: 262_144 }) as PaymentMessage;
+    expect(await claimPayment(message, t.ctx)).toEqual({ kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claimId} was reported to exist but could not be read` } });
+  });
 });
 
 describe('taking over a void claim (its message was rejected)', () => {
@@ -70,6 +82,15 @@ describe('taking over a void claim (its message was rejected)', () => {
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
   });
 
+  it('claimPayment decides it there (a retry), without going on to the effect', async () => {
+    const t = orderFlow({ maxConcurrencyAttempts: 2 });
+    await voidClaim(t);
+    t.store.beforeCommit(replacesClaim, () => rewriteClaim(t), 2);
+    const envelope = envelopeFromTriggerMetadata({ messageId: 'pay-eur', subject: 'PaymentReceived', applicationProperties: { 'idempotency-key': 'pay-K' } });
+    const message = parseOrderMessage(envelope, payment('o1'), { maxMessageBytes: 262_144 }) as PaymentMessage;
+    expect(await claimPayment(message, t.ctx)).toEqual({ kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claimId} changed under 2 attempts in a row` } });
+  });
+
   it('loses its race once and wins the next attempt: the payment is applied once', async () => {
     const t = orderFlow({ maxConcurrencyAttempts: 3 });
     await voidClaim(t);
@@ -80,11 +101,21 @@ describe('taking over a void claim (its message was rejected)', () => {
 });
 
 describe('a payment the release before claims parked (no claim), found before claiming', () => {
-  it('a copy under a new MessageId is a duplicate, and parks nothing more', async () => {
+  it('a copy under a new MessageId, received at another time, is a duplicate, and writes nothing', async () => {
     const t = orderFlow();
     await parkedByPreviousRelease(t);
-    expect((await t.send('msg-new', 'PaymentReceived', payment('o1'))).outcome).toEqual({ kind: 'duplicate' });
+    const commits = t.store.commits;
+    expect((await t.send('msg-new', 'PaymentReceived', payment('o1', { receivedAt: '2026-11-30T09:05:00Z' }))).outcome).toEqual({ kind: 'duplicate' });
+    expect(t.store.commits).toBe(commits);
     expect(t.parked('o1').map((p) => p.id)).toEqual(['parked|payment|msg-old']);
+  });
+
+  it('another payload under its own key is a conflict, though the payment is the same', async () => {
+    const t = orderFlow();
+    await parkedByPreviousRelease(t);
+    const other = await t.send('msg-old', 'PaymentReceived', payment('o1', { receivedAt: '2026-11-30T09:05:00Z' }), 2);
+    expect(other.outcome.kind).toBe('conflict');
+    expect(description(other.outcome as never)).toContain('payment P-1 is parked under key msg-old');
   });
 
   it('another amount under a new MessageId is a conflict naming the key it is parked under, and parks nothing', async () => {
@@ -96,10 +127,12 @@ describe('a payment the release before claims parked (no claim), found before cl
     expect(t.parked('o1').map((p) => p.id)).toEqual(['parked|payment|msg-old']);
   });
 
-  it('discarded by an operator: its redelivery is a duplicate, not parked afresh', async () => {
+  it('discarded by an operator: its redelivery is a duplicate decided with no write (no claim, not parked afresh)', async () => {
     const t = orderFlow();
     await parkedByPreviousRelease(t, 'discarded');
+    const commits = t.store.commits;
     expect((await t.send('msg-old', 'PaymentReceived', payment('o1'), 2)).outcome).toEqual({ kind: 'duplicate' });
+    expect(t.store.commits).toBe(commits);
     expect(t.parked('o1').map((p) => [p.id, p.state])).toEqual([['parked|payment|msg-old', 'discarded']]);
   });
 
@@ -110,18 +143,23 @@ describe('a payment the release before claims parked (no claim), found before cl
   });
 
   for (const [name, messageId] of [['its redelivery', 'msg-old'], ['a copy under a new MessageId', 'msg-new']] as const) {
-    it(`applied by its order arriving while ${name} looked (the order read found none): a duplicate, counted once`, async () => {
+    it(`applied by its order arriving while ${name} looked (the order read found none): a duplicate decided with no write, counted once`, async () => {
       const t = orderFlow();
       await parkedByPreviousRelease(t);
       let first = true;
+      let commits = 0;
       t.store.beforeRead(
         (_pk, id) => id === parkingLotId('o1') && first && !(first = false),
-        async () => expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 1 }),
+        async () => {
+          expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 1 });
+          commits = t.store.commits;
+        },
       );
       expect(t.parked('o1')).toHaveLength(1);
       const outcome = await t.send(messageId, 'PaymentReceived', payment('o1'), messageId === 'msg-old' ? 2 : 1);
       expect(t.parked('o1').map((p) => [p.id, p.state])).toEqual([['parked|payment|msg-old', 'applied']]);
       expect(outcome.outcome).toEqual({ kind: 'duplicate' });
+      expect(t.store.commits).toBe(commits);
       expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
     });
   }
