@@ -5,7 +5,7 @@ import { parkingLotId, parseOrderMessage } from '../../../src/orders/index.js';
 import { claimPayment } from '../../../src/orders/paymentClaims.js';
 import type { PaymentMessage } from '../../../src/orders/paymentClaims.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
-import type { ParkedItemDocument } from '../../../src/orders/index.js';
+import type { OrderDocument, ParkedItemDocument } from '../../../src/orders/index.js';
 import { parkingLot } from '../../../src/orders/parkedItems.js';
 import { leftParked, orderFlow } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
@@ -170,8 +170,8 @@ describe('a payment the release before claims applied (inbox marker, no claim), 
     const t = orderFlow();
     await placed(t, 'o1');
     const body = payment('o1');
-    const current = await t.memory.read<StoredDocument & Record<string, unknown>>('o1', 'o1');
-    const { claimedPaymentCount: _dropped, ...order } = { ...current!.document, amountPaid: 5, paymentCount: 1 };
+    const current = await t.memory.read<OrderDocument>('o1', 'o1');
+    const { claimedPaymentCount: _dropped, ...order } = { ...current!.document, amountPaid: 5, paymentCount: 1 } as OrderDocument & { claimedPaymentCount?: number };
     await t.memory.commit('o1', [
       replace(order as StoredDocument, current!.etag),
       create({ id: 'inbox|msg-old', orderId: 'o1', docType: 'inbox', messageType: 'PaymentReceived', messageId: 'msg-old', dedupKey: 'msg-old', fingerprint: 'fp-old', processedAt: '2026-11-30T11:00:00Z', payload: body, ttl: 3600 } as StoredDocument),
