@@ -139,7 +139,8 @@ describe('a payment the release before claims parked (no claim), found before cl
   it('rejected: its redelivery is parked afresh (a rejected item is not a live copy)', async () => {
     const t = orderFlow();
     await parkedByPreviousRelease(t, 'rejected');
-    expect((await t.send('msg-old', 'PaymentReceived', payment('o1'), 2)).outcome.kind).not.toBe('duplicate');
+    expect((await t.send('msg-old', 'PaymentReceived', payment('o1'), 2)).outcome.kind).toBe('parked');
+    expect(t.parked('o1').map((p) => p.state)).toEqual(['parked']);
   });
 
   for (const [name, messageId] of [['its redelivery', 'msg-old'], ['a copy under a new MessageId', 'msg-new']] as const) {
