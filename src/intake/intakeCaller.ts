@@ -59,7 +59,8 @@ function objectIdClaim(header: string): string | { reason: string } {
   }
   const claims = (decoded as { claims?: unknown } | null)?.claims;
   if (!Array.isArray(claims)) return { reason: 'x-ms-client-principal has no claims array' };
-  const claim = (claims as { typ?: unknown; val?: unknown }[]).find((c) => typeof c === 'object' && c !== null && objectIdClaimTypes.includes(String(c.typ)));
+  // Any JSON value may stand in the array: a null has no typ, and neither has a string or a number.
+  const claim = (claims as ({ typ?: unknown; val?: unknown } | null)[]).find((c) => objectIdClaimTypes.includes(String(c?.typ)));
   if (typeof claim?.val !== 'string') return { reason: 'x-ms-client-principal has no object id (oid) claim' };
   return checkPrincipalId(claim.val.trim(), 'the oid claim of x-ms-client-principal');
 }
