@@ -25,7 +25,7 @@ export function createParkedItemSweeper(settings: Settings, overrides: SweeperOv
   const ctx = {
     store: overrides.store ?? ordersStore(settings),
     now: overrides.now ?? (() => new Date()),
-    // Stryker disable next-line ConditionalExpression: an absent sleep and an undefined one are read alike (`ctx.sleep ?? realSleep`); the spread is for exactOptionalPropertyTypes. The EqualityOperator mutant stays checked.
+    // Stryker disable next-line ConditionalExpression: an absent sleep and an undefined one are read alike (`ctx.sleep ?? realSleep`). The EqualityOperator mutant stays checked.
     ...(overrides.sleep === undefined ? {} : { sleep: overrides.sleep }),
     markerTtlSeconds: settings.markerTtlSeconds,
     orderEventsDestination: settings.outbox.orderEventsTopicName,
