@@ -145,4 +145,26 @@ describe('parked items and the arrival gate, as documents', () => {
     expect(parkingLot('o1', 'open', at)).toStrictEqual({ id: 'parking-lot|o1', orderId: 'o1', docType: 'parking-lot', state: 'open', changedAt: at });
     expect(parkingLot('o1', 'closed', at, 3600)).toEqual({ id: 'parking-lot|o1', orderId: 'o1', docType: 'parking-lot', state: 'closed', changedAt: at, ttl: 3600 });
   });
+
+  it('rejects a parked status change too far above the stored version as VersionJump, saying by how much and which setting', () => {
+    const plan = planParkedApplication(storedOrder(), [status('s-9', 9)], 10, { ...ctx, statusVersionMaxStep: 3 });
+    expect(plan.rejected).toEqual([
+      expect.objectContaining({ reason: 'VersionJump', description: 'OrderStatusChanged version 9 for order o1 is more than 3 above the stored version 0 (STATUS_VERSION_MAX_STEP)' }),
+    ]);
+    expect(shapeOf(plan.operations)).toEqual([['replace', 'parked|status|s-9', 'rejected']]);
+    expect(plan.order.statusVersion).toBe(0);
+  });
+
+  it('takes payments parked in the same instant by id, whatever order the query returned them in', () => {
+    const sameInstant = '2026-11-30T11:10:00.000Z';
+    for (const items of [
+      [payment('p-c', 1, sameInstant), payment('p-b', 2, sameInstant), payment('p-a', 3, sameInstant)],
+      [payment('p-b', 2, sameInstant), payment('p-c', 1, sameInstant), payment('p-a', 3, sameInstant)],
+      [payment('p-a', 3, sameInstant), payment('p-c', 1, sameInstant), payment('p-b', 2, sameInstant)],
+    ]) {
+      // Room for one payment (its marker and its item): the first by id goes now, the rest in a later batch.
+      expect(shapeOf(planParkedApplication(storedOrder(), items, 2, ctx).operations).map(([, id]) => id)).toEqual(['inbox|p-a', 'parked|payment|p-a']);
+      expect(shapeOf(planParkedApplication(storedOrder(), items, 10, ctx).operations).filter(([, , as]) => as === 'payment').map(([, id]) => id)).toEqual(['parked|payment|p-a', 'parked|payment|p-b', 'parked|payment|p-c']);
+    }
+  });
 });
