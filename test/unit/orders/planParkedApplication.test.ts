@@ -123,6 +123,14 @@ describe('planning the application of parked items', () => {
       expect(unnamed.rejected[0]?.description).toBe('OrderStatusChanged version 2 for order o1 differs from the stored one (message unknown, fingerprint fp-stored; this one fp-st-2b)');
     });
 
+    it('below the stored one that contradicts the history is rejected, naming no message (the order keeps only the newest one\'s)', () => {
+      const stored = { statusVersion: 3, status: 'Shipped', statusFingerprint: 'fp-st-3', statusMessageId: 'st-3', statusHistory: { '2': 'fp-old' } } as const;
+      const plan = planParkedApplication(storedOrder(stored), [status('st-2b', 2, 'Cancelled')], 99, ctx);
+      expect(plan.rejected.map((r) => [r.reason, r.description])).toEqual([
+        ['PayloadConflict', 'OrderStatusChanged version 2 for order o1 differs from the stored one (message unknown, fingerprint fp-old; this one fp-st-2b)'],
+      ]);
+    });
+
     it('that is the stored one, or meets a stored status with no fingerprint, is applied as stale and changes nothing', () => {
       const same = planParkedApplication(storedOrder({ statusVersion: 2, status: 'Paid', statusFingerprint: 'fp-st-2' }), [status('st-2', 2, 'Cancelled')], 99, ctx);
       expect([shapeOf(same.operations), same.applied, same.rejected, same.order.status]).toEqual([[['replace', 'parked|status|st-2', 'stale']], 1, [], 'Paid']);
