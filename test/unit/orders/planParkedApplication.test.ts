@@ -111,6 +111,12 @@ describe('planning the application of parked items', () => {
     expect([plan.applied, plan.order.paymentCount]).toEqual([0, 0]);
   });
 
+  it('counts a parked payment that claimed its paymentId among the order\'s claimed payments, and one parked before claims not', () => {
+    const claimed = payment('p-claimed', 1);
+    const plan = planParkedApplication(storedOrder(), [{ ...claimed, document: { ...claimed.document, claimed: true } }, payment('p-old', 2, '2026-11-30T11:30:00.000Z')], 99, ctx);
+    expect([plan.applied, plan.order.paymentCount, plan.order.claimedPaymentCount]).toEqual([2, 2, 1]);
+  });
+
   describe('a status change at the stored version', () => {
     it('that contradicts the stored one is rejected, naming the stored message (or "unknown") and both fingerprints', () => {
       const stored = { statusVersion: 2, status: 'Paid', statusFingerprint: 'fp-stored' } as const;
