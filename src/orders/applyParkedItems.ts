@@ -29,8 +29,6 @@ export interface ParkedItemsResult {
   readonly rejected: readonly ParkedItemRejection[];
 }
 
-export const nothingParked: ParkedItemsResult = { applied: 0, rejected: [] };
-
 export interface ParkedApplication extends ParkedItemsResult {
   /** The order with every item of this batch applied. */
   readonly order: OrderDocument;

@@ -25,6 +25,7 @@ export function createParkedItemSweeper(settings: Settings, overrides: SweeperOv
   const ctx = {
     store: overrides.store ?? ordersStore(settings),
     now: overrides.now ?? (() => new Date()),
+    // Stryker disable next-line ConditionalExpression: an absent sleep and an undefined one are read alike (`ctx.sleep ?? realSleep`). The EqualityOperator mutant stays checked.
     ...(overrides.sleep === undefined ? {} : { sleep: overrides.sleep }),
     markerTtlSeconds: settings.markerTtlSeconds,
     orderEventsDestination: settings.outbox.orderEventsTopicName,
@@ -37,6 +38,7 @@ export function createParkedItemSweeper(settings: Settings, overrides: SweeperOv
   let after: string | undefined;
   return {
     async sweep(log) {
+      // Stryker disable next-line ConditionalExpression: an absent `after` and an undefined one are read alike (`options.after === undefined`). The EqualityOperator mutant stays checked.
       const result = await sweepParkedItems(ctx, { ...options, ...(after === undefined ? {} : { after }) });
       after = result.nextAfter;
       reportParkedItems(log, parkedMetrics, 'sweep', result.applied, result.rejected);

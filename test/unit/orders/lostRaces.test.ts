@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { create, replace } from '../../../src/idempotency/index.js';
+import { drainParkedItems } from '../../../src/orders/applyParkedItems.js';
 import type { OrderDocument } from '../../../src/orders/index.js';
 import { inboxMarkerId, outboxDocumentId, rejectedMessagesPartition, rejectionDocumentId } from '../../../src/orders/index.js';
 import { touches } from '../../support/interleavingStore.js';
-import { orderFlow } from '../../support/orderFlowHarness.js';
+import { leftParked, orderFlow } from '../../support/orderFlowHarness.js';
 import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/orderMessages.js';
 
 type Flow = ReturnType<typeof orderFlow>;
@@ -145,5 +146,15 @@ describe('the pause after a lost race', () => {
     t.store.beforeCommit(touches('inbox'), () => touchOrder(t, 'o1'), 3);
     expect((await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }))).outcome).toMatchObject({ kind: 'retry' });
     expect(pauses).toEqual([3, 7, 11]);
+  });
+
+  it('after a parked-item batch lost to another writer, grows by up to 4 ms per attempt and stops growing at the tenth', async () => {
+    const pauses: number[] = [];
+    const t = orderFlow({ maxConcurrencyAttempts: 2, sleep: (ms) => (pauses.push(ms), Promise.resolve()), random: () => 0.99 });
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    await leftParked(t, 'o1', 'pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }));
+    t.store.beforeCommit(touches('parked'), () => touchOrder(t, 'o1'), 11);
+    expect(await drainParkedItems('o1', t.ctx)).toMatchObject({ applied: 1, rejected: [] });
+    expect(pauses).toEqual([3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 39]);
   });
 });

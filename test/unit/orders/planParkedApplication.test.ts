@@ -111,6 +111,12 @@ describe('planning the application of parked items', () => {
     expect([plan.applied, plan.order.paymentCount]).toEqual([0, 0]);
   });
 
+  it('counts a parked payment that claimed its paymentId among the order\'s claimed payments, and one parked before claims not', () => {
+    const claimed = payment('p-claimed', 1);
+    const plan = planParkedApplication(storedOrder(), [{ ...claimed, document: { ...claimed.document, claimed: true } }, payment('p-old', 2, '2026-11-30T11:30:00.000Z')], 99, ctx);
+    expect([plan.applied, plan.order.paymentCount, plan.order.claimedPaymentCount]).toEqual([2, 2, 1]);
+  });
+
   describe('a status change at the stored version', () => {
     it('that contradicts the stored one is rejected, naming the stored message (or "unknown") and both fingerprints', () => {
       const stored = { statusVersion: 2, status: 'Paid', statusFingerprint: 'fp-stored' } as const;
@@ -121,6 +127,14 @@ describe('planning the application of parked items', () => {
       expect([named.applied, named.order.status]).toEqual([0, 'Paid']);
       const unnamed = planParkedApplication(storedOrder(stored), [status('st-2b', 2, 'Cancelled')], 99, ctx);
       expect(unnamed.rejected[0]?.description).toBe('OrderStatusChanged version 2 for order o1 differs from the stored one (message unknown, fingerprint fp-stored; this one fp-st-2b)');
+    });
+
+    it('below the stored one that contradicts the history is rejected, naming no message (the order keeps only the newest one\'s)', () => {
+      const stored = { statusVersion: 3, status: 'Shipped', statusFingerprint: 'fp-st-3', statusMessageId: 'st-3', statusHistory: { '2': 'fp-old' } } as const;
+      const plan = planParkedApplication(storedOrder(stored), [status('st-2b', 2, 'Cancelled')], 99, ctx);
+      expect(plan.rejected.map((r) => [r.reason, r.description])).toEqual([
+        ['PayloadConflict', 'OrderStatusChanged version 2 for order o1 differs from the stored one (message unknown, fingerprint fp-old; this one fp-st-2b)'],
+      ]);
     });
 
     it('that is the stored one, or meets a stored status with no fingerprint, is applied as stale and changes nothing', () => {
@@ -144,5 +158,27 @@ describe('parked items and the arrival gate, as documents', () => {
     const { parkingLot } = await import('../../../src/orders/parkedItems.js');
     expect(parkingLot('o1', 'open', at)).toStrictEqual({ id: 'parking-lot|o1', orderId: 'o1', docType: 'parking-lot', state: 'open', changedAt: at });
     expect(parkingLot('o1', 'closed', at, 3600)).toEqual({ id: 'parking-lot|o1', orderId: 'o1', docType: 'parking-lot', state: 'closed', changedAt: at, ttl: 3600 });
+  });
+
+  it('rejects a parked status change too far above the stored version as VersionJump, saying by how much and which setting', () => {
+    const plan = planParkedApplication(storedOrder(), [status('s-9', 9)], 10, { ...ctx, statusVersionMaxStep: 3 });
+    expect(plan.rejected).toEqual([
+      expect.objectContaining({ reason: 'VersionJump', description: 'OrderStatusChanged version 9 for order o1 is more than 3 above the stored version 0 (STATUS_VERSION_MAX_STEP)' }),
+    ]);
+    expect(shapeOf(plan.operations)).toEqual([['replace', 'parked|status|s-9', 'rejected']]);
+    expect(plan.order.statusVersion).toBe(0);
+  });
+
+  it('takes payments parked in the same instant by id, whatever order the query returned them in', () => {
+    const sameInstant = '2026-11-30T11:10:00.000Z';
+    for (const items of [
+      [payment('p-c', 1, sameInstant), payment('p-b', 2, sameInstant), payment('p-a', 3, sameInstant)],
+      [payment('p-b', 2, sameInstant), payment('p-c', 1, sameInstant), payment('p-a', 3, sameInstant)],
+      [payment('p-a', 3, sameInstant), payment('p-c', 1, sameInstant), payment('p-b', 2, sameInstant)],
+    ]) {
+      // Room for one payment (its marker and its item): the first by id goes now, the rest in a later batch.
+      expect(shapeOf(planParkedApplication(storedOrder(), items, 2, ctx).operations).map(([, id]) => id)).toEqual(['inbox|p-a', 'parked|payment|p-a']);
+      expect(shapeOf(planParkedApplication(storedOrder(), items, 10, ctx).operations).filter(([, , as]) => as === 'payment').map(([, id]) => id)).toEqual(['parked|payment|p-a', 'parked|payment|p-b', 'parked|payment|p-c']);
+    }
   });
 });

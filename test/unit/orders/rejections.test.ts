@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore, PermanentMessageError } from '../../../src/idempotency/index.js';
-import type { StoredDocument } from '../../../src/idempotency/index.js';
+import type { DocumentStore, StoredDocument } from '../../../src/idempotency/index.js';
 import { create } from '../../../src/idempotency/index.js';
 import { findRejectionRecord, legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectionDocumentId } from '../../../src/orders/index.js';
 import type { RejectionDocument } from '../../../src/orders/index.js';
 import { recordRejection } from '../../../src/orders/rejections.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
+import { AnsweringStore, firstIs } from '../../support/answeringStore.js';
 
 // Where a rejection's reason is kept, by MessageId, for the operator tool; over the in-memory store.
-const ctx = (store: InMemoryDocumentStore, consumerName?: string) => ({
+const ctx = (store: DocumentStore, consumerName?: string) => ({
   store,
   consumerName,
   now: () => new Date('2026-12-01T10:00:00Z'),
@@ -87,6 +88,42 @@ describe('recordRejection', () => {
     await recordRejection(delivery(9), { error: invalid, dedupKey: 'k-1', orderId: 'o-1', evidence: conflict('f3') }, ctx(store));
     expect((await store.read<RejectionDocument>('o-1', rejectionDocumentId('m-1')))?.document).toMatchObject({ sequenceNumber: 9, conflictDocumentId: 'conflict|k-1|f3' });
     expect(store.list('o-1').map((d) => d.id).sort()).toEqual(['conflict|k-1|f2', 'conflict|k-1|f3', rejectionDocumentId('m-1')]);
+  });
+
+  it('leaves the record as it is when the same broker message comes again without a delivery count', async () => {
+    const store = new InMemoryDocumentStore();
+    await recordRejection(delivery(7), { error: invalid }, ctx(store));
+    await recordRejection(envelopeFromTriggerMetadata({ messageId: 'm-1', sequenceNumber: 7 }), { error: new PermanentMessageError('SchemaViolation', 'changed') }, ctx(store));
+    expect((await store.read<RejectionDocument>(rejectedMessagesPartition('m-1'), rejectionDocumentId('m-1')))?.document).toMatchObject({ sequenceNumber: 7, description: 'amount: must be > 0' });
+  });
+
+  it('records a resubmitted copy quietly when the record it would point at expired between the write and the read', async () => {
+    const memory = new InMemoryDocumentStore();
+    await recordRejection(delivery(7), { error: invalid }, ctx(memory));
+    const store = new AnsweringStore(memory);
+    store.emptyRead((pk) => pk === rejectedMessagesPartition('m-1'));
+    await expect(recordRejection(delivery(9), { error: invalid }, ctx(store))).resolves.toBeUndefined();
+  });
+
+  it('leaves the record naming a newer copy another instance recorded just after this one\'s write', async () => {
+    const memory = new InMemoryDocumentStore();
+    let another: (() => Promise<void>) | undefined = () => recordRejection(delivery(11), { error: invalid }, ctx(memory));
+    const afterEachWrite: DocumentStore = {
+      read: (pk, id) => memory.read(pk, id),
+      find: (query) => memory.find(query),
+      async commit(pk, operations) {
+        const result = await memory.commit(pk, operations);
+        const next = another;
+        another = undefined;
+        if (result.kind === 'committed' && next) await next();
+        return result;
+      },
+    };
+    // Copy 7's record was there at the first write (a 409) and had expired by the second, which creates it.
+    const store = new AnsweringStore(afterEachWrite);
+    store.answerCommit(firstIs('create', 'rejection'), { kind: 'already-exists', operationIndex: 0 });
+    await recordRejection(delivery(9), { error: invalid }, ctx(store));
+    expect(await findRejectionRecord(memory, 'm-1', undefined)).toMatchObject({ sequenceNumber: 11 });
   });
 });
 
