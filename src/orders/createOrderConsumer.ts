@@ -9,8 +9,6 @@ import { ordersStore } from './ordersStore.js';
 export interface ConsumerOverrides {
   readonly meter?: Meter;
   readonly now?: () => Date;
-  /** Every pause the flows take (default: a real timer). */
-  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /** The composition root: one Cosmos client and one consumer per process, from validated settings. */
@@ -18,7 +16,6 @@ export function createOrderConsumer(settings: Settings, overrides: ConsumerOverr
   return new OrderConsumer({
     store: ordersStore(settings),
     now: overrides.now ?? (() => new Date()),
-    ...(overrides.sleep === undefined ? {} : { sleep: overrides.sleep }),
     consumerName: settings.consumerName,
     markerTtlSeconds: settings.markerTtlSeconds,
     orderEventsDestination: settings.outbox.orderEventsTopicName,
