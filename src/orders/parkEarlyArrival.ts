@@ -29,7 +29,7 @@ export async function parkUntilOrderArrives(
   const orderId = message.payload.orderId;
   const fresh = newParkedItem(message, ctx.now().toISOString(), ctx.markerTtlSeconds);
   let itemEtag: string | undefined;
-  let rejection: ParkedItemDocument['rejection'];
+  let stored: ParkedItemDocument | undefined;
   let lotEtag: string | undefined;
   // A lot this release creates says so; one a release before claims opened stays unmarked when replaced.
   let claimedPaymentsOnly = true;
@@ -47,11 +47,11 @@ export async function parkUntilOrderArrives(
       const decided = existing && decideAgainstParked(message, existing, ctx);
       if (decided) return decided;
       itemEtag = existing?.etag;
-      rejection = existing?.document.rejection;
+      stored = existing?.document;
       continue;
     }
     const lot = await ctx.store.read<ParkingLotDocument>(orderId, parkingLotId(orderId));
-    if (lot?.document.state === 'closed') return itemEtag === undefined ? orderArrived : handBackToOrder(rejection === undefined ? fresh : { ...fresh, rejection }, itemEtag, ctx);
+    if (lot?.document.state === 'closed') return itemEtag === undefined ? orderArrived : handBackToOrder(stored ?? fresh, itemEtag, ctx);
     lotEtag = lot?.etag;
     claimedPaymentsOnly = lot === undefined || lot.document.claimedPaymentsOnly === true;
     await pauseAfterLostRace(attempt, ctx);
@@ -74,8 +74,9 @@ function decideAgainstParked(
 /**
  * A rejected item came back while its order was being stored: the order's batch did not take it
  * (it was not `parked`), so it is marked handed back and the message is applied on the normal path.
- * It keeps its rejection: this delivery may have lost its lock (another completed the message) and
- * die before applying it, and then the rejection is the only record of what became of the request.
+ * It is the item as stored (its rejection and when it was parked): this delivery may have lost its
+ * lock (another completed the message) and die before applying it, and then that record is the only
+ * one of what became of the request.
  */
 async function handBackToOrder(item: ParkedItemDocument, etag: string, ctx: FlowContext): Promise<typeof orderArrived> {
   await ctx.store.commit(item.orderId, [replace(withState(item, { state: 'resubmitted', ttl: ctx.markerTtlSeconds }), etag)]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { rejectedMessagesPartition, rejectionDocumentId, sweepParkedItems } from '../../../src/orders/index.js';
 import type { ParkedItemDocument } from '../../../src/orders/index.js';
-import { orderFlow } from '../../support/orderFlowHarness.js';
+import { flowStartMs, orderFlow } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
 
 // Two defects the exploration suite (test/explore) found, each set up here as a fixed schedule.
@@ -36,5 +36,7 @@ describe('found by exploring the order flows', () => {
     const item = t.parked('o1').find((p) => p.messageId === 'pay-1');
     expect(handedBack).toBe(true);
     expect(item?.rejection?.reason).toBe('OrderNeverArrived');
+    // Rejected as parked too long, it still says when it was parked (the exploration found it re-dated).
+    expect(item?.parkedAt).toBe(new Date(flowStartMs).toISOString());
   });
 });
