@@ -47,6 +47,24 @@ describe('the order flows, explored', () => {
     expect(Object.entries(explored).filter(([, n]) => n === 0).map(([move]) => move), JSON.stringify(explored)).toEqual([]);
   }, explorationBudget.timeoutMs);
 
+  // Counterexamples that long `npm run explore` runs found, replayed at their shrunk path so that each
+  // schedule is checked on every run: a defect fixed in src/, or a model rule made exact.
+  it.each([
+    {
+      // Two payloads under one key before the order: the invalid one (USD) parked first, so the valid
+      // one met it and was rejected as a conflict, on record; the order's batch then rejected the USD
+      // one. The model wanted the valid one applied; the README's rule (a key's first payload holds it,
+      // another payload is a conflict for the operator) makes the recorded conflict its escalation.
+      what: 'a valid payment rejected as a conflict with an invalid one that held its key first',
+      seed: 21_261_207,
+      path: '319:0:4:7:8:8:10:12:12:13:13:17:17',
+    },
+  ])('replays $what (seed $seed)', async ({ seed, path }) => {
+    const result = await fc.check(orderFlowsProperty(), { seed, path, numRuns: 1 });
+    expect(result.failed, describeFailure(result)).toBe(false);
+    expect(result.numRuns).toBe(1);
+  }, explorationBudget.timeoutMs);
+
   it('finds the stranded parked item once the order lists its parked items beside its gate read, as before 43efa77', async () => {
     const result = await fc.check(orderFlowsProperty({ listBesideGateRead: true }), explorationBudget['order-flows/stranded-parked-item']);
     expect(result.failed).toBe(true);

@@ -89,7 +89,7 @@ export function checkAtQuiescence(scenario: OrderScenario, run: WorldRun, known:
     const docs = documentsOf(run.memory, orderId);
     const sent = scenario.messages.filter((m) => m.orderId === orderId);
     violations.push(...checkOrder(orderId, docs, sent, hasReason));
-    violations.push(...checkPayments(orderId, docs, sent, hasReason));
+    violations.push(...checkPayments(orderId, docs, sent, hasReason, (m) => recordedFor(m)?.reason === 'PayloadConflict'));
     violations.push(...checkStatus(orderId, docs, sent, hasReason));
     for (const p of docs.parked) {
       if (p.state === 'parked') violations.push(`${p.id} of ${orderId} still parked after the backstop sweep past the horizon`);
@@ -122,7 +122,7 @@ function checkOrder(orderId: string, docs: Docs, sent: readonly ModelMessage[], 
 }
 
 /** amountPaid is the sum of the distinct payments applied, each key at most once, each valid one applied or escalated. */
-function checkPayments(orderId: string, docs: Docs, sent: readonly ModelMessage[], hasReason: HasReason): string[] {
+function checkPayments(orderId: string, docs: Docs, sent: readonly ModelMessage[], hasReason: HasReason, recordedConflict: (m: ModelMessage) => boolean): string[] {
   const violations: string[] = [];
   const payments = sent.filter((m) => m.type === 'PaymentReceived');
   const counted = docs.markers.filter((mk) => mk.messageType === 'PaymentReceived');
@@ -135,7 +135,12 @@ function checkPayments(orderId: string, docs: Docs, sent: readonly ModelMessage[
   for (const key of new Set(payments.map((m) => m.key))) {
     const variants = payments.filter((m) => m.key === key);
     const marker = counted.find((mk) => mk.dedupKey === key);
-    const escalated = docs.parked.some((p) => p.dedupKey === key && p.rejection?.reason === orderNeverArrived);
+    // Escalated: parked past its horizon, or a valid payload that met another payload holding its key
+    // first (two payloads under one key are a conflict, whichever is valid: the sender must say which
+    // it meant), dead-lettered with the conflict on record for the operator, who can resubmit it.
+    const escalated =
+      docs.parked.some((p) => p.dedupKey === key && p.rejection?.reason === orderNeverArrived) ||
+      variants.some((m) => m.body.currency === 'EUR' && recordedConflict(m));
     if (marker && !variants.some((m) => fingerprintOf(m) === marker.fingerprint && m.body.currency === 'EUR')) violations.push(`${key} applied from a payload that was never sent in the order's currency`);
     if (docs.order && !marker && !escalated && variants.some((m) => m.body.currency === 'EUR')) violations.push(`${key} sent in the order's currency, neither applied nor escalated`);
     for (const m of variants) {
