@@ -8,6 +8,7 @@ import { create, replace } from '../idempotency/index.js';
 import type { DocumentStore } from '../idempotency/index.js';
 import { OperatorActionError, finishedAction, justificationProblem, operatorActionDocument, principalOfToken, resolveOperator } from './operatorAction.js';
 import type { CommandKind, OperatorActionDocument, TokenPrincipal } from './operatorAction.js';
+import { bulkSelectors, plansOnly } from './bulkCommands.js';
 import { defaultPurgeExportPath } from './purgeExport.js';
 
 /**
@@ -34,11 +35,6 @@ export const commandKinds: Readonly<Record<string, CommandKind | 'destructive-wh
   trace: 'read-only',
 };
 
-/** Commands that only show their plan unless `--yes` is given: such a run changes nothing and is not recorded. */
-const planUnlessYes: ReadonlySet<string> = new Set(['groups retry']);
-
-/** The options that pick messages or items in bulk, without naming them. */
-const bulkSelectors = ['reason', 'olderThan', 'newerThan', 'bodyContains', 'order', 'group', 'since', 'until'] as const;
 
 /** What the tests replace: the store the records go to, the credential's token, the OS user, ids. */
 export interface OperatorActionIo {
@@ -125,7 +121,8 @@ async function startRecord(program: Command, action: Command, io: ProgramIo): Pr
   const options = action.opts<Record<string, unknown>>();
   const targets = action.processedArgs.flat().filter((a): a is string => typeof a === 'string');
   const kind = commandKindOf(path, targets, options);
-  if (kind === 'read-only' || options.dryRun === true || (planUnlessYes.has(path) && options.yes !== true)) return undefined;
+  // A dry run, or a bulk run without --yes, only shows its plan: it changes nothing, so it is not recorded.
+  if (kind === 'read-only' || plansOnly(path, targets, options)) return undefined;
   const why = options.why as string | undefined;
   const ticket = options.ticket as string | undefined;
   const problem = justificationProblem(kind, why, ticket);
