@@ -166,9 +166,9 @@ function summary(reports: readonly GroupActionReport[]): string {
 }
 
 export function groupsTable(rows: readonly FailureGroup[]): string {
-  const header = `${cut('GROUP', 12)}  ${cut('ENTITY', 44)}  ${cut('REASON', 26)}  ${cut('TYPE', 18)}  ${'COUNT'.padStart(6)}  ${cut('OLDEST', 20)}  NEWEST`;
+  const header = `${cut('GROUP', 12)}  ${cut('ENTITY', 54)}  ${cut('REASON', 26)}  ${cut('TYPE', 18)}  ${'COUNT'.padStart(6)}  ${cut('OLDEST', 20)}  NEWEST`;
   const lines = rows.map(
-    (g) => `${cut(g.id, 12)}  ${cut(g.entity, 44)}  ${cut(g.reason, 26)}  ${cut(g.messageType, 18)}  ${String(g.count).padStart(6)}  ${cut(g.oldest.slice(0, 19), 20)}  ${g.newest.slice(0, 19)}`,
+    (g) => `${cut(g.id, 12)}  ${cut(g.entity, 54)}  ${cut(g.reason, 26)}  ${cut(g.messageType, 18)}  ${String(g.count).padStart(6)}  ${cut(g.oldest.slice(0, 19), 20)}  ${g.newest.slice(0, 19)}`,
   );
   return [header, ...lines, `${rows.length} group(s), ${rows.reduce((n, g) => n + g.count, 0)} failure(s)`].join('\n');
 }
