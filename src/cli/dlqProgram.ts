@@ -54,6 +54,9 @@ export interface DlqIo {
   readonly actions?: OperatorActionIo;
 }
 
+/** The commands that read every entity of the queue file: their first line names them all. */
+const acrossEntities: ReadonlySet<string> = new Set(['groups list', 'groups retry', 'trace']);
+
 interface GlobalOptions {
   connectionString?: string;
   namespace?: string;
@@ -121,14 +124,16 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
     .option('--consumer-name <name>', "the consumer's CONSUMER_NAME; with --subscription the subscription's name (the fulfilment consumer's), else CONSUMER_NAME")
     .addOption(new Option('--duplicate-window <duration>', "the queue's duplicate-detection window (0s if it has none)").argParser(durationOption).default(600_000, '10m'))
     .addOption(new Option('--timeout <duration>', 'how long to wait for Service Bus or Cosmos DB to answer before giving up with the reason').argParser(durationOption).default(10_000, '10s'))
-    .hook('preAction', () => {
+    .hook('preAction', (_root, action) => {
       const options = program.opts<GlobalOptions>();
       // azd's output names the namespace; a connection string given or in the environment wins.
       if (!options.namespace && !options.connectionString && io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE) program.setOptionValue('namespace', io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE);
       // The fulfilment consumer's name is its subscription's; CONSUMER_NAME is the orders consumer's.
       if (options.consumerName === undefined) program.setOptionValue('consumerName', options.subscription ?? io.env.CONSUMER_NAME);
       const address = options.topic && options.subscription ? { topic: options.topic, subscription: options.subscription } : { queue: options.queue };
-      io.announce?.(whereLine({ ...program.opts<GlobalOptions>(), address }));
+      // groups and trace read every dead-letter queue of the queue file, not the one entity the options name.
+      const entities = acrossEntities.has(commandPath(action)) ? queueFileEntities(options.queue, io.env) : undefined;
+      io.announce?.(whereLine({ ...program.opts<GlobalOptions>(), address, entities }));
     })
     .addHelpText('after', exitCodesHelp);
 
@@ -150,7 +155,8 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
 
   program
     .command('show <sequenceNumberOrMessageId>')
-    .description('every property and the body of one dead-lettered message')
+    .description('every property and the body of one dead-lettered message, as JSON')
+    .option('--json', 'print JSON (show always does; accepted as on every other listing)')
     .action(async (target: string) => {
       await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
         const shown = await showDeadLetter(ctx, target);
