@@ -162,6 +162,16 @@ const steps: [string, (run: ToolRun) => Promise<void>][] = [
   ['audit', async (run) => {
     for (const command of ['purge', 'parked resubmit', 'outbox requeue', 'shipments resolve', 'resubmit']) expect(run.stdout).toMatch(new RegExp(`\\s${command}\\s+exit 0`));
   }],
+  ['trace runbook-order-1', async (run) => {
+    for (const line of [/cosmos order\s+order written/, /cosmos conflict\s+conflict written/, /cosmos shipment\s+shipment written .*shipmentId SHP-RUNBOOK/, /operator-action\s+operator ran shipments/, /Application Insights: operation_Id == "[0-9a-f]{32}"/]) {
+      expect(run.stdout).toMatch(line);
+    }
+  }],
+  ['trace runbook-order-2', async (run) => {
+    for (const line of [/cosmos parked\s+parked rejected/, /cosmos inbox\s+inbox written .*runbook-payment~resubmit-1/, /cosmos outbox\s+outbox published/, /fulfil…\s+message waiting\s+runbook-fulfilment~resubmit-1/]) {
+      expect(run.stdout).toMatch(line);
+    }
+  }],
 ];
 
 describe('the runbook on the local stack', () => {
@@ -169,7 +179,7 @@ describe('the runbook on the local stack', () => {
     expect(runbookCommands(readFileSync('docs/operations.md', 'utf8')).map((argv) => argv.join(' '))).toEqual(steps.map(([command]) => command));
   });
 
-  it('each scenario, followed command by command: a conflict, a parked item never matched, a failed outbox entry, an escalated shipment, a resubmit from each entity', async () => {
+  it('each scenario, followed command by command: a conflict, a parked item never matched, a failed outbox entry, an escalated shipment, a resubmit from each entity, the story of an order', async () => {
     const lines: string[] = [];
     await seedRunbookScenario(stack, (line) => lines.push(line));
     expect(lines.join('\n')).toContain('RUNBOOK DEMO READY');
