@@ -2,6 +2,7 @@ import { ServiceBusClient } from '@azure/service-bus';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 import { localContainer, localDatabase } from './localStack.js';
 import type { LocalStack } from './localStack.js';
+import { seedOperatorScenarios } from './runbookScenarios.js';
 import { waitUntil } from './waitUntil.js';
 
 const placed = (orderId: string, customerId = 'customer-1') => ({
@@ -47,6 +48,7 @@ export async function seedRunbookScenario(stack: LocalStack, log: (line: string)
       (await container.items.query({ query: "SELECT c.id FROM c WHERE c.docType = 'parked' AND c.state = 'rejected'" }, { partitionKey: 'runbook-order-2' }).fetchAll()).resources.length > 0;
     await waitUntil('the conflict dead-lettered and the payment rejected', async () => deadLetters().includes('runbook-conflict') && (await rejected()), 180_000, 200);
     await sender.sendMessages({ ...placed('runbook-order-2'), messageId: 'runbook-order-2' });
+    await seedOperatorScenarios(stack, container);
     log(runbookHint(stack));
   } finally {
     await producer.close();
@@ -61,8 +63,9 @@ export function runbookHint(stack: LocalStack): string {
   return [
     '',
     rule,
-    ' RUNBOOK DEMO READY: runbook-conflict is dead-lettered, runbook-payment is a parked item rejected as OrderNeverArrived,',
-    ' and runbook-order-2 has arrived since.',
+    ' RUNBOOK DEMO READY: runbook-conflict is dead-lettered, runbook-payment is a parked item rejected as OrderNeverArrived',
+    ' (runbook-order-2 has arrived since), an intake outbox entry failed, a shipment is escalated, and runbook-retry,',
+    ' runbook-fulfilment and runbook-audit wait in the dead-letter queues of orders, fulfilment and audit.',
     ' In another terminal, follow docs/operations.md ("Runbook, step by step"):',
     '',
     `   export SERVICEBUS_CONNECTION_STRING='${stack.settings.ServiceBusConnection ?? ''}'`,

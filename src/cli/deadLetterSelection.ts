@@ -1,3 +1,5 @@
+import type { BulkFilter } from './bulkFilter.js';
+
 /** A dead-lettered message as the tool sees it (a subset of ServiceBusReceivedMessage). */
 export interface DeadLetteredMessage {
   readonly sequenceNumber: number;
@@ -12,13 +14,15 @@ export interface DeadLetteredMessage {
 }
 
 export interface Selection {
-  /** Sequence numbers or MessageIds; empty with `all` for "every message that passes the filters". */
+  /** Sequence numbers or MessageIds; empty with `all` (or a bulk filter) for "every message that passes the filters". */
   readonly targets: readonly string[];
   readonly all: boolean;
   readonly reason?: string;
   readonly olderThanMs?: number;
   readonly newerThanMs?: number;
   readonly bodyContains?: string;
+  /** `--group`, `--since`, `--until`, `--max` (applied where the entity is known: dlqCommands). */
+  readonly bulk?: BulkFilter;
 }
 
 /** Which dead-lettered messages a command acts on. Filters always apply; targets narrow further. */
@@ -34,7 +38,9 @@ export function isSelected(message: DeadLetteredMessage, selection: Selection, n
 
 /** True when the selection names nothing: no targets, no --all, no filter. Commands refuse to guess. */
 export function isEmptySelection(selection: Selection): boolean {
-  return !selection.all && selection.targets.length === 0 && selection.reason === undefined && selection.olderThanMs === undefined && selection.newerThanMs === undefined && selection.bodyContains === undefined;
+  const bulk = selection.bulk;
+  const bulkFiltered = bulk !== undefined && (bulk.groupId !== undefined || bulk.sinceMs !== undefined || bulk.untilMs !== undefined);
+  return !selection.all && selection.targets.length === 0 && selection.reason === undefined && selection.olderThanMs === undefined && selection.newerThanMs === undefined && selection.bodyContains === undefined && !bulkFiltered;
 }
 
 function matchesTarget(message: DeadLetteredMessage, targets: readonly string[]): boolean {

@@ -2,10 +2,12 @@ import type { ServiceBusReceivedMessage, ServiceBusReceiver, ServiceBusSender } 
 import type { DocumentStore } from '../idempotency/index.js';
 import { dedupKeyOf, retryProperties } from '../orders/index.js';
 import { bodyForTool, bodyToShow } from './bodyView.js';
+import { noBulkFilter, passesBulkFilter } from './bulkFilter.js';
 import { isSelected } from './deadLetterSelection.js';
 import type { Selection } from './deadLetterSelection.js';
 import { forEachLocked, isLockLost, keepLocked, peekAll } from './deadLetterQueue.js';
 import type { LockedOutcome } from './deadLetterQueue.js';
+import { deadLetterItem } from './failureItems.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
 import { routeCopy } from './copyDelivery.js';
 import type { SubscriptionRoute } from './copyDelivery.js';
@@ -120,10 +122,11 @@ export async function resubmitDeadLetters(ctx: DlqContext, selection: Selection,
   if (dryRun) return plannedActions(ctx, selection, 'would-resubmit', policy);
   const reports: ActionReport[] = [];
   const sender = ctx.sender();
+  const cap = capOf(selection);
   await forEachLocked(
     ctx.receiver,
     async (m): Promise<LockedOutcome> => {
-      if (!isSelected(dlqView(m), selection, ctx.now())) return 'declined';
+      if (!selects(ctx, selection, m) || !cap.take()) return 'declined';
       const horizon = horizonOf(ctx, m, policy);
       if (horizon.kind === 'refused') {
         reports.push({ ...identityOf(m), outcome: 'refused', detail: horizon.checked });
@@ -135,12 +138,15 @@ export async function resubmitDeadLetters(ctx: DlqContext, selection: Selection,
         return 'declined';
       }
       const report = await resubmitOne(ctx, sender, m, plan, horizon, hooks);
-      if (report === 'lock-lost') return 'lock-lost';
+      if (report === 'lock-lost') {
+        cap.giveBack();
+        return 'lock-lost';
+      }
       reports.push(report);
       if (reports.length % 100 === 0) ctx.out.progress(`resubmitted ${reports.length}...`);
       return 'handled';
     },
-    () => allTargetsDone(selection, reports),
+    () => allTargetsDone(selection, reports) || cap.full(),
   );
   return reports;
 }
@@ -179,10 +185,11 @@ async function resubmitOne(
 export async function purgeDeadLetters(ctx: DlqContext, selection: Selection, dryRun: boolean, beforeRemove?: (m: ServiceBusReceivedMessage) => Promise<void>): Promise<ActionReport[]> {
   if (dryRun) return plannedActions(ctx, selection, 'would-purge');
   const reports: ActionReport[] = [];
+  const cap = capOf(selection);
   await forEachLocked(
     ctx.receiver,
     async (m): Promise<LockedOutcome> => {
-      if (!isSelected(dlqView(m), selection, ctx.now())) return 'declined';
+      if (!selects(ctx, selection, m) || !cap.take()) return 'declined';
       const base = identityOf(m);
       try {
         // Exported (written and flushed) first: a failed export leaves the message where it was.
@@ -190,20 +197,25 @@ export async function purgeDeadLetters(ctx: DlqContext, selection: Selection, dr
         await ctx.receiver.completeMessage(m);
         reports.push({ ...base, outcome: 'purged', detail: m.deadLetterReason ?? '' });
       } catch (error) {
-        if (isLockLost(error)) return 'lock-lost';
+        if (isLockLost(error)) {
+          cap.giveBack();
+          return 'lock-lost';
+        }
         reports.push({ ...base, outcome: 'failed', detail: error instanceof Error ? error.message : String(error) });
       }
       return 'handled';
     },
-    () => allTargetsDone(selection, reports),
+    () => allTargetsDone(selection, reports) || cap.full(),
   );
   return reports;
 }
 
 async function plannedActions(ctx: DlqContext, selection: Selection, outcome: 'would-resubmit' | 'would-purge', policy?: ResubmitPolicy): Promise<ActionReport[]> {
   const reports: ActionReport[] = [];
+  const max = (selection.bulk ?? noBulkFilter).max;
   for await (const m of peekAll(ctx.receiver)) {
-    if (!isSelected(dlqView(m), selection, ctx.now())) continue;
+    if (reports.length >= max) break;
+    if (!selects(ctx, selection, m)) continue;
     if (outcome === 'would-purge' || policy === undefined) {
       reports.push({ ...identityOf(m), outcome, detail: m.deadLetterReason ?? '' });
       continue;
@@ -235,6 +247,29 @@ function planOf(ctx: DlqContext, m: ServiceBusReceivedMessage, horizon: Exclude<
   if (routed.kind === 'refused') return { refused: routed.why };
   const address = routed.to === undefined ? 'addressed to nobody, as the original was' : `to ${routed.to}`;
   return { ...plan(routed.to), routed: `; ${address}, taken by rule ${routed.rule} of ${ctx.route.subscription}` };
+}
+
+/** The message filters and the bulk ones (`--group` is of this entity's dead-letter queue). */
+function selects(ctx: DlqContext, selection: Selection, m: ServiceBusReceivedMessage): boolean {
+  return isSelected(dlqView(m), selection, ctx.now()) && passesBulkFilter(deadLetterItem(m, ctx.entityPath), selection.bulk ?? noBulkFilter);
+}
+
+/**
+ * `--max`: messages are handed to the action several at once, so a member is counted when it is
+ * taken, not when its report arrives; one whose lock ran out is given back (it comes again).
+ */
+function capOf(selection: Selection): { take(): boolean; giveBack(): void; full(): boolean } {
+  const max = (selection.bulk ?? noBulkFilter).max;
+  let taken = 0;
+  return {
+    take: () => {
+      if (taken >= max) return false;
+      taken += 1;
+      return true;
+    },
+    giveBack: () => void (taken -= 1),
+    full: () => taken >= max,
+  };
 }
 
 function allTargetsDone(selection: Selection, reports: readonly ActionReport[]): boolean {

@@ -17,7 +17,7 @@ import { addDoctorCommand } from './doctorCommand.js';
 import { addAuditCommand } from './auditCommands.js';
 import { addGroupsCommands, queueFileEntities } from './groupsCommands.js';
 import { addTraceCommand } from './traceCommand.js';
-import { registerOperatorActions } from './operatorActionLog.js';
+import { commandPath, registerOperatorActions } from './operatorActionLog.js';
 import type { OperatorActionIo } from './operatorActionLog.js';
 import { openPurgeExport } from './purgeExport.js';
 import { runEditResubmit } from './editResubmitCommand.js';
@@ -27,6 +27,8 @@ import { escapeControls, shellWord } from './terminalText.js';
 import type { ListedOutboxEntry } from './outboxCommands.js';
 import { discardParked, listParked, resubmitParked } from './parkedCommands.js';
 import type { ListedParkedItem, ParkedActionReport, ParkedContext, ParkedSelection } from './parkedCommands.js';
+import { bulkCommandPaths, bulkFilterOf, plansOnly, planPrefix, resolveBulkWindow, withBulkOptions } from './bulkCommands.js';
+import type { BulkOptions } from './bulkCommands.js';
 import { checkCosmosContainer, checkServiceBusEntity } from './setupChecks.js';
 import { whereLine } from './whereLine.js';
 import type { ActionReport, DlqContext, ListedMessage, Output, ResubmitHooks } from './dlqCommands.js';
@@ -52,6 +54,9 @@ export interface DlqIo {
   readonly actions?: OperatorActionIo;
 }
 
+/** The commands that read every entity of the queue file: their first line names them all. */
+const acrossEntities: ReadonlySet<string> = new Set(['groups list', 'groups retry', 'trace']);
+
 interface GlobalOptions {
   connectionString?: string;
   namespace?: string;
@@ -67,15 +72,12 @@ interface GlobalOptions {
   timeout: number;
 }
 
-interface FilterOptions {
-  all?: boolean;
+interface FilterOptions extends BulkOptions {
   reason?: string;
   olderThan?: number;
   newerThan?: number;
   bodyContains?: string;
   json?: boolean;
-  dryRun?: boolean;
-  yes?: boolean;
   force?: string;
   export?: string | boolean;
   edit?: boolean;
@@ -122,14 +124,16 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
     .option('--consumer-name <name>', "the consumer's CONSUMER_NAME; with --subscription the subscription's name (the fulfilment consumer's), else CONSUMER_NAME")
     .addOption(new Option('--duplicate-window <duration>', "the queue's duplicate-detection window (0s if it has none)").argParser(durationOption).default(600_000, '10m'))
     .addOption(new Option('--timeout <duration>', 'how long to wait for Service Bus or Cosmos DB to answer before giving up with the reason').argParser(durationOption).default(10_000, '10s'))
-    .hook('preAction', () => {
+    .hook('preAction', (_root, action) => {
       const options = program.opts<GlobalOptions>();
       // azd's output names the namespace; a connection string given or in the environment wins.
       if (!options.namespace && !options.connectionString && io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE) program.setOptionValue('namespace', io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE);
       // The fulfilment consumer's name is its subscription's; CONSUMER_NAME is the orders consumer's.
       if (options.consumerName === undefined) program.setOptionValue('consumerName', options.subscription ?? io.env.CONSUMER_NAME);
       const address = options.topic && options.subscription ? { topic: options.topic, subscription: options.subscription } : { queue: options.queue };
-      io.announce?.(whereLine({ ...program.opts<GlobalOptions>(), address }));
+      // groups and trace read every dead-letter queue of the queue file, not the one entity the options name.
+      const entities = acrossEntities.has(commandPath(action)) ? queueFileEntities(options.queue, io.env) : undefined;
+      io.announce?.(whereLine({ ...program.opts<GlobalOptions>(), address, entities }));
     })
     .addHelpText('after', exitCodesHelp);
 
@@ -151,7 +155,8 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
 
   program
     .command('show <sequenceNumberOrMessageId>')
-    .description('every property and the body of one dead-lettered message')
+    .description('every property and the body of one dead-lettered message, as JSON')
+    .option('--json', 'print JSON (show always does; accepted as on every other listing)')
     .action(async (target: string) => {
       await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
         const shown = await showDeadLetter(ctx, target);
@@ -164,9 +169,8 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
       });
     });
 
-  withFilters(program.command('resubmit [targets...]').description('send copies back to the queue, then remove the originals'))
-    .option('--all', 'every message that passes the filters')
-    .option('--dry-run', 'show the plan and change nothing')
+  withBulkOptions(withFilters(program.command('resubmit [targets...]').description('send copies back to the queue, then remove the originals; a bulk run (--all, a filter, more than one target) shows its plan unless --yes'))
+    .option('--all', 'every message that passes the filters'), 'messages')
     .option('--force <reason>', forceHelp('dead-lettered message'))
     .option('--json', 'print the report as JSON')
     .option('--edit', 'one message: edit its body in $EDITOR, then send it under <key>~edit-<n> (edited-from: <key>); refused if the original\'s effect is applied')
@@ -178,23 +182,24 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
       }
       const selection = requireSelection(targets, options);
       const policy = resubmitPolicyOf(io, options.force);
+      const dryRun = plansOnly('resubmit', targets, options);
       await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
-        const reports = await resubmitDeadLetters(ctx, selection, options.dryRun === true, policy, io.hooks);
-        setExitCode(report(io, reports, selection, options.json === true));
+        const reports = await resubmitDeadLetters(ctx, selection, dryRun, policy, io.hooks);
+        setExitCode(report(io, reports, selection, options.json === true, dryRun));
       });
     });
 
-  withFilters(program.command('purge [targets...]').description('remove dead-lettered messages for good'))
+  withBulkOptions(withFilters(program.command('purge [targets...]').description('remove dead-lettered messages for good; a bulk run (--all, a filter, more than one target) shows its plan unless --yes, one named message asks first'))
     .option('--all', 'every message that passes the filters')
-    .option('--dry-run', 'show what would be removed and change nothing')
-    .option('--yes', 'do not ask for confirmation')
+    .option('--yes', 'act without asking (a bulk run: act, not only show the plan)'), 'messages')
     .option('--json', 'print the report as JSON')
     .option('--export <file>', 'write what is removed to this JSON-lines file first (default: purge-<entity>-<time>.jsonl here)')
     .option('--no-export', 'remove without keeping a copy (needs --why)')
     .action(async (targets: string[], options: FilterOptions) => {
       const selection = requireSelection(targets, options);
+      const dryRun = plansOnly('purge', targets, options);
       await withContext(program.opts<GlobalOptions>(), io, async (ctx) => {
-        if (!options.dryRun && !options.yes) {
+        if (!dryRun && !options.yes) {
           const planned = await purgeDeadLetters(ctx, selection, true);
           const question = `Purge ${planned.length} dead-lettered message(s) from ${ctx.entityPath}? They cannot be recovered. [y/N] `;
           if (!io.confirm) throw new Error(`refusing to purge ${planned.length} message(s) without --yes (no terminal to ask)`);
@@ -203,10 +208,10 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
             return;
           }
         }
-        const exported = typeof options.export === 'string' && !options.dryRun ? await openPurgeExport(options.export) : undefined;
-        const reports = await purgeDeadLetters(ctx, selection, options.dryRun === true, exported?.write).finally(() => exported?.close());
+        const exported = typeof options.export === 'string' && !dryRun ? await openPurgeExport(options.export) : undefined;
+        const reports = await purgeDeadLetters(ctx, selection, dryRun, exported?.write).finally(() => exported?.close());
         if (exported) io.stderr(`exported ${exported.count()} message(s) to ${exported.path}`);
-        setExitCode(report(io, reports, selection, options.json === true));
+        setExitCode(report(io, reports, selection, options.json === true, dryRun));
       });
     });
   addParkedCommands(program, io, setExitCode);
@@ -233,18 +238,19 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
       env: io.env,
     };
   });
+  // Before the record is written: `--since 2h` becomes the instant it meant, in the record and for the command alike.
+  program.hook('preAction', (_root, action) => {
+    if (bulkCommandPaths.has(commandPath(action))) resolveBulkWindow(action, (io.now ?? Date.now)());
+  });
   registerOperatorActions(program, io, () => exitCode);
   return program;
 }
 
-interface ParkedOptions {
+interface ParkedOptions extends BulkOptions {
   order?: string;
   reason?: string;
   state?: string[];
-  all?: boolean;
   json?: boolean;
-  dryRun?: boolean;
-  yes?: boolean;
   force?: string;
 }
 
@@ -270,27 +276,33 @@ function addParkedCommands(program: Command, io: DlqIo, setExitCode: (code: numb
       });
     });
   const selected = (command: Command) =>
-    command
-      .option('--all', 'every rejected item that passes the filters')
-      .option('--order <orderId>', 'only this order\'s items')
-      .option('--reason <reason>', 'only items rejected with this reason')
-      .option('--dry-run', 'show the plan and change nothing')
-      .option('--json', 'print the report as JSON');
-  selected(parked.command('resubmit [targets...]').description('send rejected items back to the orders queue (by MessageId, dedup key or <orderId>/<item id>)'))
+    withBulkOptions(
+      command
+        .option('--all', 'every rejected item that passes the filters')
+        .option('--order <orderId>', 'only this order\'s items')
+        .option('--reason <reason>', 'only items rejected with this reason'),
+      'items',
+    ).option('--json', 'print the report as JSON');
+  selected(parked.command('resubmit [targets...]').description('send rejected items back to the orders queue (by MessageId, dedup key or <orderId>/<item id>); a bulk run shows its plan unless --yes'))
     .option('--force <reason>', forceHelp('parked item'))
     .action(async (targets: string[], options: ParkedOptions) => {
       const selection = parkedSelection(targets, options);
       const policy = resubmitPolicyOf(io, options.force);
+      const dryRun = plansOnly('parked resubmit', targets, options);
       await withStoreContext(program.opts<GlobalOptions>(), io, true, async (ctx) => {
-        setExitCode(parkedReport(io, await resubmitParked(ctx, selection, options.dryRun === true, policy), selection, options.json === true));
+        setExitCode(parkedReport(io, await resubmitParked(ctx, selection, dryRun, policy), selection, options.json === true, dryRun));
       });
     });
-  selected(parked.command('discard [targets...]').description('drop rejected items for good: their effect will never be applied'))
-    .option('--yes', 'do not ask for confirmation')
-    .action(async (targets: string[], options: ParkedOptions) => {
+  selected(
+    parked
+      .command('discard [targets...]')
+      .description('drop rejected items for good: their effect will never be applied; a bulk run shows its plan unless --yes, one named item asks first')
+      .option('--yes', 'act without asking (a bulk run: act, not only show the plan)'),
+  ).action(async (targets: string[], options: ParkedOptions) => {
       const selection = parkedSelection(targets, options);
+      const dryRun = plansOnly('parked discard', targets, options);
       await withStoreContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
-        if (!options.dryRun && !options.yes) {
+        if (!dryRun && !options.yes) {
           const planned = await discardParked(ctx, selection, true);
           if (!io.confirm) throw new Error(`refusing to discard ${planned.length} parked item(s) without --yes (no terminal to ask)`);
           if (!(await io.confirm(`Discard ${planned.length} parked item(s)? Their effect will never be applied. [y/N] `))) {
@@ -298,7 +310,7 @@ function addParkedCommands(program: Command, io: DlqIo, setExitCode: (code: numb
             return;
           }
         }
-        setExitCode(parkedReport(io, await discardParked(ctx, selection, options.dryRun === true), selection, options.json === true));
+        setExitCode(parkedReport(io, await discardParked(ctx, selection, dryRun), selection, options.json === true, dryRun));
       });
     });
 }
@@ -320,22 +332,26 @@ function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (code: numb
         io.stdout(options.json ? JSON.stringify(rows, null, 2) : outboxTable(rows));
       });
     });
-  outbox
-    .command('requeue [targets...]')
-    .description('put failed entries (by MessageId or <orderId>/<id>) back to pending once the cause is fixed: the publisher sends them again')
-    .option('--all', 'every failed entry')
-    .option('--dry-run', 'show the plan and change nothing')
+  withBulkOptions(
+    outbox
+      .command('requeue [targets...]')
+      .description('put failed entries (by MessageId or <orderId>/<id>) back to pending once the cause is fixed: the publisher sends them again; a bulk run shows its plan unless --yes')
+      .option('--all', 'every failed entry'),
+    'entries',
+  )
     .option('--json', 'print the report as JSON')
-    .action(async (targets: string[], options: { all?: boolean; dryRun?: boolean; json?: boolean }) => {
-      if (targets.length === 0 && !options.all) throw new Error('name outbox entries by MessageId or <orderId>/<id>, or use --all');
+    .action(async (targets: string[], options: BulkOptions & { json?: boolean }) => {
+      const filtered = options.group !== undefined || options.since !== undefined || options.until !== undefined;
+      if (targets.length === 0 && !options.all && !filtered) throw new Error('name outbox entries by MessageId or <orderId>/<id>, or use --all, --group, --since or --until');
+      const dryRun = plansOnly('outbox requeue', targets, options);
       await withStoreContext(program.opts<GlobalOptions>(), io, false, async (ctx) => {
-        const reports = await requeueOutbox(ctx, targets, options.all === true, options.dryRun === true);
+        const reports = await requeueOutbox(ctx, targets, options.all === true || targets.length === 0, dryRun, bulkFilterOf(options));
         const missing = targets.filter((t) => !reports.some((r) => r.messageId === t || `${r.orderId}/${r.id}` === t)).length;
         const failed = reports.filter((r) => r.outcome === 'failed').length;
-        if (options.json) io.stdout(JSON.stringify({ reports, failed, missing }, null, 2));
+        if (options.json) io.stdout(JSON.stringify({ dryRun, reports, failed, missing }, null, 2));
         else {
           for (const r of reports) io.stdout(`${shellWord(`${r.orderId}/${r.id}`)}  ${shellWord(r.messageId)}  ${r.outcome}  ${r.detail}`);
-          io.stdout(summaryLine(reports, 'no failed outbox entry matched', missing, 'entry(ies)'));
+          io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no failed outbox entry matched', missing, 'entry(ies)')}`);
         }
         setExitCode(failed > 0 || missing > 0 ? 1 : 0);
       });
@@ -352,10 +368,10 @@ function outboxTable(rows: ListedOutboxEntry[]): string {
 }
 
 function parkedSelection(targets: string[], options: ParkedOptions): ParkedSelection {
-  if (targets.length === 0 && !options.all && options.reason === undefined && options.order === undefined) {
-    throw new Error('name parked items by MessageId, dedup key or <orderId>/<item id>, or use --all, --order or --reason');
+  if (targets.length === 0 && !options.all && options.reason === undefined && options.order === undefined && options.group === undefined && options.since === undefined && options.until === undefined) {
+    throw new Error('name parked items by MessageId, dedup key or <orderId>/<item id>, or use --all, --order, --reason, --group, --since or --until');
   }
-  return { targets, all: options.all === true || (targets.length === 0), reason: options.reason, orderId: options.order };
+  return { targets, all: options.all === true || targets.length === 0, reason: options.reason, orderId: options.order, bulk: bulkFilterOf(options) };
 }
 
 /** The orders container (and, to resubmit, the queue) for the commands whose records live in Cosmos DB: parked items, outbox entries, shipments. */
@@ -387,16 +403,16 @@ async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: b
   }
 }
 
-function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: ParkedSelection, json: boolean): number {
+function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: ParkedSelection, json: boolean, dryRun: boolean): number {
   // A refused item is not done: the exit code says so, as for a failure.
   const failed = reports.filter((r) => r.outcome === 'failed' || r.outcome === 'refused').length;
   const matched = (t: string) => reports.some((r) => r.messageId === t || r.dedupKey === t || `${r.orderId}/${r.id}` === t);
   const missing = selection.targets.filter((t) => !matched(t)).length;
   if (json) {
-    io.stdout(JSON.stringify({ reports, failed, missing }, null, 2));
+    io.stdout(JSON.stringify({ dryRun, reports, failed, missing }, null, 2));
   } else {
     for (const r of reports) io.stdout(`${shellWord(`${r.orderId}/${r.id}`)}  ${r.messageId === undefined ? '' : shellWord(r.messageId)}${r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : ''}  ${r.outcome}  ${r.detail}`);
-    io.stdout(summaryLine(reports, 'no parked item matched', missing, 'item(s)'));
+    io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no parked item matched', missing, 'item(s)')}`);
   }
   return failed > 0 || missing > 0 ? 1 : 0;
 }
@@ -440,12 +456,13 @@ function selectionOf(targets: string[], options: FilterOptions): Selection {
     olderThanMs: options.olderThan,
     newerThanMs: options.newerThan,
     bodyContains: options.bodyContains,
+    bulk: bulkFilterOf(options),
   };
 }
 
 function requireSelection(targets: string[], options: FilterOptions): Selection {
   const selection = selectionOf(targets, options);
-  if (isEmptySelection(selection)) throw new Error('name messages by sequence number or MessageId, or use --all or a filter (--reason, --older-than, --newer-than, --body-contains)');
+  if (isEmptySelection(selection)) throw new Error('name messages by sequence number or MessageId, or use --all or a filter (--reason, --older-than, --newer-than, --body-contains, --group, --since, --until)');
   return selection;
 }
 
@@ -517,18 +534,18 @@ function describeError(error: unknown): string {
 }
 
 /** Prints the per-message report and a summary; returns the exit code. */
-function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: boolean): number {
+function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: boolean, dryRun: boolean): number {
   const failed = reports.filter((r) => r.outcome === 'failed').length;
   const refused = reports.filter((r) => r.outcome === 'refused').length;
   const missing = !selection.all && selection.targets.length > 0 ? selection.targets.length - reports.length : 0;
   if (json) {
-    io.stdout(JSON.stringify({ reports, failed, refused, missing }, null, 2));
+    io.stdout(JSON.stringify({ dryRun, reports, failed, refused, missing }, null, 2));
   } else {
     for (const r of reports) {
       const copy = r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : '';
       io.stdout(`${String(r.sequenceNumber).padStart(6)}  ${r.messageId === undefined ? '(no MessageId)' : shellWord(r.messageId)}${copy}  ${r.outcome}  ${r.detail}`);
     }
-    io.stdout(summaryLine(reports, 'no message matched', missing, 'message(s)'));
+    io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no message matched', missing, 'message(s)')}`);
   }
   return failed > 0 || refused > 0 || missing > 0 ? 1 : 0;
 }

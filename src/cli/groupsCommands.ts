@@ -6,7 +6,9 @@ import { peekAll } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
 import { resubmitDeadLetters } from './dlqCommands.js';
 import type { DlqContext, ResubmitHooks } from './dlqCommands.js';
+import { defaultMax, parseGroupId, plansOnly, planPrefix, withBulkOptions } from './bulkCommands.js';
 import { groupFailures, groupMembers, parseMax } from './failureGroups.js';
+import { deadLetterItem, outboxItem, parkedItem } from './failureItems.js';
 import type { FailureGroup, FailureItem } from './failureGroups.js';
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
 import { listParked, resubmitParked } from './parkedCommands.js';
@@ -64,20 +66,21 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
     io.stdout(options.json ? JSON.stringify({ groups: rows, unread }, null, 2) : groupsTable(rows));
     setExitCode(unread.length > 0 ? 1 : 0);
   });
-  windowed(groups.command('retry <groupId>').description("retry a group's members (dead letters and parked items resubmitted, outbox entries requeued, shipments handed back to the reconciler): shows the plan unless --yes"))
-    .addOption(new Option('--max <n>', 'at most this many members, oldest first').default(100).argParser(parseMax))
-    .option('--yes', 'act (without it: a dry run, the plan only)')
-    .action(async (groupId: string, options: WindowOptions & { max: number; yes?: boolean }) => {
+  const retry = windowed(groups.command('retry <groupId>').description("retry a group's members (dead letters and parked items resubmitted, outbox entries requeued, shipments handed back to the reconciler): shows the plan unless --yes"))
+    .addOption(new Option('--max <n>', 'at most this many members, oldest first (1 to 10000)').default(defaultMax).argParser(parseMax))
+    .option('--yes', 'act (without it: a dry run, the plan only)');
+  withBulkOptions(retry, 'members', { group: false }).action(async (groupId: string, options: WindowOptions & { max: number; yes?: boolean; dryRun?: boolean }) => {
       const c = connections();
       const { items, unread } = await gatherFailures(c, io);
-      const members = groupMembers(items, groupId, windowOf(options, io), options.max);
+      const members = groupMembers(items, parseGroupId(groupId), windowOf(options, io), options.max);
       if (members.length === 0) throw new Error(`no failure of group ${groupId} in that window${unread.length > 0 ? ` (unread: ${unread.join('; ')})` : ''}: run \`groups\` for the ids`);
-      const reports = await retryMembers(c, members, options.yes !== true);
+      const dryRun = plansOnly('groups retry', [groupId], options);
+      const reports = await retryMembers(c, members, dryRun);
       const failed = reports.filter((r) => r.outcome === 'failed' || r.outcome === 'refused').length;
-      if (options.json) io.stdout(JSON.stringify({ group: groupId, dryRun: options.yes !== true, reports, failed }, null, 2));
+      if (options.json) io.stdout(JSON.stringify({ group: groupId, dryRun, reports, failed }, null, 2));
       else {
         for (const r of reports) io.stdout(`${r.target}  ${r.outcome}  ${r.detail}`);
-        io.stdout(`${options.yes === true ? '' : 'dry run (--yes to act): '}${summary(reports)}`);
+        io.stdout(`${dryRun ? planPrefix : ''}${summary(reports)}`);
       }
       setExitCode(failed > 0 ? 1 : 0);
     });
@@ -100,16 +103,7 @@ export async function gatherFailures(c: GroupsConnections, io: GroupsIo): Promis
   for (const address of c.deadLetterEntities()) {
     try {
       await c.deadLetters(address, async (ctx) => {
-        for await (const m of peekAll(ctx.receiver)) {
-          items.push({
-            source: 'dead-letter',
-            entity: `${ctx.entityPath}/$deadletterqueue`,
-            reason: m.deadLetterReason ?? '(none)',
-            messageType: m.subject ?? '(no subject)',
-            at: (m.enqueuedTimeUtc ?? new Date(0)).toISOString(),
-            target: String(m.sequenceNumber?.toNumber() ?? ''),
-          });
-        }
+        for await (const m of peekAll(ctx.receiver)) items.push(deadLetterItem(m, ctx.entityPath));
       });
     } catch (error) {
       unread.push(`${JSON.stringify(address)}: ${error instanceof Error ? error.message : String(error)}`);
@@ -122,12 +116,8 @@ export async function gatherFailures(c: GroupsConnections, io: GroupsIo): Promis
 }
 
 async function storeFailures(ctx: ParkedContext): Promise<FailureItem[]> {
-  const parked = (await listParked(ctx, ['rejected'], {})).map(
-    (p): FailureItem => ({ source: 'parked', entity: 'parked', reason: p.reason ?? '(none)', messageType: p.messageType, at: p.rejectedAt ?? p.parkedAt, target: `${p.orderId}/${p.id}` }),
-  );
-  const outbox = (await listOutbox(ctx, ['failed'])).map(
-    (e): FailureItem => ({ source: 'outbox', entity: `outbox -> ${e.destination}`, reason: e.reason ?? '(none)', messageType: e.eventType, at: e.createdAt, target: `${e.orderId}/${e.id}` }),
-  );
+  const parked = (await listParked(ctx, ['rejected'], {})).map(parkedItem);
+  const outbox = (await listOutbox(ctx, ['failed'])).map(outboxItem);
   const shipments = (await escalatedShipments(ctx.store)).map(
     (s): FailureItem => ({ source: 'shipment', entity: 'shipments', reason: s.escalation?.reason ?? '(none)', messageType: 'ShipmentBooking', at: s.escalation?.at ?? s.updatedAt, target: s.orderId }),
   );
@@ -176,9 +166,9 @@ function summary(reports: readonly GroupActionReport[]): string {
 }
 
 export function groupsTable(rows: readonly FailureGroup[]): string {
-  const header = `${cut('GROUP', 12)}  ${cut('ENTITY', 44)}  ${cut('REASON', 26)}  ${cut('TYPE', 18)}  ${'COUNT'.padStart(6)}  ${cut('OLDEST', 20)}  NEWEST`;
+  const header = `${cut('GROUP', 12)}  ${cut('ENTITY', 54)}  ${cut('REASON', 26)}  ${cut('TYPE', 18)}  ${'COUNT'.padStart(6)}  ${cut('OLDEST', 20)}  NEWEST`;
   const lines = rows.map(
-    (g) => `${cut(g.id, 12)}  ${cut(g.entity, 44)}  ${cut(g.reason, 26)}  ${cut(g.messageType, 18)}  ${String(g.count).padStart(6)}  ${cut(g.oldest.slice(0, 19), 20)}  ${g.newest.slice(0, 19)}`,
+    (g) => `${cut(g.id, 12)}  ${cut(g.entity, 54)}  ${cut(g.reason, 26)}  ${cut(g.messageType, 18)}  ${String(g.count).padStart(6)}  ${cut(g.oldest.slice(0, 19), 20)}  ${g.newest.slice(0, 19)}`,
   );
   return [header, ...lines, `${rows.length} group(s), ${rows.reduce((n, g) => n + g.count, 0)} failure(s)`].join('\n');
 }

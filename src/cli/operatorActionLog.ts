@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { DefaultAzureCredential } from '@azure/identity';
+import type { TokenCredential } from '@azure/identity';
 import type { Command } from 'commander';
 import { loadOperatorActionRetentionSeconds } from '../config.js';
 import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
@@ -8,6 +9,7 @@ import { create, replace } from '../idempotency/index.js';
 import type { DocumentStore } from '../idempotency/index.js';
 import { OperatorActionError, finishedAction, justificationProblem, operatorActionDocument, principalOfToken, resolveOperator } from './operatorAction.js';
 import type { CommandKind, OperatorActionDocument, TokenPrincipal } from './operatorAction.js';
+import { bulkSelectors, plansOnly } from './bulkCommands.js';
 import { defaultPurgeExportPath } from './purgeExport.js';
 
 /**
@@ -34,11 +36,6 @@ export const commandKinds: Readonly<Record<string, CommandKind | 'destructive-wh
   trace: 'read-only',
 };
 
-/** Commands that only show their plan unless `--yes` is given: such a run changes nothing and is not recorded. */
-const planUnlessYes: ReadonlySet<string> = new Set(['groups retry']);
-
-/** The options that pick messages or items in bulk, without naming them. */
-const bulkSelectors = ['reason', 'olderThan', 'newerThan', 'bodyContains', 'order', 'group', 'since', 'until'] as const;
 
 /** What the tests replace: the store the records go to, the credential's token, the OS user, ids. */
 export interface OperatorActionIo {
@@ -50,6 +47,8 @@ export interface OperatorActionIo {
 
 interface ProgramIo {
   readonly stderr: (text: string) => void;
+  /** The Entra ID credential the tool uses for Cosmos DB without a key: the records are written, and the principal read, with it. */
+  readonly cosmosCredential?: TokenCredential;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly now?: () => number;
   readonly actions?: OperatorActionIo;
@@ -125,7 +124,8 @@ async function startRecord(program: Command, action: Command, io: ProgramIo): Pr
   const options = action.opts<Record<string, unknown>>();
   const targets = action.processedArgs.flat().filter((a): a is string => typeof a === 'string');
   const kind = commandKindOf(path, targets, options);
-  if (kind === 'read-only' || options.dryRun === true || (planUnlessYes.has(path) && options.yes !== true)) return undefined;
+  // A dry run, or a bulk run without --yes, only shows its plan: it changes nothing, so it is not recorded.
+  if (kind === 'read-only' || plansOnly(path, targets, options)) return undefined;
   const why = options.why as string | undefined;
   const ticket = options.ticket as string | undefined;
   const problem = justificationProblem(kind, why, ticket);
@@ -173,16 +173,18 @@ function scopeOf(globals: GlobalView): Record<string, string> {
 
 /** The principal the tool's credential resolves to, when it uses one (no key, no connection string). */
 async function tokenPrincipal(globals: GlobalView, io: ProgramIo): Promise<TokenPrincipal | undefined> {
-  const scope = globals.namespace ? 'https://servicebus.azure.net/.default' : globals.cosmosEndpoint && !globals.cosmosKey ? 'https://cosmos.azure.com/.default' : undefined;
+  const scope = globals.namespace ? 'https://servicebus.azure.net/.default' : globals.cosmosEndpoint && !globals.cosmosKey ? cosmosScope : undefined;
   if (scope === undefined) return undefined;
-  const token = io.actions?.token ? await io.actions.token(scope) : (await new DefaultAzureCredential().getToken(scope)).token;
+  // The Cosmos DB credential the tool was given (a test's scoped principal) when Cosmos DB is what names the operator.
+  const credential = scope === cosmosScope && io.cosmosCredential ? io.cosmosCredential : new DefaultAzureCredential();
+  const token = io.actions?.token ? await io.actions.token(scope) : (await credential.getToken(scope))?.token;
   return token === undefined ? undefined : principalOfToken(token);
 }
 
 async function withActionStore(globals: GlobalView, io: ProgramIo, run: (store: DocumentStore) => Promise<void>): Promise<void> {
   if (io.actions?.store) return run(io.actions.store);
   if (!globals.cosmosEndpoint) throw new OperatorActionError('every change is recorded in the orders container (see `audit`): give --cosmos-endpoint (or COSMOS_ENDPOINT)');
-  const cosmos = createCosmosClient({ endpoint: globals.cosmosEndpoint, key: globals.cosmosKey });
+  const cosmos = createCosmosClient({ endpoint: globals.cosmosEndpoint, key: globals.cosmosKey, credential: io.cosmosCredential });
   try {
     await run(new CosmosDocumentStore(cosmos.database(globals.cosmosDatabase ?? 'orders').container(globals.cosmosContainer ?? 'orders')));
   } finally {
@@ -199,3 +201,4 @@ function osUser(): string | undefined {
 }
 
 const now = (io: ProgramIo) => (io.now ?? Date.now)();
+const cosmosScope = 'https://cosmos.azure.com/.default';

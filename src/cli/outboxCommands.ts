@@ -1,6 +1,9 @@
 import { replace } from '../idempotency/index.js';
 import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
 import type { OutboxDocument, OutboxState } from '../outbox/index.js';
+import { noBulkFilter, takeBulk } from './bulkFilter.js';
+import type { BulkFilter } from './bulkFilter.js';
+import { outboxItem } from './failureItems.js';
 
 export interface OutboxContext {
   readonly store: DocumentStore;
@@ -54,9 +57,10 @@ export async function listOutbox(ctx: OutboxContext, states: readonly OutboxStat
  * created, the event made smaller by a new release), etag-guarded. The change feed shows the change
  * and the publisher sends them under their original MessageId.
  */
-export async function requeueOutbox(ctx: OutboxContext, targets: readonly string[], all: boolean, dryRun: boolean): Promise<OutboxActionReport[]> {
+export async function requeueOutbox(ctx: OutboxContext, targets: readonly string[], all: boolean, dryRun: boolean, bulk: BulkFilter = noBulkFilter): Promise<OutboxActionReport[]> {
   const failed = await findEntries(ctx.store, 'failed');
-  const chosen = failed.filter(({ document: e }) => all || targets.includes(e.message.messageId) || targets.includes(`${e.orderId}/${e.id}`));
+  const named = failed.filter(({ document: e }) => all || targets.includes(e.message.messageId) || targets.includes(`${e.orderId}/${e.id}`));
+  const chosen = takeBulk(named, ({ document: e }) => outboxItem({ ...e, reason: e.failure?.reason }), bulk);
   const reports: OutboxActionReport[] = [];
   for (const entry of chosen) reports.push(await requeueOne(ctx, entry, dryRun));
   return reports;

@@ -4,7 +4,10 @@ import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
 import { idempotencyKeyProperty } from '../orders/index.js';
 import { deriveMessageId } from '../servicebus/index.js';
 import type { ParkedItemDocument, ParkedItemState } from '../orders/index.js';
+import { noBulkFilter, takeBulk } from './bulkFilter.js';
+import type { BulkFilter } from './bulkFilter.js';
 import type { Output } from './dlqCommands.js';
+import { parkedItem } from './failureItems.js';
 import { resubmitCountProperty, resubmitForcedReasonProperty } from './resubmitCopy.js';
 import { decideResubmitHorizon } from './resubmitHorizon.js';
 import type { ResubmitHorizonDecision, ResubmitPolicy } from './resubmitHorizon.js';
@@ -33,6 +36,8 @@ export interface ParkedSelection {
   readonly all: boolean;
   readonly reason?: string;
   readonly orderId?: string;
+  /** `--group`, `--since`, `--until`, `--max`, on the instant `groups` shows (rejected, else parked). */
+  readonly bulk?: BulkFilter;
 }
 
 export interface ListedParkedItem {
@@ -173,11 +178,13 @@ async function resubmitOne(
 
 async function selectedRejected(ctx: ParkedContext, selection: ParkedSelection): Promise<VersionedDocument<ParkedItemDocument>[]> {
   const rejected = await findItems(ctx.store, 'rejected', selection.orderId);
-  return rejected.filter(({ document: item }) => {
+  const chosen = rejected.filter(({ document: item }) => {
     if (selection.reason !== undefined && item.rejection?.reason !== selection.reason) return false;
     if (selection.all) return true;
     return selection.targets.some((t) => t === item.messageId || t === item.dedupKey || t === `${item.orderId}/${item.id}`);
   });
+  const itemOf = ({ document: item }: VersionedDocument<ParkedItemDocument>) => parkedItem({ ...item, reason: item.rejection?.reason, rejectedAt: item.rejection?.rejectedAt });
+  return takeBulk(chosen, itemOf, selection.bulk ?? noBulkFilter);
 }
 
 function findItems(store: DocumentStore, state: ParkedItemState, orderId?: string): Promise<VersionedDocument<ParkedItemDocument>[]> {

@@ -6,6 +6,8 @@ export interface Whereabouts {
   readonly namespace?: string;
   readonly connectionString?: string;
   readonly address: EntityAddress;
+  /** For the commands that read several entities (groups, trace): all of them, named instead of `address`. */
+  readonly entities?: readonly EntityAddress[];
   readonly cosmosEndpoint?: string;
   readonly cosmosDatabase: string;
   readonly cosmosContainer: string;
@@ -22,5 +24,6 @@ export function whereLine(where: Whereabouts): string {
   const namespace = where.namespace ?? (endpoint ? `${endpoint} (connection string)` : '(no namespace given)');
   const cosmos = where.cosmosEndpoint ? `Cosmos DB ${where.cosmosEndpoint} ${where.cosmosDatabase}/${where.cosmosContainer}` : 'no Cosmos DB';
   const consumer = where.consumerName ? `, consumer ${where.consumerName}` : '';
-  return escapeControls(`orders-ops: Service Bus ${namespace} ${entityPath(where.address)}, ${cosmos}${consumer}`);
+  const entity = where.entities ? where.entities.map(entityPath).join(' + ') : entityPath(where.address);
+  return escapeControls(`orders-ops: Service Bus ${namespace} ${entity}, ${cosmos}${consumer}`);
 }

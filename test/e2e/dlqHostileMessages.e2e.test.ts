@@ -121,4 +121,16 @@ describe('the operator tool on hostile messages', () => {
       expect({ code: shown.code, id: (JSON.parse(shown.stdout) as { messageId: string }).messageId }).toEqual({ code: 0, id });
     }
   });
+
+  it.each([...hostile.map((m) => String(m.messageId)), ...hostileIds])('traces %j without crashing, and prints no control character', async (id) => {
+    const traced = await tool('trace', id, '--json');
+    // 2 is an error (a crash ends there); 0 found, 1 found nothing: here it finds the dead letter.
+    expect(traced.code).toBe(0);
+    expect(traced.stdout).not.toMatch(controlCharacter);
+    expect(traced.stderr).not.toMatch(controlCharacter);
+    const story = JSON.parse(traced.stdout) as { events: { where: string; detail: string }[] };
+    expect(story.events.some((e) => e.where.includes('$deadletterqueue') || e.where.includes('dead-letter'))).toBe(true);
+    const table = await tool('trace', id);
+    expect(table.stdout).not.toMatch(controlCharacter);
+  });
 });

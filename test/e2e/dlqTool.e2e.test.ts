@@ -264,7 +264,7 @@ describe('the dead-letter tool on 1,000 messages', () => {
     expect((JSON.parse(listed.stdout) as unknown[]).length).toBe(1000);
 
     const resubmitStarted = performance.now();
-    const resubmitted = await dlq(['--queue', 'bulk', 'resubmit', '--all', '--why', 'load test', '--json']);
+    const resubmitted = await dlq(['--queue', 'bulk', 'resubmit', '--all', '--yes', '--max', '1000', '--why', 'load test', '--json']);
     const resubmitMs = performance.now() - resubmitStarted;
     expect(JSON.parse(resubmitted.stdout)).toMatchObject({ failed: 0 });
     expect((JSON.parse(resubmitted.stdout) as { reports: unknown[] }).reports).toHaveLength(1000);

@@ -66,6 +66,38 @@ describe('the operator tool with the roles the template grants operators', () =>
     expect(JSON.parse(result.stdout)).toEqual([]);
   });
 
+  it('changes things, and records who did, with Data Contributor on the orders container only', async () => {
+    const changes = [
+      ['resubmit', '--all', '--yes', '--why', 'consumer fixed'],
+      ['purge', '--all', '--yes', '--why', 'test data', '--no-export'],
+      ['parked', 'resubmit', '--all', '--yes', '--why', 'orders stored'],
+      ['parked', 'discard', '--all', '--yes', '--why', 'wrong ids'],
+      ['outbox', 'requeue', '--all', '--yes', '--why', 'topic deployed'],
+    ];
+    for (const args of changes) {
+      const result = await tool('operator-token', '--operator', 'ada', ...args);
+      expect({ args, code: result.code, errors: result.stderr.split('\n').filter((l) => /error|warning/.test(l)) }).toEqual({ args, code: 0, errors: [] });
+    }
+    // Refused (no such record) is exit code 1, not a role problem: the record of the attempt was written.
+    expect(await tool('operator-token', '--operator', 'ada', 'shipments', 'resolve', 'o-none', '--retry')).toMatchObject({ code: 1, stderr: expect.not.stringContaining('error') });
+    const audit = await tool('operator-token', 'audit', '--json');
+    expect(audit.code).toBe(0);
+    expect((JSON.parse(audit.stdout) as { command: string; state: string }[]).map((r) => [r.command, r.state])).toEqual([
+      ['resubmit', 'finished'],
+      ['purge', 'finished'],
+      ['parked resubmit', 'finished'],
+      ['parked discard', 'finished'],
+      ['outbox requeue', 'finished'],
+      ['shipments resolve', 'finished'],
+    ]);
+  });
+
+  it.each([['groups', '--json'], ['trace', 'o-none', '--json']].map((args) => [args.join(' '), args] as const))('%s reads every entity and the store with those roles', async (_name, args) => {
+    const result = await tool('operator-token', ...args);
+    // trace: 1 is "nothing found"; 2 would be a refusal.
+    expect({ code: result.code === 1 && args[0] === 'trace' ? 0 : result.code, errors: result.stderr.split('\n').filter((l) => /error|warning/.test(l)) }).toEqual({ code: 0, errors: [] });
+  });
+
   it('names the role and the scope to grant when the principal has none on the orders container', async () => {
     const result = await tool('leases-token', 'parked', 'list');
     expect(result.code).toBe(2);

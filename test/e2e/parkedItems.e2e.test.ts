@@ -114,12 +114,15 @@ describe('early arrivals on the local stack', () => {
     expect((await orderOf(orderId))?.paymentCount).toBe(1);
   });
 
-  it('discards a rejected item only with --yes (or a confirmation), and then lists it no more', async () => {
+  it('discards a rejected item only with --yes (or a confirmation for one named item), and then lists it no more', async () => {
     const orderId = newOrderId();
     await send('PaymentReceived', `drop-${orderId}`, paymentReceived(orderId));
     await eventually('rejected', async () => (JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as unknown[]).length === 1, 20_000);
     expect(await dlq('parked', 'discard', '--order', orderId, '--yes')).toMatchObject({ code: 2, stderr: expect.stringContaining('parked discard: this command cannot be undone') });
-    expect(await dlq('parked', 'discard', '--order', orderId, '--why', 'cancelled')).toMatchObject({ code: 2, stderr: 'error: refusing to discard 1 parked item(s) without --yes (no terminal to ask)' });
+    // One named item asks first; a bulk run (--order) only shows its plan without --yes.
+    expect(await dlq('parked', 'discard', `drop-${orderId}`, '--why', 'cancelled')).toMatchObject({ code: 2, stderr: 'error: refusing to discard 1 parked item(s) without --yes (no terminal to ask)' });
+    expect(await dlq('parked', 'discard', '--order', orderId, '--why', 'cancelled')).toMatchObject({ code: 0, stdout: expect.stringContaining('dry run (--yes to act): would-discard 1') });
+    expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toHaveLength(1);
     expect(await dlq('parked', 'discard', '--order', orderId, '--yes', '--why', 'cancelled')).toMatchObject({ code: 0, stdout: expect.stringContaining('discarded 1') });
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toEqual([]);
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--state', 'discarded', '--json')).stdout)).toHaveLength(1);

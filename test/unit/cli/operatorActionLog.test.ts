@@ -12,11 +12,11 @@ const jwt = (claims: object) => `e30.${Buffer.from(JSON.stringify(claims)).toStr
 /** Arguments that make each command run its action (which then fails: nothing to connect to). */
 const argumentsFor: Readonly<Record<string, readonly string[]>> = {
   show: ['42'],
-  resubmit: ['--all', '--why', 'the consumer is fixed'],
+  resubmit: ['--all', '--yes', '--why', 'the consumer is fixed'],
   purge: ['--all', '--yes', '--ticket', 'INC-7'],
-  'parked resubmit': ['--all', '--why', 'order arrived late'],
+  'parked resubmit': ['--all', '--yes', '--why', 'order arrived late'],
   'parked discard': ['--all', '--yes', '--why', 'customer cancelled'],
-  'outbox requeue': ['--all', '--ticket', 'INC-8'],
+  'outbox requeue': ['--all', '--yes', '--ticket', 'INC-8'],
   'shipments resolve': ['order-1', '--retry'],
   'groups retry': ['g-0123456789', '--yes', '--why', 'carrier back'],
 };
@@ -60,12 +60,12 @@ describe('the operator-action log', () => {
     const purge = await run(['purge', '--all', '--yes']);
     expect(purge).toMatchObject({ code: 2, records: [], stderr: expect.stringContaining('purge: this command cannot be undone: say why with --why <text> or --ticket <id>') });
     expect((await run(['parked', 'discard', 'o-1/p-1', '--yes'])).code).toBe(2);
-    expect((await run(['outbox', 'requeue', '--all'])).stderr).toContain('outbox requeue: this command cannot be undone');
+    expect((await run(['outbox', 'requeue', '--all', '--yes'])).stderr).toContain('outbox requeue: this command cannot be undone');
   });
 
   it('lets a named resubmit go without a why, and wants one in bulk', async () => {
     expect((await run(['resubmit', '42'])).records).toMatchObject([{ kind: 'changes', targets: ['42'] }]);
-    expect((await run(['resubmit', '--reason', 'MaxDeliveryCountExceeded'])).stderr).toContain('resubmit: this command cannot be undone');
+    expect((await run(['resubmit', '--reason', 'MaxDeliveryCountExceeded', '--yes'])).stderr).toContain('resubmit: this command cannot be undone');
   });
 
   it('wants --why, not only a ticket, to purge without an export', async () => {
