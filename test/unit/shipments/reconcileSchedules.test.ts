@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryDocumentStore, TransientStoreError, create } from '../../../src/idempotency/index.js';
+import { InMemoryDocumentStore, TransientStoreError, create, replace } from '../../../src/idempotency/index.js';
 import type { CommitResult, DocumentStore, WriteOperation } from '../../../src/idempotency/index.js';
 import type { OrderDocument } from '../../../src/orders/index.js';
 import { resolveShipment } from '../../../src/cli/shipmentCommands.js';
@@ -183,5 +183,39 @@ describe('clocks that disagree', () => {
     expect(owner.calls).toEqual(['book']);
     expect(await recordOf(t)).toMatchObject({ state: 'completed', shipmentId: 'SHP-1' });
     expect((await orderOf(t))?.shipmentId).toBe('SHP-1');
+  });
+});
+
+describe('an operator resolving a booking for an order that already holds a shipment', () => {
+  // Two records for one order (two OrderAccepted keys, a demo's seeded record): the order already holds
+  // the shipment the other record booked. Recording another id would replace it on the order; a retry
+  // would book a second shipment at the carrier. Both are refused, naming the shipment the order holds.
+  it.each([
+    { action: { kind: 'record' as const, shipmentId: 'SHP-2' }, name: '--shipment-id' },
+    { action: { kind: 'retry' as const }, name: '--retry' },
+  ])('$name is refused, and the order keeps its shipment', async ({ action }) => {
+    const t = setUp();
+    await abandoned(t);
+    const order = (await t.memory.read<OrderDocument>('o-1', 'o-1'))!;
+    await t.memory.commit('o-1', [replace({ ...order.document, shipmentId: 'SHP-OTHER' }, order.etag)]);
+    const before = await recordOf(t);
+
+    const report = await resolveShipment({ store: t.store, now: t.now }, 'o-1', action, false);
+
+    expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining('SHP-OTHER') });
+    expect((await orderOf(t))?.shipmentId).toBe('SHP-OTHER');
+    expect(await recordOf(t)).toEqual(before);
+  });
+
+  it('recording the shipment the order already holds is allowed (the record catches up with the order)', async () => {
+    const t = setUp();
+    await abandoned(t);
+    const order = (await t.memory.read<OrderDocument>('o-1', 'o-1'))!;
+    await t.memory.commit('o-1', [replace({ ...order.document, shipmentId: 'SHP-1' }, order.etag)]);
+
+    const report = await resolveShipment({ store: t.store, now: t.now }, 'o-1', { kind: 'record', shipmentId: 'SHP-1' }, false);
+
+    expect(report.outcome).toBe('recorded');
+    expect(await recordOf(t)).toMatchObject({ state: 'completed', shipmentId: 'SHP-1' });
   });
 });
