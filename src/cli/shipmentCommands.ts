@@ -4,6 +4,7 @@ import { replace } from '../idempotency/index.js';
 import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
 import { leaseIsLive, settle } from '../shipments/index.js';
 import type { CarrierClient, ShipmentRecord, ShipmentState } from '../shipments/index.js';
+import type { OrderDocument } from '../orders/index.js';
 import { cut } from './tableCell.js';
 
 export interface ShipmentCommandContext {
@@ -70,6 +71,12 @@ export async function resolveShipment(ctx: ShipmentCommandContext, orderId: stri
   const now = new Date(ctx.now());
   if (record.state === 'in-progress' && leaseIsLive(record, now)) {
     return { orderId, id: record.id, outcome: 'refused', detail: `${record.owner} holds it until ${record.leaseExpiresAt}: let it finish, or wait for the lease to run out` };
+  }
+  // The order may hold a shipment booked under another record (another OrderAccepted key): recording
+  // another id would replace it on the order, a retry would book a second shipment at the carrier.
+  const held = (await ctx.store.read<OrderDocument>(orderId, orderId))?.document.shipmentId;
+  if (held !== undefined && !(action.kind === 'record' && action.shipmentId === held)) {
+    return { orderId, id: record.id, outcome: 'refused', detail: `the order already holds shipment ${held} (shipments list --order ${orderId} --state completed): ${action.kind === 'retry' ? 'a retry would book a second one' : `recording ${action.shipmentId} would replace it`}` };
   }
   if (action.kind === 'retry') {
     if (dryRun) return { orderId, id: record.id, outcome: 'would-requeue', detail: `was ${record.state} after ${record.reconcileAttempts} round(s)` };
