@@ -1,5 +1,6 @@
 import type { IAsyncPropertyWithHooks, Scheduler } from 'fast-check';
 import { orderFlowsProperty } from './orderFlowsProperty.js';
+import { intakeProperty } from './intakeProperty.js';
 import { outboxProperty } from './outboxProperty.js';
 
 /** A property `npm run explore` can run: what it checks, and whether a counterexample is what it is for. */
@@ -30,6 +31,16 @@ export const explorationProperties: Readonly<Record<string, ExplorationProperty>
   'outbox/mark-before-send': {
     description: 'the same, with entries marked published before they are sent',
     build: () => outboxProperty({ markBeforeSend: true }),
+    expectsCounterexample: true,
+  },
+  intake: {
+    description: 'the HTTP intake (concurrent requests under one key with the same or another body, another key for the same order, client retries after a lost answer, crashes) under generated schedules and store write fates',
+    build: () => intakeProperty(),
+    expectsCounterexample: false,
+  },
+  'intake/no-claim-read-back': {
+    description: 'the same, with a claim batch whose answer was lost answered 503 without reading the claim back (before 9dcb195)',
+    build: () => intakeProperty({ noClaimReadBack: true }),
     expectsCounterexample: true,
   },
 };

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import type { WriteFate } from './fates.js';
+import type { ReadFate } from './readFates.js';
 
 /**
  * What the broker does with one send call (one destination's messages, in the order served):
@@ -37,6 +38,8 @@ export interface OutboxScenario {
   readonly ticks: readonly number[];
   readonly maxItemsPerRun: number;
   readonly storeFates: readonly WriteFate[];
+  /** The fate of the n-th read or query served (the rest are answered). */
+  readonly readFates: readonly ReadFate[];
   readonly sendFates: readonly SendFate[];
   readonly crashes: readonly OutboxCrash[];
 }
@@ -58,10 +61,11 @@ export function outboxScenarioArb(): fc.Arbitrary<OutboxScenario> {
       ticks: fc.array(fc.constantFrom(1, outboxSweepMinAgeSeconds + 1), { maxLength: 2 }),
       maxItemsPerRun: fc.integer({ min: 1, max: 3 }),
       storeFaults: fc.array(fc.record({ at: fc.nat(12), fate: storeFaultArb }), { maxLength: 3 }),
+      readFaults: fc.array(fc.record({ at: fc.nat(10), fate: fc.constantFrom<ReadFate>('refused-429', 'refused-503', 'refused-408') }), { maxLength: 2 }),
       sendFaults: fc.array(fc.record({ at: fc.nat(8), fate: sendFaultArb }), { maxLength: 3 }),
       crashes: fc.array(fc.record({ actor: fc.nat(6), atAwait: fc.integer({ min: 1, max: 6 }), afterApplying: fc.boolean() }), { maxLength: 2 }),
     })
-    .map(({ orders, cuts, lostLeases, batchRetries, sweeps, ticks, maxItemsPerRun, storeFaults, sendFaults, crashes }) => {
+    .map(({ orders, cuts, lostLeases, batchRetries, sweeps, ticks, maxItemsPerRun, storeFaults, readFaults, sendFaults, crashes }) => {
       const orderIds = Array.from({ length: orders }, (_, i) => `o${i + 1}`);
       const batches: number[][] = [[0]];
       for (let i = 1; i < orders; i += 1) {
@@ -70,6 +74,8 @@ export function outboxScenarioArb(): fc.Arbitrary<OutboxScenario> {
       }
       const storeFates: WriteFate[] = [];
       for (const { at, fate } of storeFaults) storeFates[at] = fate;
+      const readFates: ReadFate[] = [];
+      for (const { at, fate } of readFaults) readFates[at] = fate;
       const sendFates: SendFate[] = [];
       for (const { at, fate } of sendFaults) sendFates[at] = fate;
       return {
@@ -81,6 +87,7 @@ export function outboxScenarioArb(): fc.Arbitrary<OutboxScenario> {
         ticks,
         maxItemsPerRun,
         storeFates: Array.from(storeFates, (f) => f ?? 'applied'),
+        readFates: Array.from(readFates, (f) => f ?? 'answered'),
         sendFates: Array.from(sendFates, (f) => f ?? 'sent'),
         crashes,
       };

@@ -14,6 +14,7 @@ import { BrokerModel } from './outboxBroker.js';
 import type { OutboxScenario } from './outboxScenario.js';
 import { outboxSweepMinAgeSeconds } from './outboxScenario.js';
 import { untilIdle, worldStartMs } from './orderWorld.js';
+import { ReadFates, withReadFates } from './readFates.js';
 import { ScheduledStore } from './scheduledStore.js';
 import { Timeline } from './timeline.js';
 
@@ -69,6 +70,7 @@ export async function runOutboxWorld(scenario: OutboxScenario, s: Scheduler, opt
   const memory = new InMemoryDocumentStore(() => nowMs);
   const points = new AwaitPoints(s, timeline);
   const store = new ScheduledStore(memory, points, { fates: scenario.storeFates });
+  const readFates = new ReadFates(scenario.readFates);
   const broker = new BrokerModel(points, scenario.sendFates, () => nowMs);
   const settings: Settings = { ...baseSettings, outbox: { ...baseSettings.outbox, sweepMaxItemsPerRun: scenario.maxItemsPerRun } };
   const now = () => new Date(nowMs);
@@ -93,7 +95,7 @@ export async function runOutboxWorld(scenario: OutboxScenario, s: Scheduler, opt
     };
   };
   const publisherFor = (actor: Actor) => {
-    const actorStore = store.forActor(actor);
+    const actorStore = withReadFates(store.forActor(actor), actor, points, readFates);
     const broker_ = broker.senderFor(actor);
     const sender = options.markBeforeSend ? markingFirst(broker_, actorStore, points, actor, now) : broker_;
     return createOutboxPublisher(settings, { store: actorStore, sender, now, meter });
@@ -171,7 +173,7 @@ export async function runOutboxWorld(scenario: OutboxScenario, s: Scheduler, opt
   await untilIdle(s);
   nowMs += (outboxSweepMinAgeSeconds + 1) * 1000;
   timeline.add('clock', `+${outboxSweepMinAgeSeconds + 1} s: past the sweeper's minimum age; the timer fires until nothing is pending`);
-  const rounds = scenario.orderIds.length + scenario.storeFates.length + scenario.sendFates.length + 2;
+  const rounds = scenario.orderIds.length + scenario.storeFates.length + scenario.readFates.length + scenario.sendFates.length + 2;
   for (let i = 0; i < rounds; i += 1) {
     const done = sweep(`sweeper#backstop${i}`, false);
     await untilIdle(s);
