@@ -49,6 +49,15 @@ describe('the HTTP intake, explored', () => {
       seed: 7,
       path: '3865:5:6:5:8:12',
     },
+    {
+      // Two copies of one request (same key, same body) wrote identical claims in the same second;
+      // the one whose batch met the other's claim (409) had its read of the winner refused and
+      // answered 503, rightly: it never learned the answer. The model took the identical claim for
+      // that copy's own batch applied; it now asks the store which batches it applied.
+      what: 'a copy whose claim batch met an identical claim, its read of the winner refused',
+      seed: 20_261_211,
+      path: '1957:4:3:5:6:8:11:10:10:11:15',
+    },
   ])('replays $what (seed $seed)', async ({ seed, path }) => {
     const result = await fc.check(intakeProperty(), { seed, path, numRuns: 1 });
     expect(result.failed, describeFailure(result)).toBe(false);

@@ -3,7 +3,7 @@ import type { Scheduler } from 'fast-check';
 import { loadSettings } from '../../../src/config.js';
 import type { Settings } from '../../../src/config.js';
 import { InMemoryDocumentStore, TransientStoreError, fingerprintPayload } from '../../../src/idempotency/index.js';
-import type { DocumentStore, StoredDocument } from '../../../src/idempotency/index.js';
+import type { CommitResult, DocumentStore, StoredDocument, WriteOperation } from '../../../src/idempotency/index.js';
 import { createOrderIntake, orderIntakeClaimId } from '../../../src/intake/index.js';
 import type { IntakeKeyRecord, IntakeResponse, OrderIntakeClaim } from '../../../src/intake/index.js';
 import { orderPlacedSchema } from '../../../src/orders/schemas.js';
@@ -48,6 +48,21 @@ export interface ClientRecord {
   readonly attempts: IntakeAttempt[];
   /** The last answer the client heard. */
   heard?: IntakeResponse;
+}
+
+/**
+ * The in-memory store, remembering which batches it applied (the very operations array the
+ * invocation sent: the scheduled store passes it through). Whether an invocation's own claim batch
+ * was applied cannot be read off the claim: two copies of one request in the same second write
+ * identical claims, and the one whose batch met the other's (409) did not apply its own.
+ */
+class AppliedBatches extends InMemoryDocumentStore {
+  readonly applied = new WeakSet<readonly WriteOperation[]>();
+  override async commit(partitionKey: string, operations: readonly WriteOperation[]): Promise<CommitResult> {
+    const result = await super.commit(partitionKey, operations);
+    if (result.kind === 'committed') this.applied.add(operations);
+    return result;
+  }
 }
 
 export interface IntakeRun {
@@ -99,7 +114,7 @@ export const fingerprintOfBody = (plan: ClientPlan): string => fingerprintPayloa
 export async function runIntakeWorld(scenario: IntakeScenario, s: Scheduler, options: IntakeWorldOptions = {}): Promise<IntakeRun> {
   let nowMs = worldStartMs;
   const timeline = new Timeline(() => nowMs, worldStartMs);
-  const memory = new InMemoryDocumentStore(() => nowMs);
+  const memory = new AppliedBatches(() => nowMs);
   const points = new AwaitPoints(s, timeline);
   const store = new ScheduledStore(memory, points, { fates: scenario.fates });
   const readFates = new ReadFates(scenario.readFates);
@@ -147,7 +162,7 @@ export async function runIntakeWorld(scenario: IntakeScenario, s: Scheduler, opt
           if (claim) claimBatchFailed = true;
           throw error;
         } finally {
-          if (claim && JSON.stringify((await memory.read(partitionKey, claim.id))?.document) === JSON.stringify(claim)) attempt.ownClaimApplied = true;
+          if (claim && memory.applied.has(operations)) attempt.ownClaimApplied = true;
         }
       },
     };
