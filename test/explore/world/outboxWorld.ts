@@ -96,8 +96,8 @@ export async function runOutboxWorld(scenario: OutboxScenario, s: Scheduler, opt
   };
   const publisherFor = (actor: Actor) => {
     const actorStore = withReadFates(store.forActor(actor), actor, points, readFates);
-    const broker_ = broker.senderFor(actor);
-    const sender = options.markBeforeSend ? markingFirst(broker_, actorStore, points, actor, now) : broker_;
+    const toBroker = broker.senderFor(actor);
+    const sender = options.markBeforeSend ? markingFirst(toBroker, actorStore, points, actor, now) : toBroker;
     return createOutboxPublisher(settings, { store: actorStore, sender, now, meter });
   };
 
