@@ -128,6 +128,22 @@ describe('a takeover that meets the slow owner\'s claim (found by npm run explor
     expect(result).toEqual({ outcome: 'duplicate', response: { ...claim.response, headers: { ...claim.response.headers, 'Idempotent-Replayed': 'true' } } });
     expect(t.memory.list('o-1').filter((d) => (d as { docType?: string }).docType === 'outbox')).toHaveLength(1);
   });
+
+  it.each([
+    { failing: 'the claim read (whatever the order read says)', id: orderIntakeClaimId('o-1') },
+    { failing: 'the order read, with no claim to decide', id: 'o-1' },
+  ])('sends no claim batch and lets the store error through (a 503) when $failing fails', async ({ id }) => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    const failing: DocumentStore = {
+      read: (pk, readId) => (pk === 'o-1' && readId === id ? Promise.reject(new TransientStoreError(`503 reading ${id} (injected)`, 503)) : t.store.read(pk, readId)),
+      find: (query) => t.store.find(query),
+      commit: (pk, ops) => t.store.commit(pk, ops),
+    };
+
+    await expect(acceptOrderOnce(request, 'first', { ...t.ctx, store: failing })).rejects.toThrow(`503 reading ${id}`);
+    expect(t.store.commitLog.filter((c) => c.partitionKey === 'o-1')).toEqual([]);
+  });
 });
 
 describe('completing the key record', () => {
