@@ -81,13 +81,15 @@ export async function acceptOrderOnce(request: CallerOrderRequest, owner: string
 
 async function carryOut(request: CallerOrderRequest, keyId: string, ctx: IntakeContext, traceparent: string | undefined): Promise<IntakeResult> {
   const { orderId } = request.order;
-  const [claim, order] = await Promise.all([
+  const [claimRead, orderRead] = await Promise.allSettled([
     ctx.store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId)),
     // An order placed on the queue directly has no claim: seen here, or by the consumer's own fingerprint check.
     ctx.store.read(orderId, orderId),
   ]);
+  // The claim alone decides when there is one: a failed order read beside it must not turn a decided answer into a 503.
+  const claim = settledValue(claimRead);
   if (claim) return settleWithClaim(claim.document, request, keyId, ctx);
-  if (order) return finish(keyId, { outcome: 'invalid', response: orderIdTaken() }, ctx);
+  if (settledValue(orderRead)) return finish(keyId, { outcome: 'invalid', response: orderIdTaken() }, ctx);
   const acceptedAt = ctx.now().toISOString();
   const event = orderPlacedEvent(request, acceptedAt, ctx, traceparent);
   const response = accepted(orderId, event.message.messageId, acceptedAt);
@@ -111,6 +113,12 @@ async function carryOut(request: CallerOrderRequest, keyId: string, ctx: IntakeC
   }
   // An OrderPlaced entry without a claim: written by hand or by another tool. Never publish a second.
   return finish(keyId, { outcome: 'invalid', response: orderIdTaken() }, ctx);
+}
+
+/** A read's value, or its failure thrown: both reads were started together, and neither is left unobserved. */
+function settledValue<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === 'rejected') throw result.reason;
+  return result.value;
 }
 
 /**

@@ -6,5 +6,11 @@ export const explorationBudget = {
   'order-flows': { seed: 20_261_203, numRuns: 600 },
   /** The reintroduced defect of 24649c0. The defect checks stop at the first counterexample, unshrunk. */
   'order-flows/stranded-parked-item': { seed: 20_261_203, numRuns: 400, endOnFailure: true },
+  outbox: { seed: 20_261_203, numRuns: 4000 },
+  /** The outbox marking its entries before sending them. */
+  'outbox/mark-before-send': { seed: 20_261_203, numRuns: 400, endOnFailure: true },
+  intake: { seed: 20_261_203, numRuns: 1500 },
+  /** The intake answering 503 after a claim batch whose answer was lost, without reading the claim back (before 9dcb195). */
+  'intake/no-claim-read-back': { seed: 20_261_203, numRuns: 400, endOnFailure: true },
   timeoutMs: 60_000,
 } as const;

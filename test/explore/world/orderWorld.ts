@@ -189,7 +189,7 @@ export async function runOrderWorld(scenario: OrderScenario, s: Scheduler, optio
 }
 
 /** Until the scheduler has nothing left, including tasks that are scheduled a few promise hops after a release. */
-async function untilIdle(s: Scheduler): Promise<void> {
+export async function untilIdle(s: Scheduler): Promise<void> {
   for (;;) {
     await s.waitIdle();
     await new Promise<void>((resolve) => setImmediate(resolve));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryDocumentStore, create, replace } from '../../../src/idempotency/index.js';
+import { InMemoryDocumentStore, TransientStoreError, create, replace } from '../../../src/idempotency/index.js';
+import type { DocumentStore } from '../../../src/idempotency/index.js';
 import { accepted, acceptOrderOnce, intakeKeyRecordId, orderIntakeClaimId, orderPlacedOutboxId, readOrderRequest, releaseKey, sharedCaller } from '../../../src/intake/index.js';
 import type { CallerOrderRequest, IntakeKeyRecord, OrderIntakeClaim } from '../../../src/intake/index.js';
 import { newOutboxDocument, orderIntakeSource } from '../../../src/outbox/index.js';
@@ -102,6 +103,46 @@ describe('two copies of one request', () => {
 
     expect(result).toMatchObject({ outcome: 'retry', response: { status: 409 } });
     expect(t.store.commitLog.filter((c) => isKeyWrite('retry-b')(c.partitionKey, c.operations))).toHaveLength(2);
+  });
+});
+
+describe('a takeover that meets the slow owner\'s claim (found by npm run explore -- --property intake, seed 7)', () => {
+  it('answers the claim\'s 202, not 503, when the order read beside the claim read fails: the claim alone decides', async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    // copy-a is slow, not dead: its lease runs out, then its claim batch commits just before retry-b's takeover.
+    await leftInProgress(t, request, 'copy-a');
+    t.advance(11);
+    const acceptedAt = t.ctx.now().toISOString();
+    const claim: OrderIntakeClaim = { id: orderIntakeClaimId('o-1'), orderId: 'o-1', docType: 'intake', idempotencyKey: 'k-1', fingerprint: request.fingerprint, response: accepted('o-1', 'o-1~copy-a', acceptedAt), acceptedAt };
+    const entry = newOutboxDocument({ id: orderPlacedOutboxId('o-1'), orderId: 'o-1', eventType: 'OrderPlaced', destination: 'orders', body: request.order, createdAt: acceptedAt, messageId: 'o-1~copy-a', source: orderIntakeSource });
+    t.store.beforeCommit(isKeyWrite('retry-b'), async () => expect((await t.memory.commit('o-1', [create(claim), create(entry)])).kind).toBe('committed'));
+    const orderReadFails: DocumentStore = {
+      read: (pk, id) => (pk === 'o-1' && id === 'o-1' ? Promise.reject(new TransientStoreError('503 reading the order (injected)', 503)) : t.store.read(pk, id)),
+      find: (query) => t.store.find(query),
+      commit: (pk, ops) => t.store.commit(pk, ops),
+    };
+
+    const result = await acceptOrderOnce(request, 'retry-b', { ...t.ctx, store: orderReadFails });
+
+    expect(result).toEqual({ outcome: 'duplicate', response: { ...claim.response, headers: { ...claim.response.headers, 'Idempotent-Replayed': 'true' } } });
+    expect(t.memory.list('o-1').filter((d) => (d as { docType?: string }).docType === 'outbox')).toHaveLength(1);
+  });
+
+  it.each([
+    { failing: 'the claim read (whatever the order read says)', id: orderIntakeClaimId('o-1') },
+    { failing: 'the order read, with no claim to decide', id: 'o-1' },
+  ])('sends no claim batch and lets the store error through (a 503) when $failing fails', async ({ id }) => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    const failing: DocumentStore = {
+      read: (pk, readId) => (pk === 'o-1' && readId === id ? Promise.reject(new TransientStoreError(`503 reading ${id} (injected)`, 503)) : t.store.read(pk, readId)),
+      find: (query) => t.store.find(query),
+      commit: (pk, ops) => t.store.commit(pk, ops),
+    };
+
+    await expect(acceptOrderOnce(request, 'first', { ...t.ctx, store: failing })).rejects.toThrow(`503 reading ${id}`);
+    expect(t.store.commitLog.filter((c) => c.partitionKey === 'o-1')).toEqual([]);
   });
 });
 
