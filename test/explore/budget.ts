@@ -6,7 +6,7 @@ export const explorationBudget = {
   'order-flows': { seed: 20_261_203, numRuns: 600 },
   /** The reintroduced defect of 24649c0. The defect checks stop at the first counterexample, unshrunk. */
   'order-flows/stranded-parked-item': { seed: 20_261_203, numRuns: 400, endOnFailure: true },
-  shipments: { seed: 20_261_203, numRuns: 1000 },
+  shipments: { seed: 20_261_203, numRuns: 600 },
   /** The reintroduced defect of issue 24 (fixed in b0d3fe1): stops at the first counterexample, unshrunk. */
   'shipments/reconciler-escalates-a-takeover': { seed: 20_261_203, numRuns: 3000, endOnFailure: true },
   timeoutMs: 60_000,

@@ -19,10 +19,12 @@ export interface CarrierBooking {
   readonly orderReference: string;
   readonly shipmentId: string;
   readonly atMs: number;
+  /** The actors whose look-ups found this request in flight, before it booked. */
+  readonly seenInFlightBy: ReadonlySet<string>;
 }
 
 type KeyState =
-  | { readonly state: 'in-flight'; readonly fingerprint: string; readonly complete: () => void }
+  | { readonly state: 'in-flight'; readonly fingerprint: string; readonly complete: () => void; readonly seenBy: Set<string> }
   | { readonly state: 'kept'; readonly fingerprint: string; readonly status: number; readonly body: unknown; readonly atMs: number };
 
 export interface CarrierModelOptions {
@@ -135,15 +137,16 @@ export class CarrierModel {
       return answer(422, problem('the carrier does not serve this shipment'));
     }
     let booked: { status: number; body: unknown } | undefined;
+    const seenBy = new Set<string>();
     const complete = (): void => {
       if (booked) return;
       const shipmentId = `SHP-${this.bookings.length + 1}`;
-      this.bookings.push({ key, orderReference: request.orderReference, shipmentId, atMs: this.nowMs() });
+      this.bookings.push({ key, orderReference: request.orderReference, shipmentId, atMs: this.nowMs(), seenInFlightBy: seenBy });
       booked = { status: 201, body: { shipmentId, status: 'booked', orderReference: request.orderReference } };
       this.keep(key, fingerprint, 201, booked.body);
       this.points.timeline.add('carrier', `BOOKS ${shipmentId} for ${request.orderReference} under key ${key}`);
     };
-    this.keys.set(key, { state: 'in-flight', fingerprint, complete });
+    this.keys.set(key, { state: 'in-flight', fingerprint, complete, seenBy });
     say('arrives; in flight');
     const handled = await this.points.pass(actor, `carrier answers POST ${key}`);
     complete(); // the request reached the carrier: it books whether or not its caller is still there
@@ -180,6 +183,7 @@ export class CarrierModel {
       return answer(404, problem('nothing was booked under this Idempotency-Key'));
     }
     if (known.state === 'in-flight') {
+      known.seenBy.add(actor.name);
       say('409 in flight');
       this.points.timeline.count('carrier look-up in flight');
       return answer(409, problem('a request with this Idempotency-Key is still being handled'));
