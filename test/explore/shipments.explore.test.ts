@@ -62,6 +62,26 @@ describe('the shipment booking and its reconciler, explored', () => {
     expect(Object.entries(explored).filter(([, n]) => n === 0).map(([move]) => move), JSON.stringify(explored)).toEqual([]);
   }, explorationBudget.timeoutMs);
 
+  // Counterexamples that long `npm run explore` runs found, replayed at their shrunk path so that each
+  // schedule is checked on every run: a defect fixed in src/, or a model rule made exact.
+  it.each([
+    {
+      // An owner's record was created with a lease already run out (its commit waited past the lease),
+      // two reconciler runs both found its call in flight and each counted a round: escalated at
+      // maxAttempts 2; the booking then landed and its owner died before hearing it. The design's
+      // escalation (rounds of "in flight" against an expired lease; the runbook looks the key up), so
+      // the invariant now allows exactly that case (world/shipmentInvariants.ts).
+      what: 'an escalation over a booking its own round saw in flight, of an expired lease whose owner then died',
+      seed: 669_929_978,
+      path: '2363:1:3:8:6:6',
+    },
+  ])('replays $what (seed $seed)', async ({ seed, path }) => {
+    // Replayed at its path: the shrunk scenario with its scheduler's order (the few runs counted are the path's shrink steps).
+    const result = await fc.check(shipmentsProperty(), { seed, path, numRuns: 1 });
+    expect(result.failed, describeFailure(result)).toBe(false);
+    expect(result.numRuns).toBeGreaterThan(0);
+  }, explorationBudget.timeoutMs);
+
   it('finds the reconciler escalating a booking a live owner took over, once it counts rounds against any in-progress record it re-reads, as before b0d3fe1', async () => {
     const result = await fc.check(shipmentsProperty({ reconcilerBeforeB0d3fe1: true }), explorationBudget['shipments/reconciler-escalates-a-takeover']);
     expect(result.failed).toBe(true);
