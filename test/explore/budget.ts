@@ -12,5 +12,8 @@ export const explorationBudget = {
   intake: { seed: 20_261_203, numRuns: 1500 },
   /** The intake answering 503 after a claim batch whose answer was lost, without reading the claim back (before 9dcb195). */
   'intake/no-claim-read-back': { seed: 20_261_203, numRuns: 400, endOnFailure: true },
+  shipments: { seed: 20_261_203, numRuns: 600 },
+  /** The reintroduced defect of issue 24 (fixed in b0d3fe1): stops at the first counterexample, unshrunk. */
+  'shipments/reconciler-escalates-a-takeover': { seed: 20_261_203, numRuns: 3000, endOnFailure: true },
   timeoutMs: 60_000,
 } as const;

@@ -1,6 +1,4 @@
 import { parseArgs } from 'node:util';
-import fc from 'fast-check';
-import { describeFailure } from '../../test/explore/orderFlowsProperty.js';
 import { explorationProperties } from '../../test/explore/properties.js';
 
 /**
@@ -59,11 +57,11 @@ async function explore(o: Options): Promise<boolean> {
     // Far apart, so that the chunks of runs from seeds S and S + 1 do not overlap.
     const seed = (o.seed + chunk * 1_000_003) | 0;
     const numRuns = Math.min(o.chunk, o.runs - done);
-    const result = await fc.check(property.build(), { seed, numRuns });
+    const result = await property.check({ seed, numRuns });
     done += result.numRuns;
     const elapsedMs = performance.now() - startedAt;
     if (result.failed) {
-      console.log(describeFailure(result));
+      console.log(result.report);
       console.log(`\nCOUNTEREXAMPLE after ${done} runs in ${(elapsedMs / 1000).toFixed(1)} s (${rate(done, elapsedMs)}); replay: npm run explore -- --property ${o.property} --seed ${seed} --runs ${numRuns}`);
       return true;
     }
@@ -81,7 +79,7 @@ async function measure(o: Options): Promise<void> {
   for (let t = 0; t < o.tries; t += 1) {
     const seed = (Math.random() * 2 ** 31) | 0;
     const tryStartedAt = performance.now();
-    const result = await fc.check(property.build(), { seed, numRuns: o.runs, endOnFailure: true });
+    const result = await property.check({ seed, numRuns: o.runs, endOnFailure: true });
     total += result.numRuns;
     const ms = performance.now() - tryStartedAt;
     if (result.failed) found.push(result.numRuns);

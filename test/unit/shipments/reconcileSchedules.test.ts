@@ -197,7 +197,8 @@ describe('an operator resolving a booking for an order that already holds a ship
     const t = setUp();
     await abandoned(t);
     const order = (await t.memory.read<OrderDocument>('o-1', 'o-1'))!;
-    await t.memory.commit('o-1', [replace({ ...order.document, shipmentId: 'SHP-OTHER' }, order.etag)]);
+    const holding: OrderDocument = { ...order.document, shipmentId: 'SHP-OTHER' };
+    await t.memory.commit('o-1', [replace(holding, order.etag)]);
     const before = await recordOf(t);
 
     const report = await resolveShipment({ store: t.store, now: t.now }, 'o-1', action, false);
@@ -211,7 +212,8 @@ describe('an operator resolving a booking for an order that already holds a ship
     const t = setUp();
     await abandoned(t);
     const order = (await t.memory.read<OrderDocument>('o-1', 'o-1'))!;
-    await t.memory.commit('o-1', [replace({ ...order.document, shipmentId: 'SHP-1' }, order.etag)]);
+    const holding: OrderDocument = { ...order.document, shipmentId: 'SHP-1' };
+    await t.memory.commit('o-1', [replace(holding, order.etag)]);
 
     const report = await resolveShipment({ store: t.store, now: t.now }, 'o-1', { kind: 'record', shipmentId: 'SHP-1' }, false);
 
