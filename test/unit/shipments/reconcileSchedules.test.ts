@@ -108,6 +108,35 @@ describe('two reconcilers at once', () => {
   });
 });
 
+describe('two reconcilers at once, the carrier still working', () => {
+  // Found by the shipments exploration world (seed 669929978): two overlapping runs each saw the same
+  // request in flight and each counted a round, so one observation escalated at maxAttempts 2.
+  it('both read the expired record and both look-ups say in flight: one round is counted, not two, and nothing is escalated', async () => {
+    const t = setUp();
+    await abandoned(t);
+    const second = new ScheduledCarrier({ lookup: { kind: 'in-flight' } });
+    const first = new ScheduledCarrier({ lookup: { kind: 'in-flight' } });
+    first.meanwhile = async () => {
+      const run = await reconcileShipments(t.ctx(second), options, { owner: 'reconciler/2' });
+      expect(run.items).toEqual([expect.objectContaining({ result: 'still-in-progress' })]);
+    };
+    const run = await reconcileShipments(t.ctx(first), options, { owner: 'reconciler/1' });
+    expect(run.items).toEqual([expect.objectContaining({ result: 'taken-by-another' })]);
+    expect(await recordOf(t)).toMatchObject({ state: 'in-progress', reconcileAttempts: 1 });
+    expect((await recordOf(t))?.escalation).toBeUndefined();
+  });
+
+  it('a later run, after the first counted, counts its own round', async () => {
+    const t = setUp();
+    await abandoned(t);
+    await reconcileShipments(t.ctx(new ScheduledCarrier({ lookup: { kind: 'in-flight' } })), options, { owner: 'reconciler/1' });
+    t.advance(120_000);
+    const run = await reconcileShipments(t.ctx(new ScheduledCarrier({ lookup: { kind: 'in-flight' } })), options, { owner: 'reconciler/2' });
+    expect(run.items).toEqual([expect.objectContaining({ result: 'escalated' })]);
+    expect(await recordOf(t)).toMatchObject({ state: 'escalated', reconcileAttempts: 2 });
+  });
+});
+
 describe('the reconciler and an operator', () => {
   it('`shipments resolve --retry` between the round’s read and its count: the round is not counted against the record the operator handed back', async () => {
     const t = setUp();
