@@ -83,6 +83,9 @@ async function countFailedRound(read: ShipmentRecord, reason: string, unreachabl
   const current = await ctx.store.read<ShipmentRecord>(orderId, id);
   const ours = current?.document.state === 'in-progress' && (sameLease(current.document, read) || current.document.owner === caller.owner);
   if (!current || !ours) return { id, orderId, result: 'taken-by-another' };
+  // Another run counted a round since this one read the record: both saw the same attempt at the same
+  // time, one round, not two (else overlapping runs escalate on one observation).
+  if (!unreachable && roundsAgainstCurrentAttempt(current.document) !== roundsAgainstCurrentAttempt(read)) return { id, orderId, result: 'taken-by-another' };
   const now = ctx.now();
   const next = unreachable ? unreachableRound(current.document, reason, now, options) : unsettledRound(current.document, reason, now, options);
   const result = await ctx.store.commit(orderId, [replace(next, current.etag)]);

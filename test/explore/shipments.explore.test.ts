@@ -67,11 +67,10 @@ describe('the shipment booking and its reconciler, explored', () => {
   it.each([
     {
       // An owner's record was created with a lease already run out (its commit waited past the lease),
-      // two reconciler runs both found its call in flight and each counted a round: escalated at
-      // maxAttempts 2; the booking then landed and its owner died before hearing it. The design's
-      // escalation (rounds of "in flight" against an expired lease; the runbook looks the key up), so
-      // the invariant now allows exactly that case (world/shipmentInvariants.ts).
-      what: 'an escalation over a booking its own round saw in flight, of an expired lease whose owner then died',
+      // two overlapping reconciler runs both found its call in flight and each counted a round:
+      // escalated at maxAttempts 2 on one observation; the booking then landed and its owner died
+      // before hearing it. Fixed in src/ (countFailedRound counts one round per attempt observed).
+      what: 'two overlapping reconciler runs counting one in-flight observation twice',
       seed: 669_929_978,
       path: '2363:1:3:8:6:6',
     },

@@ -10,7 +10,7 @@ import type { OrderDocument, OrderPlaced } from '../../../src/orders/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import type { RetryScheduler } from '../../../src/servicebus/index.js';
 import { HttpCarrierClient, parseShipmentEvent, reconcileShipments } from '../../../src/shipments/index.js';
-import type { Caller, ReconcileOptions, ReconcileResult, ShipmentContext, ShipmentRecord } from '../../../src/shipments/index.js';
+import type { Caller, ReconcileOptions, ReconcileResult, ShipmentContext } from '../../../src/shipments/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../../src/telemetry/index.js';
 import type { LogSink } from '../../../src/telemetry/index.js';
 import { orderPlaced } from '../../support/orderMessages.js';
@@ -57,17 +57,8 @@ export interface ShipmentMessageFate {
   deadLettered?: ProcessingOutcome;
 }
 
-/** A write that would escalate a shipment record: who asked for it, when, and the lease it escalated. */
-export interface EscalationAttempt {
-  readonly by: string;
-  readonly atMs: number;
-  readonly leaseExpiresAt: string;
-}
-
 export interface ShipmentWorldRun {
   readonly memory: InMemoryDocumentStore;
-  /** Per shipment record id, every write that asked to escalate it (applied or not). */
-  readonly escalations: ReadonlyMap<string, readonly EscalationAttempt[]>;
   readonly timeline: Timeline;
   readonly carrier: CarrierModel;
   readonly fates: ReadonlyMap<string, ShipmentMessageFate>;
@@ -112,23 +103,7 @@ export async function runShipmentWorld(scenario: ShipmentScenario, s: Scheduler,
   let copies = 0;
   const crashFor = (index: number) => scenario.crashes.find((c) => c.delivery === index);
 
-  const escalations = new Map<string, EscalationAttempt[]>();
-  // The store as the flows see it, noting who asks to escalate a record: what the invariants' one exception needs to know.
-  const storeFor = (actor: Actor): DocumentStore => {
-    const inner = store.forActor(actor);
-    return {
-      ...inner,
-      commit: (partitionKey, operations) => {
-        for (const { document } of operations) {
-          const record = document as Partial<ShipmentRecord>;
-          if (record.docType === 'shipment' && record.state === 'escalated') {
-            escalations.set(document.id, [...(escalations.get(document.id) ?? []), { by: actor.name, atMs: nowMs, leaseExpiresAt: record.leaseExpiresAt ?? '' }]);
-          }
-        }
-        return inner.commit(partitionKey, operations);
-      },
-    };
-  };
+  const storeFor = (actor: Actor): DocumentStore => store.forActor(actor);
   const ctxFor = (actor: Actor): ShipmentContext => ({
     store: storeFor(actor),
     carrier: new HttpCarrierClient({ baseUrl: 'http://127.0.0.1:7080/', timeoutMs: 10_000, now, fetch: carrier.fetchFor(actor) }),
@@ -357,7 +332,7 @@ export async function runShipmentWorld(scenario: ShipmentScenario, s: Scheduler,
     await untilIdle(s);
     await done;
   }
-  return { memory, escalations, timeline, carrier, fates, keys, stuck: [...new Set([...stuck, ...running])] };
+  return { memory, timeline, carrier, fates, keys, stuck: [...new Set([...stuck, ...running])] };
 }
 
 /** Shipment records still in progress. */
