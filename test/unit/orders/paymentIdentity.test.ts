@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { create, fingerprintPayload } from '../../../src/idempotency/index.js';
 import type { StoredDocument } from '../../../src/idempotency/index.js';
-import type { OrderDocument } from '../../../src/orders/index.js';
+import type { OrderDocument, ParkedItemDocument } from '../../../src/orders/index.js';
 import { parkingLot } from '../../../src/orders/parkedItems.js';
 import { touches } from '../../support/interleavingStore.js';
 import { leftParked, orderFlow } from '../../support/orderFlowHarness.js';
@@ -167,5 +167,92 @@ describe('payments the release before stored (inbox markers and parked items, no
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
     expect((await t.send('msg-newer', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('duplicate');
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+  });
+});
+
+describe('what the release before stored, read closely (src/orders/paymentsBeforeClaims.ts)', () => {
+  const marker = (messageId: string, fields: Record<string, unknown>) =>
+    create({ id: `inbox|${messageId}`, orderId: 'o1', docType: 'inbox', messageType: 'PaymentReceived', messageId, dedupKey: messageId, processedAt: '2026-11-30T11:00:00Z', ttl: 3600, ...fields } as StoredDocument);
+
+  /** The order as the release before left it: `paymentCount` payments applied, none with a claim, and these inbox markers. */
+  async function storedByPreviousRelease(t: Flow, paymentCount: number, amountPaid: number, ...markers: ReturnType<typeof marker>[]): Promise<void> {
+    await placed(t, 'o1');
+    const current = await t.memory.read<OrderDocument>('o1', 'o1');
+    const { claimedPaymentCount: _dropped, ...order } = { ...current!.document, amountPaid, paymentCount } as OrderDocument & { claimedPaymentCount?: number };
+    await t.memory.commit('o1', [{ kind: 'replace', document: order, ifMatch: current!.etag }, ...markers]);
+  }
+
+  it('passes over markers of other payments, of other message types and without a payload: a new payment is applied', async () => {
+    const t = orderFlow();
+    const other = payment('o1', { paymentId: 'P-9', amount: 7 });
+    await storedByPreviousRelease(
+      t,
+      1,
+      7,
+      marker('msg-p9', { fingerprint: fingerprintPayload('PaymentReceived', other), payload: other }),
+      marker('msg-legacy', { messageType: 'Legacy', fingerprint: 'f', payload: { paymentId: 'P-1' } }),
+      marker('msg-bare', { fingerprint: 'f' }),
+    );
+    expect((await t.send('msg-new', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('created');
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 12, paymentCount: 2 });
+  });
+
+  it('takes a copy under another key for the same payment although its body differs elsewhere (receivedAt), and the same key with another body for a conflict', async () => {
+    const t = orderFlow();
+    const body = payment('o1');
+    await storedByPreviousRelease(t, 1, 5, marker('msg-old', { fingerprint: fingerprintPayload('PaymentReceived', body), payload: body }));
+    expect((await t.send('msg-new', 'PaymentReceived', payment('o1', { receivedAt: '2026-11-30T09:05:00Z' }))).outcome.kind).toBe('duplicate');
+    expect((await t.send('msg-old', 'PaymentReceived', payment('o1', { receivedAt: '2026-11-30T09:05:00Z' }), 2)).outcome.kind).toBe('conflict');
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+  });
+
+  it('takes a copy under another key with another amount for a conflict', async () => {
+    const t = orderFlow();
+    const body = payment('o1');
+    await storedByPreviousRelease(t, 1, 5, marker('msg-old', { fingerprint: fingerprintPayload('PaymentReceived', body), payload: body }));
+    expect((await t.send('msg-new', 'PaymentReceived', payment('o1', { amount: 6 }))).outcome.kind).toBe('conflict');
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+  });
+
+  /** A parked item as the release before left it, in a gate it opened (unmarked), for an order not stored yet. */
+  async function parkedByPreviousRelease(t: Flow, messageId: string, messageType: 'PaymentReceived' | 'OrderStatusChanged', body: Record<string, unknown>, state: ParkedItemDocument['state']): Promise<void> {
+    const id = await leftParked(t, 'o1', messageId, messageType, body);
+    const item = (await t.memory.read<ParkedItemDocument>('o1', id))!;
+    await t.memory.commit('o1', [{ kind: 'replace', document: { ...item.document, state }, ifMatch: item.etag }]);
+  }
+
+  it.each([
+    { what: 'its own rejected item (a resubmit parks afresh)', messageId: 'msg-old', body: payment('o1'), state: 'rejected' as const },
+    { what: 'a rejected item of the payment under another key', messageId: 'msg-other', body: payment('o1'), state: 'rejected' as const },
+    { what: 'a parked item of another payment under another key', messageId: 'msg-other', body: payment('o1', { paymentId: 'P-9', amount: 7 }), state: 'parked' as const },
+  ])('passes over $what and parks the payment', async ({ messageId, body, state }) => {
+    const t = orderFlow();
+    await t.memory.commit('o1', [create(parkingLot('o1', 'open', '2026-11-30T11:00:00Z'))]);
+    await parkedByPreviousRelease(t, messageId, 'PaymentReceived', body, state);
+    expect((await t.send('msg-old', 'PaymentReceived', payment('o1'), 2)).outcome.kind).toBe('parked');
+  });
+
+  // Before its order, a currency is nobody's mismatch yet: only the parked copy can tell the payment changed.
+  it('takes a copy, parked before its order under another key, in another currency for a conflict', async () => {
+    const t = orderFlow();
+    await t.memory.commit('o1', [create(parkingLot('o1', 'open', '2026-11-30T11:00:00Z'))]);
+    await parkedByPreviousRelease(t, 'msg-old', 'PaymentReceived', payment('o1'), 'parked');
+    expect((await t.send('msg-new', 'PaymentReceived', payment('o1', { currency: 'USD' }))).outcome.kind).toBe('conflict');
+    expect((await t.send('msg-newer', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('duplicate');
+  });
+
+  it('passes over a parked status change under the same key', async () => {
+    const t = orderFlow();
+    await t.memory.commit('o1', [create(parkingLot('o1', 'open', '2026-11-30T11:00:00Z'))]);
+    await parkedByPreviousRelease(t, 'msg-old', 'OrderStatusChanged', { orderId: 'o1', status: 'Paid', version: 1, changedAt: '2026-11-30T10:00:00Z' }, 'parked');
+    expect((await t.send('msg-old', 'PaymentReceived', payment('o1'), 2)).outcome.kind).toBe('parked');
+  });
+
+  it('trusts a gate this release opened (claimed payments only): its parked items are not read', async () => {
+    const t = orderFlow();
+    // A state no release writes (an unclaimed payment behind a gate marked claimed-only): it shows that the mark alone decides.
+    await t.memory.commit('o1', [create(parkingLot('o1', 'open', '2026-11-30T11:00:00Z', undefined, true))]);
+    await parkedByPreviousRelease(t, 'msg-other', 'PaymentReceived', payment('o1'), 'parked');
+    expect((await t.send('msg-new', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('parked');
   });
 });
