@@ -3,4 +3,5 @@ export interface AzdEnvironmentStore {
   read(): Readonly<Record<string, string>>;
   set(name: string, value: string): void;
 }
-export function provideRetryStateSigningKey(environment: AzdEnvironmentStore): 'generated' | 'kept';
+export function provideRetryStateSigningKey(environment: AzdEnvironmentStore, options?: { readonly inPipeline: boolean }): 'generated' | 'kept';
+export function runsInPipeline(env: Readonly<Record<string, string | undefined>>): boolean;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config.js';
-import { provideRetryStateSigningKey } from '../../infra/hooks/ensureRetryStateSigningKey.cjs';
+import { provideRetryStateSigningKey, runsInPipeline } from '../../infra/hooks/ensureRetryStateSigningKey.cjs';
 import type { AzdEnvironmentStore } from '../../infra/hooks/ensureRetryStateSigningKey.cjs';
 
 /** An azd environment in memory: what `azd env get-values` prints and what `azd env set` changes. */
@@ -61,6 +61,15 @@ describe('the preprovision hook (infra/hooks/ensureRetryStateSigningKey.cjs)', (
     const env = environment({ RETRY_STATE_SIGNING_KEY_PREVIOUS: 'p'.repeat(31) });
     expect(() => provideRetryStateSigningKey(env)).toThrow(/RETRY_STATE_SIGNING_KEY_PREVIOUS is 31 characters: it must be at least 32/);
     expect(env.sets).toEqual([]);
+  });
+
+  it('draws none in a pipeline (its environment lasts one run, so a drawn key would change every run): it asks for a secret variable, and keeps one given', () => {
+    const env = environment();
+    expect(() => provideRetryStateSigningKey(env, { inPipeline: true })).toThrow(/RETRY_STATE_SIGNING_KEY is not set\. In a pipeline, give it as a secret variable/);
+    expect(env.sets).toEqual([]);
+    expect(provideRetryStateSigningKey(environment({ RETRY_STATE_SIGNING_KEY: 'o'.repeat(64) }), { inPipeline: true })).toBe('kept');
+    expect([{ TF_BUILD: 'True' }, { GITHUB_ACTIONS: 'true' }, { CI: '1' }, { CI: 'true' }].map(runsInPipeline)).toEqual([true, true, true, true]);
+    expect([{}, { CI: 'false' }, { CI: '' }, { TF_BUILD: '0' }].map(runsInPipeline)).toEqual([false, false, false, false]);
   });
 
   it('asks azd for the environment it runs in (AZURE_ENV_NAME) and sets the key there, printing no secret', () => {
