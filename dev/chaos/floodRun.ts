@@ -85,28 +85,29 @@ export async function runFlood(options: FloodOptions): Promise<boolean> {
     await waitUntil('the queue to drain and every invalid message to be dead-lettered', () => queueDepth(stack) === 0 && deadLetterDepth(stack) >= invalid, options.timeout, 250);
     await waitUntil('every orphan past its horizon to be rejected by the sweeper', async () => (await stillParked()).length === 0, options.timeout, 500);
   };
+  // One half of a round: its workload sent and timed, then the stack settled.
+  const runHalf = async (round: number, half: 'baseline' | 'flood'): Promise<{ latencies: number[]; work: string }> => {
+    const workload = floodWorkload({ valid: options.valid, flood: half === 'flood' ? options.flood : 0, ticks, seed: options.seed + round, prefix: `${run}-r${round}-${half === 'flood' ? 'flood' : 'base'}` });
+    if (half === 'flood') floods.push(workload);
+    validOrderIds.push(...workload.validOrderIds);
+    const [deliveriesBefore, startedAt] = [fleet.tally.deliveries, Date.now()];
+    const latencies = await sendAndTime(sender, workload, stored, options.timeout);
+    // What the fleet got through while the valid orders were timed: a flood that asks for more deliveries a second than that is a queue that grows.
+    const [deliveries, seconds] = [fleet.tally.deliveries - deliveriesBefore, (Date.now() - startedAt) / 1000];
+    await settle();
+    return { latencies, work: `${half} ${deliveries} deliveries in ${seconds.toFixed(1)} s (${(deliveries / seconds).toFixed(0)}/s)` };
+  };
+  const validOrderIds: string[] = [];
   try {
     fleet.start();
     await warmUp(fleet, options, run, (workload) => sendAndTime(sender, workload, stored, options.timeout));
     const rounds: PairedRound[] = [];
-    const validOrderIds: string[] = [];
     const startedAt = Date.now();
     for (let round = 0; round < options.rounds; round += 1) {
-      const measured: Partial<Record<'baseline' | 'flood', number[]>> = {};
-      const work: string[] = [];
-      for (const half of halvesOfRound(round)) {
-        const workload = floodWorkload({ valid: options.valid, flood: half === 'flood' ? options.flood : 0, ticks, seed: options.seed + round, prefix: `${run}-r${round}-${half === 'flood' ? 'flood' : 'base'}` });
-        if (half === 'flood') floods.push(workload);
-        validOrderIds.push(...workload.validOrderIds);
-        const [deliveriesBefore, halfStartedAt] = [fleet.tally.deliveries, Date.now()];
-        measured[half] = await sendAndTime(sender, workload, stored, options.timeout);
-        // What the fleet got through while the valid orders were timed: a flood that asks for more deliveries a second than that is a queue that grows.
-        const seconds = (Date.now() - halfStartedAt) / 1000;
-        work.push(`${half} ${fleet.tally.deliveries - deliveriesBefore} deliveries in ${seconds.toFixed(1)} s (${((fleet.tally.deliveries - deliveriesBefore) / seconds).toFixed(0)}/s)`);
-        await settle();
-      }
-      rounds.push({ baselineMs: measured.baseline ?? [], floodMs: measured.flood ?? [] });
-      console.log(`  round ${round + 1} of ${options.rounds}: ${work.join(', then ')}`);
+      const halves = [];
+      for (const half of halvesOfRound(round)) halves.push({ half, ...(await runHalf(round, half)) });
+      rounds.push({ baselineMs: halves.find((h) => h.half === 'baseline')?.latencies ?? [], floodMs: halves.find((h) => h.half === 'flood')?.latencies ?? [] });
+      console.log(`  round ${round + 1} of ${options.rounds}: ${halves.map((h) => h.work).join(', then ')}`);
     }
     const horizonMs = Date.now() - startedAt;
     await fleet.stop();
