@@ -101,9 +101,16 @@ param duplicateRatioPercent int = 20
 @description('The carrier API key, written to Key Vault by Resource Manager. Empty: nothing is written and an existing secret is kept. The secret must exist once carrierApiUrl is set: the app\'s and the operators\' roles are on it.')
 param carrierApiKey string = ''
 
+// No default: a new random key at each provision would make every delayed-retry copy in flight a
+// first attempt again (its budget restarted). The preprovision hook draws one once per environment.
 @secure()
-@description('Signs the retry state of delayed-retry copies and keys their MessageIds (RETRY_STATE_SIGNING_KEY), written to Key Vault. By default a new random value at each provision: copies in flight then restart their retry budget once (docs/settings.md).')
-param retryStateSigningKey string = '${newGuid()}${newGuid()}'
+@minLength(32)
+@description('Signs the retry state of delayed-retry copies and keys their MessageIds (RETRY_STATE_SIGNING_KEY), written to Key Vault. Stable per environment: the azd preprovision hook (infra/hooks/ensureRetryStateSigningKey.cjs) generates it once into the azd environment; rotate it as docs/deployment.md says.')
+param retryStateSigningKey string
+
+@secure()
+@description('The signing key before the last rotation (RETRY_STATE_SIGNING_KEY_PREVIOUS): verification accepts it too, so copies in flight keep their budget. Empty: no rotation under way, and its secret holds the current key.')
+param retryStateSigningKeyPrevious string = ''
 
 var queueFile = loadJsonContent('servicebus-queues.json')
 var ordersQueueName = 'orders'
@@ -125,6 +132,7 @@ var names = {
 }
 var carrierApiKeySecretName = 'carrier-api-key'
 var retryStateSigningKeySecretName = 'retry-state-signing-key'
+var retryStateSigningKeyPreviousSecretName = 'retry-state-signing-key-previous'
 var fulfilmentSubscriptionName = 'fulfilment'
 var auditSubscriptionName = 'audit'
 var deploymentContainerName = 'app-package'
@@ -188,6 +196,8 @@ module keyVault 'modules/keyVault.bicep' = {
     carrierApiKey: carrierApiKey
     retryStateSigningKeySecretName: retryStateSigningKeySecretName
     retryStateSigningKey: retryStateSigningKey
+    retryStateSigningKeyPreviousSecretName: retryStateSigningKeyPreviousSecretName
+    retryStateSigningKeyPrevious: retryStateSigningKeyPrevious
     purgeProtection: keyVaultPurgeProtection
     privateOnly: vnetEnabled
   }
@@ -221,6 +231,7 @@ module functionApp 'modules/functionApp.bicep' = {
     keyVaultName: keyVault.outputs.name
     carrierApiKeySecretName: carrierApiKeySecretName
     retryStateSigningKeySecretName: retryStateSigningKeySecretName
+    retryStateSigningKeyPreviousSecretName: retryStateSigningKeyPreviousSecretName
     virtualNetworkSubnetId: vnetEnabled ? network!.outputs.appSubnetId : ''
     intakeAuthEnabled: intakeAuthEnabled
     intakeAuthClientId: intakeAuthClientId
@@ -309,6 +320,7 @@ module rbac 'modules/rbac.bicep' = {
     keyVaultName: names.keyVault
     carrierApiKeySecretName: carrierApiKeySecretName
     retryStateSigningKeySecretName: retryStateSigningKeySecretName
+    retryStateSigningKeyPreviousSecretName: retryStateSigningKeyPreviousSecretName
     carrierConfigured: carrierConfigured
     storageAccountName: names.storage
     hostContainerNames: concat([deploymentContainerName], storage.outputs.hostContainerNames)

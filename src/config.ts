@@ -52,6 +52,12 @@ export const settingDefaults = {
 
 const wholeNumber = (min: number, fallback: number) => z.coerce.number().int().min(min).default(fallback);
 
+/** A secret that signs retry state: resolved (not a Key Vault reference still) and long enough to be one. */
+const signingKey = (text: z.ZodOptional<z.ZodString>) =>
+  text
+    .refine((key) => key === undefined || !key.startsWith('@Microsoft.KeyVault('), 'is still a Key Vault reference: the platform could not resolve it (check the app identity has Key Vault Secrets User on the vault, and keyVaultReferenceIdentity)')
+    .refine((key) => key === undefined || key.length >= 32, 'must be at least 32 characters (a random secret: `openssl rand -base64 32`)');
+
 /**
  * Built when the settings are read (once, at start-up), not when the module loads: so each rule is
  * checked by the tests that read settings, mutation testing included (it cannot tell which test
@@ -83,9 +89,8 @@ function settingsSchema() {
     DELAYED_RETRY_FIRST_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_FIRST_DELAY_SECONDS),
     DELAYED_RETRY_MAX_DELAY_SECONDS: wholeNumber(1, settingDefaults.DELAYED_RETRY_MAX_DELAY_SECONDS),
     TRANSIENT_RETRY_BUDGET_SECONDS: wholeNumber(0, settingDefaults.TRANSIENT_RETRY_BUDGET_SECONDS),
-    RETRY_STATE_SIGNING_KEY: optionalText
-      .refine((key) => key === undefined || !key.startsWith('@Microsoft.KeyVault('), 'is still a Key Vault reference: the platform could not resolve it (check the app identity has Key Vault Secrets User on the vault, and keyVaultReferenceIdentity)')
-      .refine((key) => key === undefined || key.length >= 32, 'must be at least 32 characters (a random secret: `openssl rand -base64 32`)'),
+    RETRY_STATE_SIGNING_KEY: signingKey(optionalText),
+    RETRY_STATE_SIGNING_KEY_PREVIOUS: signingKey(optionalText),
     DELAYED_RETRY_ENABLED: z.enum(['true', 'false'], { error: 'must be true or false' }).default(settingDefaults.DELAYED_RETRY_ENABLED),
     PARKED_ITEM_HORIZON_SECONDS: z.coerce.number().int().min(1).optional(),
     PARKED_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.PARKED_SWEEP_SCHEDULE),
@@ -146,6 +151,8 @@ export interface Settings {
     readonly delayedRetryEnabled: boolean;
     /** Signs the retry state a delayed-retry copy carries and keys its MessageId: senders can forge neither. */
     readonly stateSigningKey?: string;
+    /** The key before the last rotation: verification accepts it too, so copies in flight keep their budget. */
+    readonly previousStateSigningKey?: string;
   };
   readonly outbox: {
     /** The topic OrderAccepted events go to. */
@@ -282,6 +289,7 @@ function toSettings(s: z.infer<ReturnType<typeof settingsSchema>>): Settings {
       budgetMs: s.TRANSIENT_RETRY_BUDGET_SECONDS * 1000,
       delayedRetryEnabled: s.DELAYED_RETRY_ENABLED === 'true',
       stateSigningKey: s.RETRY_STATE_SIGNING_KEY,
+      previousStateSigningKey: s.RETRY_STATE_SIGNING_KEY_PREVIOUS,
     },
     outbox: {
       orderEventsTopicName: s.ORDER_EVENTS_TOPIC_NAME,

@@ -24,8 +24,14 @@ export interface FleetTally {
  */
 export class ConsumerFleet {
   readonly tally: FleetTally = { deliveries: 0, kills: 0, restarts: 0, outcomes: {}, shipmentDeliveries: 0, shipmentOutcomes: {} };
-  /** Called with each delivery's line as it arrives (the flood run times its valid orders by it). */
-  onDelivery?: (delivery: { readonly fn?: string; readonly messageId?: string; readonly outcome: string }) => void;
+  /**
+   * Called with each delivery's line as it arrives. `at` is when the consumer process finished it (the
+   * same machine's clock): the flood run times its valid orders by it, not by when this busy process
+   * (it hosts the broker and the store too) gets round to reading the line.
+   */
+  onDelivery?: (delivery: { readonly fn?: string; readonly messageId?: string; readonly outcome: string; readonly at?: number }) => void;
+  /** Consumer processes that have said they are up (one line each at start-up, restarts included). */
+  ready = 0;
   private readonly children: ChildProcess[] = [];
   private stopped = false;
 
@@ -71,9 +77,10 @@ export class ConsumerFleet {
   }
 
   private onLine(line: string): void {
+    if (line.startsWith('{"chaos":"ready"')) this.ready += 1;
     if (!line.startsWith('{"chaos":"delivery"')) return;
-    const { outcome, fn, messageId } = JSON.parse(line) as { outcome: string; fn?: string; messageId?: string };
-    this.onDelivery?.({ fn, messageId, outcome });
+    const { outcome, fn, messageId, at } = JSON.parse(line) as { outcome: string; fn?: string; messageId?: string; at?: number };
+    this.onDelivery?.({ fn, messageId, outcome, at });
     if (fn === 'requestShipment') {
       this.tally.shipmentDeliveries += 1;
       this.tally.shipmentOutcomes[outcome] = (this.tally.shipmentOutcomes[outcome] ?? 0) + 1;

@@ -1,6 +1,6 @@
 // One consumer of the chaos run, in its own OS process so that it can be killed with SIGKILL:
 // the local Functions host running the compiled app against the stack named in the environment.
-// Prints one JSON line per delivery (function, MessageId, delivery count, outcome) for the tally.
+// Prints one JSON line per delivery (function, MessageId, delivery count, outcome, when it ended) for the tally.
 import { join } from 'node:path';
 import '../host/functionsCore.js'; // before the app loads: the worker's hook that captures registrations
 import { loadFunctionApp } from '../host/loadFunctionApp.js';
@@ -20,7 +20,7 @@ startLocalFunctionsHost(functions, {
   cosmos: { intervals: JSON.parse(settings[cosmosTriggerIntervalsVariable] ?? '{}') as Record<string, number> },
   onInvocation: (fn, delivery, result) => {
     const line = findOutcomeLine(result);
-    process.stdout.write(`${JSON.stringify({ chaos: 'delivery', fn: fn.metadata.name, messageId: delivery.messageId, deliveryCount: delivery.deliveryCount, outcome: line?.outcome ?? 'none' })}\n`);
+    process.stdout.write(`${JSON.stringify({ chaos: 'delivery', fn: fn.metadata.name, messageId: delivery.messageId, deliveryCount: delivery.deliveryCount, outcome: line?.outcome ?? 'none', at: Date.now() })}\n`);
   },
 });
 process.stdout.write(`${JSON.stringify({ chaos: 'ready', pid: process.pid })}\n`);

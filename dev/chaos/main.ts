@@ -38,6 +38,7 @@ interface ChaosOptions {
   flood?: number;
   valid: number;
   floodSpread: number;
+  rounds: number;
 }
 
 const whole = (min: number, max: number) => (value: string) => {
@@ -96,12 +97,13 @@ async function main(): Promise<void> {
     .option('--flood <n>', 'instead: the flood run, this many invalid and orphan messages mixed with --valid orders', whole(1, 200_000))
     .option('--valid <n>', 'valid orders in each half of the flood run', whole(1, 10_000), 200)
     .option('--flood-spread <duration>', 'how long the flood run spreads its sends over', duration, 60_000)
+    .option('--rounds <n>', 'paired rounds of the flood run (each without, then with the flood, or the other way round); the verdict is the median of their p99 ratios', whole(1, 9), 3)
     .parse()
     .opts<ChaosOptions>();
   const ok =
     options.flood === undefined
       ? await runChaos(options)
-      : await runFlood({ flood: options.flood, valid: options.valid, consumers: options.consumers, spreadMs: options.floodSpread, seed: options.seed, timeout: options.timeout });
+      : await runFlood({ flood: options.flood, valid: options.valid, consumers: options.consumers, spreadMs: options.floodSpread, seed: options.seed, timeout: options.timeout, rounds: options.rounds });
   process.exitCode = ok ? 0 : 1;
 }
 

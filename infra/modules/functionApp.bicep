@@ -69,6 +69,9 @@ param carrierApiKeySecretName string
 @description('Name of the secret with the retry state signing key.')
 param retryStateSigningKeySecretName string
 
+@description('Name of the secret with the key before the last rotation (the current key outside a rotation).')
+param retryStateSigningKeyPreviousSecretName string
+
 @description('Whether App Service authentication (Entra ID) refuses unauthenticated requests, and the app scopes keys by principal.')
 param intakeAuthEnabled bool = false
 
@@ -121,6 +124,8 @@ var appSettings = union(
     ORDER_EVENTS_TOPIC_NAME: orderEventsTopicName
     // Signs delayed-retry state; resolved by the platform with the app identity (its role is on this one secret).
     RETRY_STATE_SIGNING_KEY: '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName=${retryStateSigningKeySecretName})'
+    // Also accepted when verifying (never signs): a rotation does not restart the budgets in flight.
+    RETRY_STATE_SIGNING_KEY_PREVIOUS: '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName=${retryStateSigningKeyPreviousSecretName})'
     // The outbox sweeper's timer: every minute, at second 30 (apart from the parked-item sweeper).
     OUTBOX_SWEEP_SCHEDULE: '30 */1 * * * *'
     // The parked-item sweeper's timer (NCRONTAB, UTC): every five minutes.

@@ -24,6 +24,13 @@ param retryStateSigningKeySecretName string
 @description('The retry state signing key: always written, every instance reads the same one.')
 param retryStateSigningKey string
 
+@description('Name of the secret that holds the key before the last rotation (RETRY_STATE_SIGNING_KEY_PREVIOUS).')
+param retryStateSigningKeyPreviousSecretName string
+
+@secure()
+@description('The key before the last rotation; empty: no rotation under way.')
+param retryStateSigningKeyPrevious string = ''
+
 @description('Purge protection: a deleted vault or secret cannot be purged before the retention ends. Irreversible once on; while on, a deleted vault blocks its name for the retention (docs/deployment.md, "Tearing down").')
 param purgeProtection bool = true
 
@@ -60,6 +67,14 @@ resource retryStateKey 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = {
   parent: vault
   name: retryStateSigningKeySecretName
   properties: { value: retryStateSigningKey, contentType: 'text/plain' }
+}
+
+// Always written, so the app setting that references it always resolves: outside a rotation it holds
+// the current key again, so an old key stops being accepted as soon as the rotation is over.
+resource retryStatePreviousKey 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = {
+  parent: vault
+  name: retryStateSigningKeyPreviousSecretName
+  properties: { value: empty(retryStateSigningKeyPrevious) ? retryStateSigningKey : retryStateSigningKeyPrevious, contentType: 'text/plain' }
 }
 
 output name string = vault.name

@@ -56,6 +56,9 @@ param carrierApiKeySecretName string
 @description('Name of the secret with the retry state signing key (always present).')
 param retryStateSigningKeySecretName string
 
+@description('Name of the secret with the key before the last rotation (always present).')
+param retryStateSigningKeyPreviousSecretName string
+
 @description('Whether a carrier is configured: then the secret exists and the app and the operators get a role on it.')
 param carrierConfigured bool
 
@@ -150,6 +153,10 @@ resource vault 'Microsoft.KeyVault/vaults@2023-07-01' existing = {
 
   resource retryStateKey 'secrets' existing = {
     name: retryStateSigningKeySecretName
+  }
+
+  resource retryStatePreviousKey 'secrets' existing = {
+    name: retryStateSigningKeyPreviousSecretName
   }
 }
 
@@ -264,6 +271,13 @@ resource appReadsCarrierKey 'Microsoft.Authorization/roleAssignments@2022-04-01'
 resource appReadsRetryStateKey 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   scope: vault::retryStateKey
   name: guid(vault::retryStateKey.id, appIdentity.id, roles.keyVaultSecretsUser)
+  properties: { principalId: appPrincipalId, principalType: 'ServicePrincipal', roleDefinitionId: keyVaultSecretsUser.id }
+}
+
+// And RETRY_STATE_SIGNING_KEY_PREVIOUS's: the key a rotation keeps accepting.
+resource appReadsRetryStatePreviousKey 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  scope: vault::retryStatePreviousKey
+  name: guid(vault::retryStatePreviousKey.id, appIdentity.id, roles.keyVaultSecretsUser)
   properties: { principalId: appPrincipalId, principalType: 'ServicePrincipal', roleDefinitionId: keyVaultSecretsUser.id }
 }
 

@@ -24,6 +24,7 @@ export function createOrderConsumer(settings: Settings, overrides: ConsumerOverr
     statusVersionMaxStep: settings.statusVersionMaxStep,
     retry: settings.retry,
     retryStateKey: settings.retry.stateSigningKey,
+    retryStatePreviousKey: settings.retry.previousStateSigningKey,
     scheduler: settings.retry.delayedRetryEnabled ? new ServiceBusRetryScheduler(settings.serviceBus, settings.ordersQueueName) : undefined,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(overrides.meter ?? metrics.getMeter(meterName))),
   });

@@ -21,11 +21,11 @@ export async function scheduleDelayedRetry(
   envelope: MessageEnvelope,
   body: unknown,
   failure: Extract<ProcessingOutcome, { kind: 'retry' }>,
-  ctx: { readonly scheduler: RetryScheduler; readonly policy: RetryPolicy; readonly now: () => Date; readonly failedAtEpochMs: number; readonly signingKey: string },
+  ctx: { readonly scheduler: RetryScheduler; readonly policy: RetryPolicy; readonly now: () => Date; readonly failedAtEpochMs: number; readonly signingKey: string; readonly previousSigningKey?: string },
 ): Promise<ProcessingOutcome> {
   const now = ctx.now().getTime();
   const key = dedupKeyOf(envelope, body);
-  const state = readRetryState(envelope, key, ctx.signingKey, now);
+  const state = readRetryState(envelope, key, { current: ctx.signingKey, previous: ctx.previousSigningKey }, now);
   // When this delivery first failed, before its in-invocation retries; a copy carries the first round's.
   const firstFailureAt = state.firstFailureAtEpochMs ?? ctx.failedAtEpochMs;
   const decision = decideDelayedRetry(state.attempt, firstFailureAt, now, ctx.policy);

@@ -21,6 +21,8 @@ export interface OrderConsumerOptions extends FlowContext {
   readonly scheduler?: RetryScheduler;
   /** RETRY_STATE_SIGNING_KEY: signs delayed-retry state and keys copy MessageIds. */
   readonly retryStateKey?: string;
+  /** RETRY_STATE_SIGNING_KEY_PREVIOUS: also accepted when verifying, during a rotation. */
+  readonly retryStatePreviousKey?: string;
 }
 
 /** One delivery's outcome and what is known of the message, for the log line and the caller. */

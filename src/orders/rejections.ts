@@ -13,9 +13,12 @@ import type { FlowContext } from './flowContext.js';
  *   document, so a redelivery of the same broker message costs one 409 and nothing else;
  * - an invalid message's (it may have no order id at all), in one of 16 reserved partitions derived
  *   from its MessageId (`#rejected-<n>`): a flood of invalid messages spreads over all of them.
- * Nothing is read before a first delivery's write. A redelivery of an invalid message also reads the
- * previous release's single `#rejected` partition, so a message that release rejected is not recorded
- * again; that read can go once its records have expired (INBOX_MARKER_TTL_SECONDS after the deploy).
+ * Nothing is read before a first delivery's write. A redelivery of an invalid message (it comes
+ * `maxDeliveryCount` times: a flood's cost is mostly its redeliveries) first reads its own record, one
+ * point read in its `#rejected-<n>`, and stops there when its first delivery wrote it. Only when it
+ * did not is the previous release's single `#rejected` partition read, so a message that release
+ * rejected is not recorded again: a flood's redeliveries never all read that one partition. That
+ * read can go once its records have expired (INBOX_MARKER_TTL_SECONDS after the deploy).
  */
 type RejectionContext = FlowContext & { readonly consumerName?: string };
 
@@ -38,7 +41,7 @@ export async function recordRejection(envelope: MessageEnvelope, details: Reject
   }
   // Stryker disable next-line StringLiteral: `inOrder` means orderId is set, so the '' fallback is never taken (it only narrows the type)
   const partition = inOrder ? (details.orderId ?? '') : rejectedMessagesPartition(envelope.messageId);
-  if (!inOrder && (envelope.deliveryCount ?? 1) > 1 && (await recordedByPreviousRelease(ctx.store, envelope, ctx.consumerName))) return;
+  if (!inOrder && (envelope.deliveryCount ?? 1) > 1 && (await alreadyRecorded(ctx.store, partition, envelope, ctx.consumerName))) return;
   const rejection: RejectionDocument = {
     id: rejectionDocumentId(envelope.messageId, ctx.consumerName),
     orderId: partition,
@@ -69,6 +72,17 @@ export async function recordRejection(envelope: MessageEnvelope, details: Reject
   // Another broker message under the same MessageId (a resubmitted copy): record it too.
   if (details.evidence) await ctx.store.commit(partition, [create(details.evidence)]);
   await pointRecordAt(ctx.store, partition, rejection);
+}
+
+/**
+ * A redelivery's rejection, already there: under its MessageId in its own partition (what a write
+ * would answer with a 409, which ends a redelivery the same way), or this very broker message's in
+ * the previous release's `#rejected`.
+ */
+async function alreadyRecorded(store: DocumentStore, partition: string, envelope: MessageEnvelope, consumerName: string | undefined): Promise<boolean> {
+  // Stryker disable next-line StringLiteral: called only with a MessageId, so the '' fallback is never taken (it only narrows the type)
+  if (await store.read<RejectionDocument>(partition, rejectionDocumentId(envelope.messageId ?? '', consumerName))) return true;
+  return recordedByPreviousRelease(store, envelope, consumerName);
 }
 
 /** This very broker message's rejection, as the previous release recorded it in `#rejected`. */

@@ -11,6 +11,8 @@ export interface RetryLayers {
   readonly scheduler?: RetryScheduler;
   /** Signs the retry state a copy carries and keys its MessageId (RETRY_STATE_SIGNING_KEY); a scheduler needs it. */
   readonly retryStateKey?: string;
+  /** Also accepted when verifying (RETRY_STATE_SIGNING_KEY_PREVIOUS), never used to sign: a rotation keeps budgets running. */
+  readonly retryStatePreviousKey?: string;
   readonly now: () => Date;
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -42,7 +44,7 @@ export async function decideWithRetryLayers<R extends { readonly outcome: Proces
     // Settings refuse to start without the key when delayed retries are on; a wiring without it falls back to redelivery.
     return { ...result, outcome: { ...result.outcome, reason: `${result.outcome.reason}; no delayed retry: the retry state signing key is missing` } };
   }
-  const outcome = await scheduleDelayedRetry(envelope, body, result.outcome, { scheduler, policy: retry, now: layers.now, failedAtEpochMs: failedAt, signingKey: layers.retryStateKey });
+  const outcome = await scheduleDelayedRetry(envelope, body, result.outcome, { scheduler, policy: retry, now: layers.now, failedAtEpochMs: failedAt, signingKey: layers.retryStateKey, previousSigningKey: layers.retryStatePreviousKey });
   const { outcome: _failure, ...known } = result;
   if (outcome.kind === 'invalid') return exhausted(known, outcome.error);
   return { ...result, outcome };

@@ -36,12 +36,22 @@ export function signRetryState(secret: string, copy: { readonly messageId: strin
 }
 
 /**
+ * The keys a state may be signed with. Copies are signed with `current` only; `previous` is also
+ * accepted, so that a rotation (previous = the old key, current = a new one) does not restart the
+ * budget of copies already in their delayed retries.
+ */
+export interface RetryStateKeys {
+  readonly current: string;
+  readonly previous?: string;
+}
+
+/**
  * The retry state of a delivery, trusted only when its signature verifies: anyone who can send to
  * the queue can set `retry-*` properties, and a first failure a year ahead would otherwise buy a
  * budget that never runs out. Anything else, a copy scheduled by a release that did not sign
  * included, is a first attempt: its budget starts again from this failure, once.
  */
-export function readRetryState(envelope: MessageEnvelope, dedupKey: string | undefined, secret: string, nowMs: number): ReadRetryState {
+export function readRetryState(envelope: MessageEnvelope, dedupKey: string | undefined, keys: RetryStateKeys, nowMs: number): ReadRetryState {
   const attempt = applicationProperty(envelope, retryProperties.attempt);
   const firstFailureAt = applicationProperty(envelope, retryProperties.firstFailureAt);
   const root = applicationProperty(envelope, retryProperties.of);
@@ -56,13 +66,18 @@ export function readRetryState(envelope: MessageEnvelope, dedupKey: string | und
     Number.isSafeInteger(claimed.attempt) &&
     claimed.attempt > 0 &&
     !Number.isNaN(first) &&
-    sameText(signature, signRetryState(secret, { messageId: envelope.messageId, dedupKey }, claimed));
+    signedWithOneOf(keys, signature, { messageId: envelope.messageId, dedupKey }, claimed);
   if (!verifies) {
     const why = signature === undefined ? 'carries no retry-signature' : 'has a retry-signature that does not verify';
     return { attempt: 0, unverified: `the message has retry properties but ${why}: treated as a first attempt` };
   }
   // Our own clocks differ a little between instances: a first failure is never later than now.
   return { attempt: claimed.attempt, firstFailureAtEpochMs: Math.min(first, nowMs), root: claimed.root };
+}
+
+function signedWithOneOf(keys: RetryStateKeys, signature: string, copy: { readonly messageId: string; readonly dedupKey: string }, state: Required<RetryState>): boolean {
+  const candidates = keys.previous === undefined || keys.previous === keys.current ? [keys.current] : [keys.current, keys.previous];
+  return candidates.some((key) => sameText(signature, signRetryState(key, copy, state)));
 }
 
 function sameText(a: string, b: string): boolean {

@@ -36,6 +36,7 @@ export function createShipmentConsumer(settings: Settings, overrides: ShipmentOv
     markerTtlSeconds: settings.markerTtlSeconds,
     retry: settings.retry,
     retryStateKey: settings.retry.stateSigningKey,
+    retryStatePreviousKey: settings.retry.previousStateSigningKey,
     sleep: overrides.sleep ?? ((ms: number) => setTimeout(ms).then(() => undefined)),
     // Copies go to the topic addressed to this subscription (`to`), which the rules route to it alone.
     scheduler: settings.retry.delayedRetryEnabled ? new ServiceBusRetryScheduler(settings.serviceBus, settings.outbox.orderEventsTopicName, shipments.fulfilmentSubscriptionName) : undefined,

@@ -22,6 +22,8 @@ export interface ShipmentConsumerOptions extends ShipmentContext {
   readonly scheduler?: RetryScheduler;
   /** RETRY_STATE_SIGNING_KEY: signs delayed-retry state and keys copy MessageIds. */
   readonly retryStateKey?: string;
+  /** RETRY_STATE_SIGNING_KEY_PREVIOUS: also accepted when verifying, during a rotation. */
+  readonly retryStatePreviousKey?: string;
   /** The pause between in-invocation retries: injected, so nothing here waits on the machine's clock. */
   readonly sleep: (ms: number) => Promise<void>;
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 // in the README.
 describe('npm run chaos -- --flood (small)', () => {
   it('keeps the valid orders flowing and leaves a bounded number of documents, each with an end', () => {
-    const run = spawnSync('node_modules/.bin/tsx', ['dev/chaos/main.ts', '--flood', '150', '--valid', '30', '--consumers', '2', '--flood-spread', '5s', '--seed', '7', '--timeout', '90s'], {
+    const run = spawnSync('node_modules/.bin/tsx', ['dev/chaos/main.ts', '--flood', '150', '--valid', '30', '--consumers', '2', '--flood-spread', '5s', '--rounds', '1', '--seed', '7', '--timeout', '90s'], {
       encoding: 'utf8',
       timeout: 120_000,
       env: { PATH: process.env.PATH, HOME: process.env.HOME },

@@ -22,6 +22,9 @@ const queueFile = JSON.parse(readFileSync('infra/servicebus-queues.json', 'utf8'
 const hostLockRenewalSeconds = () =>
   timeSpanToMs((JSON.parse(readFileSync('host.json', 'utf8')) as { extensions: { serviceBus: { maxAutoLockRenewalDuration: string } } }).extensions.serviceBus.maxAutoLockRenewalDuration) / 1000;
 const userObjectId = '11111111-2222-3333-4444-555555555555';
+/** What azd always passes: the environment, its region, and the signing key the preprovision hook keeps in the environment. */
+const retryStateSigningKey = 'r'.repeat(64);
+const required = { environmentName: 'ci', location: 'westeurope', retryStateSigningKey };
 const operatorsObjectId = '99999999-8888-7777-6666-555555555555';
 
 /** Reads an ISO 8601 duration (P1DT2H3M4S) as seconds; deliberately not the template's arithmetic reversed. */
@@ -48,7 +51,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     const build = buildTemplate(cli, 'infra/main.bicep');
     expect({ status: build.status, diagnostics: build.diagnostics }).toEqual({ status: 0, diagnostics: '' });
     compiled = build.compiled;
-    deployment = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId });
+    deployment = expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId });
   }, 300_000);
 
   it('lints with no error or warning under infra/bicepconfig.json', () => {
@@ -262,11 +265,30 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(props(vault)).not.toHaveProperty('accessPolicies');
       expect(props(one('Microsoft.Web/sites')).keyVaultReferenceIdentity).toEqual(expect.stringContaining('userAssignedIdentities'));
       // No carrier key given: no carrier secret in the template; the operator sets it. The retry state key is always written.
-      expect(of('Microsoft.KeyVault/vaults/secrets').map((r) => r.name)).toEqual([expect.stringMatching(/\/retry-state-signing-key$/)]);
-      const withKey = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, carrierApiKey: 'k-123' });
+      expect(of('Microsoft.KeyVault/vaults/secrets').map((r) => r.name)).toEqual([expect.stringMatching(/\/retry-state-signing-key$/), expect.stringMatching(/\/retry-state-signing-key-previous$/)]);
+      const withKey = expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, carrierApiKey: 'k-123' });
       const secret = withKey.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults/secrets' && r.name.endsWith('/carrier-api-key'));
       expect(secret?.name).toMatch(/\/carrier-api-key$/);
       expect((secret?.body.properties as { value: unknown }).value).toBe('k-123');
+    });
+
+    it('writes the retry state signing key it is given, with no default: each provision keeps the environment\'s key instead of drawing a new one', () => {
+      const parameter = (JSON.parse(compiled) as { parameters: Record<string, Record<string, unknown>> }).parameters.retryStateSigningKey;
+      expect(parameter).toEqual({ type: 'securestring', minLength: 32, metadata: expect.objectContaining({ description: expect.stringContaining('preprovision') }) });
+      const secret = (d: Deployment, name: string) => (d.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults/secrets' && r.name.endsWith(`/${name}`))?.body.properties as { value: unknown }).value;
+      expect(secret(deployment, 'retry-state-signing-key')).toBe(retryStateSigningKey);
+      expect(compiled).not.toMatch(/newGuid/);
+    });
+
+    it('holds the key before a rotation in retry-state-signing-key-previous (the current key when none is given), read by the app as RETRY_STATE_SIGNING_KEY_PREVIOUS', () => {
+      const secret = (d: Deployment, name: string) => (d.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults/secrets' && r.name.endsWith(`/${name}`))?.body.properties as { value: unknown }).value;
+      expect(secret(deployment, 'retry-state-signing-key-previous')).toBe(retryStateSigningKey);
+      const rotating = expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, retryStateSigningKey: 'n'.repeat(64), retryStateSigningKeyPrevious: retryStateSigningKey });
+      expect([secret(rotating, 'retry-state-signing-key'), secret(rotating, 'retry-state-signing-key-previous')]).toEqual(['n'.repeat(64), retryStateSigningKey]);
+      expect(settingsOf(deployment).RETRY_STATE_SIGNING_KEY_PREVIOUS).toMatch(/^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=retry-state-signing-key-previous\)$/);
+      const resolved = Object.fromEntries(Object.entries(settingsOf(deployment)).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
+      const settings = loadSettings({ ...resolved, RETRY_STATE_SIGNING_KEY: 'n'.repeat(64), RETRY_STATE_SIGNING_KEY_PREVIOUS: retryStateSigningKey });
+      expect(settings.retry).toMatchObject({ stateSigningKey: 'n'.repeat(64), previousStateSigningKey: retryStateSigningKey });
     });
 
     it('without a carrier URL, deploys the shipment functions disabled, so their events wait on the subscription', () => {
@@ -277,12 +299,12 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     it('without a carrier URL, sets no Key Vault reference but the retry state key\'s (a secret always written, its role always granted): one the platform cannot resolve stays literal and would stop the app at start-up', () => {
       // The platform leaves an unresolvable reference as its literal text (no secret yet, or no role on it).
       const settings = Object.fromEntries(Object.entries(settingsOf(deployment)).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
-      expect(Object.entries(settings).filter(([, v]) => v.startsWith('@Microsoft.KeyVault(')).map(([k]) => k)).toEqual(['RETRY_STATE_SIGNING_KEY']);
-      expect(() => loadSettings({ ...settings, RETRY_STATE_SIGNING_KEY: 'resolved-secret-of-at-least-32-characters' })).not.toThrow();
+      expect(Object.entries(settings).filter(([, v]) => v.startsWith('@Microsoft.KeyVault(')).map(([k]) => k)).toEqual(['RETRY_STATE_SIGNING_KEY', 'RETRY_STATE_SIGNING_KEY_PREVIOUS']);
+      expect(() => loadSettings({ ...settings, RETRY_STATE_SIGNING_KEY: 'resolved-secret-of-at-least-32-characters', RETRY_STATE_SIGNING_KEY_PREVIOUS: 'resolved-secret-of-at-least-32-characters' })).not.toThrow();
     });
 
     it('with a carrier URL, enables them with the URL, the reconciler schedule and the key reference', () => {
-      const withCarrier = settingsOf(expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' }));
+      const withCarrier = settingsOf(expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' }));
       expect(withCarrier).toMatchObject({ CARRIER_API_URL: 'https://api.carrier.example/v1/', CARRIER_API_KEY: expect.stringMatching(/^@Microsoft\.KeyVault\(/) });
       expect(Object.keys(withCarrier).filter((k) => k.endsWith('.Disabled'))).toEqual([]);
       expect(parseNcrontab(String(withCarrier.SHIPMENT_RECONCILE_SCHEDULE), 'reconcileShipments').nextRun(new Date('2026-12-01T10:01:00Z'))?.toISOString()).toBe('2026-12-01T10:02:45.000Z');
@@ -296,11 +318,11 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     });
 
     it('puts none in app settings: the only connection string is Application Insights\', which holds no secret, and the carrier key is a Key Vault reference', () => {
-      const withCarrier = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' });
+      const withCarrier = expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' });
       const site = withCarrier.resources.find((r) => r.type === 'Microsoft.Web/sites')!;
       const settings = (props(site).siteConfig as { appSettings: { name: string; value: unknown }[] }).appSettings ?? [];
       const names = settings.map((s) => s.name);
-      expect(names.filter((n) => /KEY|SECRET|PASSWORD|CONNECTION_?STRING/i.test(n)).sort()).toEqual(['APPLICATIONINSIGHTS_CONNECTION_STRING', 'CARRIER_API_KEY', 'RETRY_STATE_SIGNING_KEY']);
+      expect(names.filter((n) => /KEY|SECRET|PASSWORD|CONNECTION_?STRING/i.test(n)).sort()).toEqual(['APPLICATIONINSIGHTS_CONNECTION_STRING', 'CARRIER_API_KEY', 'RETRY_STATE_SIGNING_KEY', 'RETRY_STATE_SIGNING_KEY_PREVIOUS']);
       expect(settings.find((s) => s.name === 'RETRY_STATE_SIGNING_KEY')?.value).toMatch(/^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=retry-state-signing-key\)$/);
       expect(settings.find((s) => s.name === 'CARRIER_API_KEY')?.value).toMatch(/^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=carrier-api-key\)$/);
       expect(names).not.toContain('ServiceBusConnection');
@@ -351,6 +373,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
         [/\/topics\/order-events$/, 'order-events topic'],
         [/Microsoft\.KeyVault\/vaults\/[^/]+\/secrets\/carrier-api-key$/, 'carrier key secret'],
         [/Microsoft\.KeyVault\/vaults\/[^/]+\/secrets\/retry-state-signing-key$/, 'retry state key secret'],
+        [/Microsoft\.KeyVault\/vaults\/[^/]+\/secrets\/retry-state-signing-key-previous$/, 'previous retry state key secret'],
         [/blobServices\/default\/containers\/([a-z-]+)$/, '$1 container'],
         [/Microsoft\.Insights\/components\/[^/]+$/, 'Application Insights'],
       ];
@@ -360,6 +383,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     const appGrants = [
       { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'leases container' },
       { to: 'app', role: 'Cosmos DB Built-in Data Contributor', scope: 'orders container' },
+      { to: 'app', role: 'Key Vault Secrets User', scope: 'previous retry state key secret' },
       { to: 'app', role: 'Key Vault Secrets User', scope: 'retry state key secret' },
       { to: 'app', role: 'Monitoring Metrics Publisher', scope: 'Application Insights' },
       { to: 'app', role: 'Service Bus Data Receiver', scope: 'fulfilment subscription' },
@@ -381,7 +405,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       { to, role: 'Service Bus Data Sender', scope: 'order-events topic' },
       { to, role: 'Service Bus Data Sender', scope: 'orders queue' },
     ];
-    const deploy = (parameters: Record<string, unknown>) => expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', ...parameters });
+    const deploy = (parameters: Record<string, unknown>) => expandDeployment(JSON.parse(compiled), { ...required, ...parameters });
 
     it('grants the app exactly these data roles, each on one entity, container or secret, none on a whole namespace, account or vault', () => {
       expect(grants(deploy({}))).toEqual(appGrants);
@@ -522,7 +546,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
 
     it('e-mails the operators only when an address is given', () => {
       expect(props(one('Microsoft.Insights/actionGroups')).emailReceivers).toEqual([]);
-      const withEmail = expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, alertEmail: 'ops@example.com' });
+      const withEmail = expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, alertEmail: 'ops@example.com' });
       const group = withEmail.resources.find((r) => r.type === 'Microsoft.Insights/actionGroups');
       expect((group?.body.properties as { emailReceivers: unknown[] }).emailReceivers).toEqual([{ name: 'operator', emailAddress: 'ops@example.com', useCommonAlertSchema: true }]);
     });
@@ -538,7 +562,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
 
   describe('the intake\'s callers (intakeAuthEnabled)', () => {
     const intakeAppId = '0d3c7f4e-5b6a-4c2d-8e9f-a1b2c3d4e5f6';
-    const withAuth = () => expandDeployment(JSON.parse(compiled), { environmentName: 'ci', location: 'westeurope', principalId: userObjectId, intakeAuthEnabled: true, intakeAuthClientId: intakeAppId });
+    const withAuth = () => expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, intakeAuthEnabled: true, intakeAuthClientId: intakeAppId });
     const settingsOf = (d: Deployment) =>
       Object.fromEntries(((d.resources.find((r) => r.type === 'Microsoft.Web/sites')?.body.properties as { siteConfig: { appSettings: { name: string; value: unknown }[] } }).siteConfig.appSettings).map((s) => [s.name, s.value]));
     const authSettings = (d: Deployment) => d.resources.filter((r) => r.type === 'Microsoft.Web/sites/config' && r.name.endsWith('/authsettingsV2'));
@@ -572,7 +596,8 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     it('on: the deployed settings pass the app\'s start-up validation with INTAKE_CALLER_IDENTITY=entra', () => {
       const settings = Object.fromEntries(Object.entries(settingsOf(withAuth())).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
       // The platform resolves the retry state key's Key Vault reference before the app reads it.
-      expect(loadSettings({ ...settings, RETRY_STATE_SIGNING_KEY: 'resolved-secret-of-at-least-32-characters' }).intake.callerIdentity).toBe('entra');
+      const resolvedKey = 'resolved-secret-of-at-least-32-characters';
+      expect(loadSettings({ ...settings, RETRY_STATE_SIGNING_KEY: resolvedKey, RETRY_STATE_SIGNING_KEY_PREVIOUS: resolvedKey }).intake.callerIdentity).toBe('entra');
     });
   });
 

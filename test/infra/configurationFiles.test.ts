@@ -21,6 +21,14 @@ describe('configuration files: the fields this project relies on', () => {
     for (const hook of Object.values(config.data?.hooks.postprovision ?? {})) expect(hook.run).toBe('node infra/hooks/writeLocalSettings.cjs');
   });
 
+  it('azure.yaml runs the retry state signing key hook before every provision, with node alone, on every platform, stopping the provision when it fails', () => {
+    const config = azureYamlSchema.safeParse(parseYaml(readFileSync('azure.yaml', 'utf8')));
+    expect(problems(config)).toEqual([]);
+    const hooks = config.data?.hooks.preprovision;
+    expect(hooks && Object.keys(hooks).sort()).toEqual(['posix', 'windows']);
+    for (const hook of Object.values(hooks ?? {})) expect(hook).toMatchObject({ run: 'node infra/hooks/ensureRetryStateSigningKey.cjs', interactive: false, continueOnError: false });
+  });
+
   it('host.json: OpenTelemetry mode with no Application Insights section it would ignore, auto-complete on, a lock renewal period', () => {
     expect(problems(hostJsonSchema.safeParse(json('host.json')))).toEqual([]);
   });

@@ -9,7 +9,9 @@ import { bicepCli, buildTemplate } from './bicepCli.js';
 const cli = bicepCli();
 const deployerObjectId = '11111111-2222-3333-4444-555555555555';
 const operatorsObjectId = '99999999-8888-7777-6666-555555555555';
-const azdEnvironment = { AZURE_ENV_NAME: 'ci', AZURE_LOCATION: 'westeurope', AZURE_PRINCIPAL_ID: deployerObjectId, OPERATOR_PRINCIPAL_ID: operatorsObjectId };
+// RETRY_STATE_SIGNING_KEY: what the preprovision hook (infra/hooks/ensureRetryStateSigningKey.cjs) put in the environment.
+const signingKey = 'e'.repeat(64);
+const azdEnvironment = { AZURE_ENV_NAME: 'ci', AZURE_LOCATION: 'westeurope', AZURE_PRINCIPAL_ID: deployerObjectId, OPERATOR_PRINCIPAL_ID: operatorsObjectId, RETRY_STATE_SIGNING_KEY: signingKey };
 
 const parameterFiles = [
   { file: 'infra/main.parameters.json', private: false },
@@ -49,6 +51,18 @@ describe.runIf(cli !== undefined)('infra/main.bicep with each parameters file, a
 
   describe.each(parameterFiles)('$file', ({ file, private: isPrivate }) => {
     const publicAccess = isPrivate ? 'Disabled' : 'Enabled';
+
+    it('passes the environment\'s retry state signing key (and the previous one, empty unless rotating) to Key Vault: the same key at every provision', () => {
+      const values = (JSON.parse(readFileSync(file, 'utf8')) as { parameters: Record<string, { value: string }> }).parameters;
+      expect([values.retryStateSigningKey?.value, values.retryStateSigningKeyPrevious?.value]).toEqual(['${RETRY_STATE_SIGNING_KEY}', '${RETRY_STATE_SIGNING_KEY_PREVIOUS=}']);
+      const secrets = live(deploymentWith(file), 'Microsoft.KeyVault/vaults/secrets').map((r) => [r.name.split('/').pop(), (props(r) as { value: unknown }).value]);
+      expect(secrets).toEqual([
+        ['retry-state-signing-key', signingKey],
+        ['retry-state-signing-key-previous', signingKey],
+      ]);
+      const rotating = expandDeployment(template as never, azdParameters(file, { ...azdEnvironment, RETRY_STATE_SIGNING_KEY: 'n'.repeat(64), RETRY_STATE_SIGNING_KEY_PREVIOUS: signingKey }, template.parameters));
+      expect(live(rotating, 'Microsoft.KeyVault/vaults/secrets').map((r) => (props(r) as { value: unknown }).value)).toEqual(['n'.repeat(64), signingKey]);
+    });
 
     it(`turns public network access ${isPrivate ? 'off' : 'on'} on Cosmos DB, Storage, Key Vault and Service Bus`, () => {
       const d = deploymentWith(file);

@@ -35,5 +35,5 @@ export const azureYamlSchema = z.object({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/),
   metadata: z.object({ template: z.string() }),
   services: z.object({ api: z.object({ project: z.literal('.'), language: z.literal('ts'), host: z.literal('function'), remoteBuild: z.literal(true) }) }),
-  hooks: z.object({ postprovision: z.object({ posix: hook, windows: hook }) }),
+  hooks: z.object({ preprovision: z.object({ posix: hook, windows: hook }), postprovision: z.object({ posix: hook, windows: hook }) }),
 });

@@ -44,6 +44,13 @@ describe('loadSettings', () => {
     expect(loadSettings(minimal).retry.stateSigningKey).toBe('k'.repeat(32));
   });
 
+  it('takes RETRY_STATE_SIGNING_KEY_PREVIOUS, optional, under the same rules as the key (32 characters or more, resolved)', () => {
+    expect(loadSettings(minimal).retry.previousStateSigningKey).toBeUndefined();
+    expect(loadSettings({ ...minimal, RETRY_STATE_SIGNING_KEY_PREVIOUS: 'p'.repeat(32) }).retry).toMatchObject({ stateSigningKey: 'k'.repeat(32), previousStateSigningKey: 'p'.repeat(32) });
+    expect(problemsOf({ ...minimal, RETRY_STATE_SIGNING_KEY_PREVIOUS: 'p'.repeat(31) })).toMatch(/RETRY_STATE_SIGNING_KEY_PREVIOUS: must be at least 32 characters/);
+    expect(problemsOf({ ...minimal, RETRY_STATE_SIGNING_KEY_PREVIOUS: '@Microsoft.KeyVault(VaultName=v;SecretName=retry-state-signing-key-previous)' })).toMatch(/RETRY_STATE_SIGNING_KEY_PREVIOUS: is still a Key Vault reference/);
+  });
+
   it('accepts a managed-identity Service Bus connection instead of a connection string', () => {
     const { ServiceBusConnection: _omitted, ...rest } = minimal;
     expect(() => loadSettings({ ...rest, ServiceBusConnection__fullyQualifiedNamespace: 'ns.servicebus.windows.net' })).not.toThrow();

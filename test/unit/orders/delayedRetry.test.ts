@@ -22,8 +22,8 @@ function recordingScheduler() {
 }
 
 const failure = (reason = 'store unavailable') => ({ kind: 'retry' as const, reason });
-const run = (metadata: Record<string, unknown>, body: unknown, scheduler: RetryScheduler, reason?: string) =>
-  scheduleDelayedRetry(envelopeFromTriggerMetadata(metadata), body, failure(reason), { scheduler, policy, now: () => new Date(nowMs), failedAtEpochMs: nowMs - 10_000, signingKey: testRetryStateKey });
+const run = (metadata: Record<string, unknown>, body: unknown, scheduler: RetryScheduler, reason?: string, keys: { signingKey: string; previousSigningKey?: string } = { signingKey: testRetryStateKey }) =>
+  scheduleDelayedRetry(envelopeFromTriggerMetadata(metadata), body, failure(reason), { scheduler, policy, now: () => new Date(nowMs), failedAtEpochMs: nowMs - 10_000, ...keys });
 
 describe('scheduleDelayedRetry', () => {
   it('names the copy with a keyed id, counts the round, keeps the key, the first failure and the last error, and signs them', async () => {
@@ -111,6 +111,39 @@ describe('scheduleDelayedRetry', () => {
       expect(outcome, JSON.stringify(properties)).toMatchObject({ kind: 'rescheduled', attempt: 1, reason: expect.stringContaining('treated as a first attempt') });
       expect(sent[0]?.copy.applicationProperties['retry-first-failure-at']).toBe(new Date(nowMs - 10_000).toISOString());
     }
+  });
+
+  describe('during a rotation of the signing key (RETRY_STATE_SIGNING_KEY_PREVIOUS)', () => {
+    const rotated = { signingKey: 'the-new-retry-state-signing-key-0123456789abcdef', previousSigningKey: testRetryStateKey };
+    const first = '2026-12-01T09:00:00.000Z';
+    const copy2 = signedRetryProperties('copy-2', { dedupKey: 'm-1', attempt: 2, firstFailureAt: first, root: 'm-1' });
+
+    it('verifies a copy signed with the previous key, so its budget goes on, and signs the next copy with the current key', async () => {
+      const { sent, scheduler } = recordingScheduler();
+      const outcome = await run({ messageId: 'copy-2', sequenceNumber: 9, applicationProperties: copy2 }, {}, scheduler, undefined, rotated);
+      expect(outcome).toMatchObject({ kind: 'rescheduled', attempt: 3, reason: 'store unavailable' });
+      const next = sent[0]?.copy;
+      expect(next?.applicationProperties).toMatchObject({ 'retry-attempt': 3, 'retry-first-failure-at': first, 'retry-of': 'm-1' });
+      // The next round verifies under the current key alone: the previous one can be dropped once the budget has run.
+      const { sent: after, scheduler: afterScheduler } = recordingScheduler();
+      const nextRound = await run({ messageId: next?.messageId, sequenceNumber: 10, applicationProperties: next?.applicationProperties }, {}, afterScheduler, undefined, { signingKey: rotated.signingKey });
+      expect(nextRound).toMatchObject({ kind: 'rescheduled', attempt: 4 });
+      expect(after[0]?.copy.applicationProperties['retry-first-failure-at']).toBe(first);
+    });
+
+    it('refuses a copy signed with a key that is neither the current nor the previous one: a first attempt, its budget from this failure', async () => {
+      const { sent, scheduler } = recordingScheduler();
+      const outcome = await run({ messageId: 'copy-2', sequenceNumber: 9, applicationProperties: copy2 }, {}, scheduler, undefined, { signingKey: rotated.signingKey, previousSigningKey: 'some-other-retry-state-signing-key-0123456789' });
+      expect(outcome).toMatchObject({ kind: 'rescheduled', attempt: 1, reason: expect.stringContaining('has a retry-signature that does not verify: treated as a first attempt') });
+      expect(sent[0]?.copy.applicationProperties['retry-first-failure-at']).toBe(new Date(nowMs - 10_000).toISOString());
+    });
+
+    it('without the previous key, a copy signed with it is a first attempt (what a rotation without RETRY_STATE_SIGNING_KEY_PREVIOUS does)', async () => {
+      const { sent, scheduler } = recordingScheduler();
+      const outcome = await run({ messageId: 'copy-2', sequenceNumber: 9, applicationProperties: copy2 }, {}, scheduler, undefined, { signingKey: rotated.signingKey });
+      expect(outcome).toMatchObject({ kind: 'rescheduled', attempt: 1 });
+      expect(sent[0]?.copy.applicationProperties['retry-attempt']).toBe(1);
+    });
   });
 
   it('never takes a verified first failure later than now (clocks differ between instances)', async () => {

@@ -69,6 +69,26 @@ describe('recordRejection', () => {
     expect(await findRejectionRecord(store, 'm-1', undefined)).toMatchObject({ sequenceNumber: 9, orderId: rejectedMessagesPartition('m-1') });
   });
 
+  it('a redelivery of an invalid message this release recorded costs one point read of its own #rejected-<n>: no write, and no read of the one #rejected every flood message would share', async () => {
+    const store = new InMemoryDocumentStore();
+    await recordRejection(delivery(7), { error: invalid }, ctx(store));
+    const calls: string[] = [];
+    const counting: DocumentStore = {
+      read: (partition, id) => (calls.push(`read ${partition}`), store.read(partition, id)),
+      commit: (partition, operations) => (calls.push(`commit ${partition}`), store.commit(partition, operations)),
+      find: (query) => (calls.push('find'), store.find(query)),
+    };
+    for (const count of [2, 3, 10]) await recordRejection(delivery(7, count), { error: invalid }, ctx(counting));
+    expect(calls).toEqual(Array.from({ length: 3 }, () => `read ${rejectedMessagesPartition('m-1')}`));
+    expect(store.list(rejectedMessagesPartition('m-1'))).toEqual([expect.objectContaining({ sequenceNumber: 7 })]);
+  });
+
+  it('records a redelivery its first delivery did not (its write lost, or another release): the previous release\'s #rejected read only then', async () => {
+    const store = new InMemoryDocumentStore();
+    await recordRejection(delivery(8, 3), { error: invalid }, ctx(store));
+    expect(await findRejectionRecord(store, 'm-1', undefined)).toMatchObject({ sequenceNumber: 8, orderId: rejectedMessagesPartition('m-1') });
+  });
+
   it('records a conflict of a message without a MessageId, though it has nothing to find it by', async () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(envelopeFromTriggerMetadata({ sequenceNumber: 1, deliveryCount: 1 }), { error: invalid, orderId: 'o-1', evidence: conflict('f2') }, ctx(store));
