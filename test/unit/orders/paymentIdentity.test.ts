@@ -218,7 +218,8 @@ describe('what the release before stored, read closely (src/orders/paymentsBefor
   async function parkedByPreviousRelease(t: Flow, messageId: string, messageType: 'PaymentReceived' | 'OrderStatusChanged', body: Record<string, unknown>, state: ParkedItemDocument['state']): Promise<void> {
     const id = await leftParked(t, 'o1', messageId, messageType, body);
     const item = (await t.memory.read<ParkedItemDocument>('o1', id))!;
-    await t.memory.commit('o1', [{ kind: 'replace', document: { ...item.document, state }, ifMatch: item.etag }]);
+    const changed: ParkedItemDocument = { ...item.document, state };
+    await t.memory.commit('o1', [{ kind: 'replace', document: changed, ifMatch: item.etag }]);
   }
 
   it.each([
