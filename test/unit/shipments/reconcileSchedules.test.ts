@@ -126,6 +126,20 @@ describe('two reconcilers at once, the carrier still working', () => {
     expect((await recordOf(t))?.escalation).toBeUndefined();
   });
 
+  // Found by the shipments world (seed 42261206): three runs one after another at one instant (a
+  // backlog of timer runs, a run started by hand) each saw the request in flight: escalated within
+  // seconds. A round counts only a lease after the last one, so N rounds mean N - 1 leases in flight.
+  it('runs one after another within a lease count one round: the request has not been in flight for long', async () => {
+    const t = setUp();
+    await abandoned(t);
+    for (const owner of ['reconciler/1', 'reconciler/2', 'reconciler/3']) {
+      const run = await reconcileShipments(t.ctx(new ScheduledCarrier({ lookup: { kind: 'in-flight' } })), options, { owner });
+      expect(run.items, owner).toEqual([expect.objectContaining({ result: 'still-in-progress' })]);
+      t.advance(leaseMs / 3);
+    }
+    expect(await recordOf(t)).toMatchObject({ state: 'in-progress', reconcileAttempts: 1 });
+  });
+
   it('a later run, after the first counted, counts its own round', async () => {
     const t = setUp();
     await abandoned(t);
