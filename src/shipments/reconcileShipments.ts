@@ -87,6 +87,8 @@ async function countFailedRound(read: ShipmentRecord, reason: string, unreachabl
   // time, one round, not two (else overlapping runs escalate on one observation).
   if (!unreachable && roundsAgainstCurrentAttempt(current.document) !== roundsAgainstCurrentAttempt(read)) return { id, orderId, result: 'taken-by-another' };
   const now = ctx.now();
+  // Runs in quick succession (a backlog of timer runs, one started by hand) are one round.
+  if (!unreachable && withinALeaseOfLastRound(current.document, now, ctx.leaseMs)) return { id, orderId, result: 'still-in-progress', reason };
   const next = unreachable ? unreachableRound(current.document, reason, now, options) : unsettledRound(current.document, reason, now, options);
   const result = await ctx.store.commit(orderId, [replace(next, current.etag)]);
   if (result.kind !== 'committed') return { id, orderId, result: 'taken-by-another' };
@@ -96,9 +98,14 @@ async function countFailedRound(read: ShipmentRecord, reason: string, unreachabl
 /** A round that ended without an outcome while the carrier did answer (a request still in flight, the order not stored): one more; the last allowed escalates. */
 function unsettledRound(record: ShipmentRecord, reason: string, now: Date, options: ReconcileOptions): ShipmentRecord {
   const attempts = roundsAgainstCurrentAttempt(record) + 1;
-  const counted = { ...record, reconcileAttempts: attempts, reconcileAttemptsAgainst: record.attempt, lastError: reason.slice(0, 500), updatedAt: now.toISOString() };
+  const counted = { ...record, reconcileAttempts: attempts, reconcileAttemptsAgainst: record.attempt, lastReconcileRoundAt: now.toISOString(), lastError: reason.slice(0, 500), updatedAt: now.toISOString() };
   if (attempts < options.maxAttempts) return counted;
   return escalated(counted, `not settled after ${attempts} reconcile rounds; last: ${reason.slice(0, 300)}`, now);
+}
+
+function withinALeaseOfLastRound(record: ShipmentRecord, now: Date, leaseMs: number): boolean {
+  if (roundsAgainstCurrentAttempt(record) === 0 || record.lastReconcileRoundAt === undefined) return false;
+  return now.getTime() - Date.parse(record.lastReconcileRoundAt) < leaseMs;
 }
 
 /** No answer from the carrier: the budget runs from the first such round; once it is spent, the record is escalated. */

@@ -38,6 +38,12 @@ export interface ShipmentRecord {
    */
   readonly reconcileAttemptsAgainst?: number;
   /**
+   * When the last of `reconcileAttempts` was counted. Another round counts only a lease after it, so
+   * rounds measure time in flight, not how often reconcilers run. Absent in records written before
+   * it existed: the next round counts.
+   */
+  readonly lastReconcileRoundAt?: string;
+  /**
    * When a reconciler round first found the carrier unreachable (or holding no answer under the
    * key). Rounds like that count against the transient retry budget from here, not against
    * `reconcileAttempts`; takeovers keep it, so an outage has an end. Absent: no such round yet.

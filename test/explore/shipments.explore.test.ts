@@ -74,6 +74,14 @@ describe('the shipment booking and its reconciler, explored', () => {
       seed: 669_929_978,
       path: '2363:1:3:8:6:6',
     },
+    {
+      // An owner's create waited six minutes past its lease; three reconciler runs one after another at
+      // one instant each saw its call in flight: escalated within seconds, then the carrier booked and
+      // the owner died before hearing it. Fixed in src/ (a round counts only a lease after the last).
+      what: 'reconciler runs one after another at one instant counting three rounds',
+      seed: 42_261_206,
+      path: '910:7:7:11:11:11:12',
+    },
   ])('replays $what (seed $seed)', async ({ seed, path }) => {
     // Replayed at its path: the shrunk scenario with its scheduler's order (the few runs counted are the path's shrink steps).
     const result = await fc.check(shipmentsProperty(), { seed, path, numRuns: 1 });

@@ -185,10 +185,11 @@ describe('a reconcile round that cannot settle a record', () => {
     const afterFirst = await recordIn(store);
     expect(afterFirst).toMatchObject({ state: 'in-progress', reconcileAttempts: 1, reconcileAttemptsAgainst: 1, lastError: reason });
     expect(afterFirst?.escalation).toBeUndefined();
-    advance(1);
+    expect(afterFirst?.lastReconcileRoundAt).toBe('2026-12-01T10:00:00.001Z');
+    advance(leaseMs); // the next round counts a lease after the last
     const second = await reconcileShipments(ctx, { maxAttempts: 2, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
     expect(second.items).toEqual([expect.objectContaining({ result: 'escalated', reason })]);
-    expect(await recordIn(store)).toMatchObject({ state: 'escalated', reconcileAttempts: 2, escalation: { reason: `not settled after 2 reconcile rounds; last: ${reason}`, at: '2026-12-01T10:00:00.002Z' } });
+    expect(await recordIn(store)).toMatchObject({ state: 'escalated', reconcileAttempts: 2, escalation: { reason: `not settled after 2 reconcile rounds; last: ${reason}`, at: '2026-12-01T10:01:00.001Z' } });
   });
 
   it('a round without an answer counts against the transient budget from the first such round, not as a round, and escalates once it is spent', async () => {
