@@ -18,6 +18,8 @@ export function coreToolsSettings(stackSettings: Readonly<Record<string, string>
     // Empty: no telemetry. An Application Insights connection string here exports there (README, telemetry).
     APPLICATIONINSIGHTS_CONNECTION_STRING: '',
     APPLICATIONINSIGHTS_AUTHENTICATION_STRING: '',
+    // Empty: no rotation of the retry state signing key under way (docs/deployment.md).
+    RETRY_STATE_SIGNING_KEY_PREVIOUS: '',
     ...defaults,
     ...stackSettings,
   };
