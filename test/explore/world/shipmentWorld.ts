@@ -18,6 +18,7 @@ import { shipmentConsumer } from '../../support/shipmentHarness.js';
 import { testRetryStateKey } from '../../support/signedRetryState.js';
 import { AwaitPoints, never } from './awaitPoints.js';
 import type { Actor } from './awaitPoints.js';
+import { untilIdle } from './orderWorld.js';
 import { CarrierModel } from './carrierModel.js';
 import { reconcileShipmentsBeforeB0d3fe1 } from './reconcilerBeforeB0d3fe1.js';
 import { ScheduledStore } from './scheduledStore.js';
@@ -338,15 +339,6 @@ export async function runShipmentWorld(scenario: ShipmentScenario, s: Scheduler,
 /** Shipment records still in progress. */
 export function inProgress(memory: InMemoryDocumentStore, scenario: ShipmentScenario): string[] {
   return scenario.orderIds.flatMap((orderId) => memory.list(orderId).filter((d) => (d as { docType?: string; state?: string }).docType === 'shipment' && (d as { state?: string }).state === 'in-progress').map((d) => d.id));
-}
-
-/** Until the scheduler has nothing left, including tasks scheduled a few promise hops after a release. */
-async function untilIdle(s: Scheduler): Promise<void> {
-  for (;;) {
-    await s.waitIdle();
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    if (s.count() === 0) return;
-  }
 }
 
 function describeOutcome(outcome: ProcessingOutcome): string {
