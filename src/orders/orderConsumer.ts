@@ -8,6 +8,7 @@ import { parseOrderMessage } from './parseOrderMessage.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { createOrderOrDetectDuplicate } from './placeOrder.js';
 import { applyPaymentOnce } from './receivePayment.js';
+import { RejectedDeliveries } from './rejectedDeliveries.js';
 import { recordRejection } from './rejections.js';
 import { decideWithRetryLayers } from './retryLayers.js';
 
@@ -23,6 +24,8 @@ export interface OrderConsumerOptions extends FlowContext {
   readonly retryStateKey?: string;
   /** RETRY_STATE_SIGNING_KEY_PREVIOUS: also accepted when verifying, during a rotation. */
   readonly retryStatePreviousKey?: string;
+  /** How many rejected broker messages to remember (rejectedDeliveries.ts); a test's small number shows the bound. */
+  readonly rejectedDeliveriesCapacity?: number;
 }
 
 /** One delivery's outcome and what is known of the message, for the log line and the caller. */
@@ -35,11 +38,16 @@ export interface ConsumeResult {
 
 /** The consumer flow for the orders queue: decide, record, report. It never settles the message itself. */
 export class OrderConsumer {
-  constructor(private readonly options: OrderConsumerOptions) {}
+  /** Unreadable messages this instance rejected: their redeliveries are answered without a parse or a store call. */
+  private readonly rejectedDeliveries: RejectedDeliveries<ConsumeResult>;
+
+  constructor(private readonly options: OrderConsumerOptions) {
+    this.rejectedDeliveries = new RejectedDeliveries(options.rejectedDeliveriesCapacity);
+  }
 
   async consume(envelope: MessageEnvelope, body: unknown, log: LogSink): Promise<ConsumeResult> {
     const startedAt = performance.now();
-    const result = await this.decideWithRetries(envelope, body);
+    const result = this.rejectedDeliveries.recall(envelope)?.result ?? (await this.decideWithRetries(envelope, body));
     this.options.telemetry.report({ ...result, envelope, durationMs: performance.now() - startedAt }, log);
     return result;
   }
@@ -58,7 +66,7 @@ export class OrderConsumer {
       return result;
     } catch (error) {
       const known = { dedupKey: parsed?.key.value, type: parsed?.type, orderId: parsed?.payload.orderId };
-      if (error instanceof PermanentMessageError) return this.rejectOrRetry(envelope, error, known);
+      if (error instanceof PermanentMessageError) return this.rejectOrRetry(envelope, error, known, parsed === undefined);
       return { outcome: { kind: 'retry', reason: errorText(error), cause: error }, ...known };
     }
   }
@@ -74,10 +82,12 @@ export class OrderConsumer {
     }
   }
 
-  private async rejectOrRetry(envelope: MessageEnvelope, error: PermanentMessageError, known: Omit<ConsumeResult, 'outcome'>): Promise<ConsumeResult> {
+  /** `unreadable`: the message failed its parse, a verdict on the broker message alone, which its redeliveries may be given. */
+  private async rejectOrRetry(envelope: MessageEnvelope, error: PermanentMessageError, known: Omit<ConsumeResult, 'outcome'>, unreadable = false): Promise<ConsumeResult> {
     const result: ConsumeResult = { outcome: { kind: 'invalid', error }, ...known, dedupKey: known.dedupKey ?? error.dedupKey };
     try {
       await this.reject(envelope, error, result);
+      if (unreadable) this.rejectedDeliveries.remember(envelope, result);
       return result;
     } catch (recordingError) {
       return { ...known, outcome: { kind: 'retry', reason: `could not record rejection: ${errorText(recordingError)}`, cause: recordingError } };
