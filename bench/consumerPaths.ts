@@ -74,10 +74,8 @@ async function main(): Promise<void> {
       ...resources.map((r): OperationInput => ({ operationType: 'Replace', id: r.id, resourceBody: { ...parkedDoc(orderId), state: 'applied', ttl: 3600 }, ifMatch: r._etag })),
     ]);
   };
-  const bareDuplicate = async (orderId: string) => {
-    await bareBatch(container, orderId, creates(orderDoc(orderId), outboxDoc(orderId)));
-    return container.item(orderId, orderId).read();
-  };
+  // A redelivery reads first: one point read finds the order (or the payment's inbox marker).
+  const bareRedeliveredDuplicate = (orderId: string, id = orderId) => container.item(id, orderId).read();
   const barePayment = async (orderId: string, markerId: string) => {
     const { resource, etag } = await container.item(orderId, orderId).read();
     return bareBatch(container, orderId, [
@@ -87,6 +85,11 @@ async function main(): Promise<void> {
   };
   const bareConflict = async (orderId: string) => {
     await bareBatch(container, orderId, creates(orderDoc(orderId), outboxDoc(orderId)));
+    await container.item(orderId, orderId).read();
+    return bareBatch(container, orderId, creates({ id: `conflict|x-${orderId}`, orderId, docType: 'conflict' }, { id: `rejection|x-${orderId}`, orderId, docType: 'rejection', ttl: 3600 }));
+  };
+  // A redelivery reads first, finds the other order, and its record batch meets its first delivery's (409).
+  const bareConflictRedelivered = async (orderId: string) => {
     await container.item(orderId, orderId).read();
     return bareBatch(container, orderId, creates({ id: `conflict|x-${orderId}`, orderId, docType: 'conflict' }, { id: `rejection|x-${orderId}`, orderId, docType: 'rejection', ttl: 3600 }));
   };
@@ -105,7 +108,7 @@ async function main(): Promise<void> {
     {
       name: 'OrderPlaced, duplicate (redelivered)',
       prepare: async (n) => { const o = await preparedOrders(n); return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!), 2); },
-      bare: async (n) => { const o = await preparedOrders(n); return (i) => bareDuplicate(o[i]!); },
+      bare: async (n) => { const o = await preparedOrders(n); return (i) => bareRedeliveredDuplicate(o[i]!); },
     },
     {
       name: 'PaymentReceived, new',
@@ -113,9 +116,9 @@ async function main(): Promise<void> {
       bare: async (n) => { const o = await preparedOrders(n); return (i) => barePayment(o[i]!, `inbox|bare-${o[i]}`); },
     },
     {
-      name: 'PaymentReceived, duplicate',
+      name: 'PaymentReceived, duplicate (redelivered)',
       prepare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!))); return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!), 2); },
-      bare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => barePayment(o[i]!, `inbox|bare-${o[i]}`)); return async (i) => { await barePayment(o[i]!, `inbox|bare-${o[i]}`); return container.item(`inbox|bare-${o[i]}`, o[i]!).read(); }; },
+      bare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => barePayment(o[i]!, `inbox|bare-${o[i]}`)); return (i) => bareRedeliveredDuplicate(o[i]!, `inbox|bare-${o[i]}`); },
     },
     {
       name: 'PaymentReceived, early (parked)',
@@ -135,7 +138,7 @@ async function main(): Promise<void> {
     {
       name: 'conflict, each redelivery',
       prepare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => consume(`x-${o[i]}`, 'OrderPlaced', order(o[i]!, 'other'), 1, 7)); return (i) => consume(`x-${o[i]}`, 'OrderPlaced', order(o[i]!, 'other'), 2, 7); },
-      bare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => bareConflict(o[i]!)); return (i) => bareConflict(o[i]!); },
+      bare: async (n) => { const o = await preparedOrders(n); await runAll(n, (i) => bareConflict(o[i]!)); return (i) => bareConflictRedelivered(o[i]!); },
     },
     {
       name: 'invalid, each redelivery',
