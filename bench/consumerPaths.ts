@@ -48,7 +48,8 @@ async function main(): Promise<void> {
   const consume = (messageId: string, subject: string, body: unknown, deliveryCount = 1, sequenceNumber = 1) =>
     consumer.consume(envelopeFromTriggerMetadata({ messageId, subject, deliveryCount, sequenceNumber }), body, silent);
   const order = (orderId: string, customerId = 'c') => ({ orderId, customerId, currency: 'EUR', lines: [{ sku: 's', quantity: 1, unitPrice: 10 }], placedAt: '2026-11-30T08:00:00Z' });
-  const payment = (orderId: string) => ({ orderId, paymentId: 'p', amount: 1, currency: 'EUR', receivedAt: '2026-11-30T08:00:00Z' });
+  // One paymentId per order: payments share their claim by paymentId, so a shared one would make every payment after the first a conflict.
+  const payment = (orderId: string) => ({ orderId, paymentId: `p-${orderId}`, amount: 1, currency: 'EUR', receivedAt: '2026-11-30T08:00:00Z' });
   const ids = (n: number) => Array.from({ length: n }, () => `b-${randomUUID()}`);
   const placeAll = async (orderIds: string[]) => runAll(orderIds.length, (i) => consume(`m-${orderIds[i]}`, 'OrderPlaced', order(orderIds[i]!)));
 
@@ -177,11 +178,11 @@ async function main(): Promise<void> {
 
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
   console.log(`\nConsumer paths, ${messagesPerRound} messages x ${rounds} interleaved rounds, ${concurrency} in flight, Node ${process.version}, one process`);
-  console.log(`${'path'.padEnd(38)} ${'round trips'.padStart(11)} ${'msg/s'.padStart(8)} ${'bare SDK msg/s'.padStart(15)} ${'vs bare'.padStart(8)}`);
+  console.log(`${'path'.padEnd(42)} ${'round trips'.padStart(11)} ${'msg/s'.padStart(8)} ${'bare SDK msg/s'.padStart(15)} ${'vs bare'.padStart(8)}`);
   for (const path of paths) {
     const entry = rates.get(path.name)!;
     const [project, bare] = [median(entry.project), median(entry.bare)];
-    console.log(`${path.name.padEnd(38)} ${entry.trips.toFixed(2).padStart(11)} ${project.toFixed(0).padStart(8)} ${bare.toFixed(0).padStart(15)} ${(project / bare).toFixed(2).padStart(7)}x`);
+    console.log(`${path.name.padEnd(42)} ${entry.trips.toFixed(2).padStart(11)} ${project.toFixed(0).padStart(8)} ${bare.toFixed(0).padStart(15)} ${(project / bare).toFixed(2).padStart(7)}x`);
   }
   client.dispose();
   await standIn.close();
