@@ -9,6 +9,8 @@ import type { RetryStateKeys } from './retryState.js';
  * already have written reads first and writes only when nothing is there: a redelivered duplicate
  * costs one point read instead of a write that fails and a read. A first delivery writes first, as
  * before: reading there would add a round trip to every new message to save one on a rare copy.
+ * A read that finds nothing decides nothing: the write is still the check, so a read that misses a
+ * write (another instance's, just after; a replica behind under Session consistency) costs a 409.
  */
 export interface DeliveryHistory {
   readonly previousAttemptMayHaveWritten: boolean;
