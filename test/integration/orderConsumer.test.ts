@@ -7,7 +7,7 @@ import { OrderConsumer } from '../../src/orders/index.js';
 import { envelopeFromTriggerMetadata } from '../../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../src/telemetry/index.js';
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
-import { newOrderId, orderPlaced } from '../support/orderMessages.js';
+import { newOrderId, orderPlaced, paymentReceived } from '../support/orderMessages.js';
 import { RecordingLog } from '../support/recordingLog.js';
 import { TestMetricReader } from '../support/testMetricReader.js';
 
@@ -35,8 +35,8 @@ beforeAll(async () => {
 });
 afterAll(() => client.dispose());
 
-const envelope = (messageId: string, deliveryCount: number, sequenceNumber: number) =>
-  envelopeFromTriggerMetadata({ messageId, deliveryCount, sequenceNumber, subject: 'OrderPlaced', correlationId: 'c-9' });
+const envelope = (messageId: string, deliveryCount: number, sequenceNumber: number, subject = 'OrderPlaced') =>
+  envelopeFromTriggerMetadata({ messageId, deliveryCount, sequenceNumber, subject, correlationId: 'c-9' });
 
 describe('OrderConsumer', () => {
   describe('store round trips per path (the cost of a message is its round trips)', () => {
@@ -62,6 +62,15 @@ describe('OrderConsumer', () => {
     it('a redelivery of a new order whose first attempt wrote nothing: the read, then the batch', async () => {
       const orderId = newOrderId();
       expect(await trips(() => consume(`m-${orderId}`, 2, 203, orderPlaced(orderId)))).toEqual({ reads: 1, commits: 1 });
+    });
+
+    it('a payment duplicate, redelivered: one read of its own inbox marker, nothing written', async () => {
+      const orderId = newOrderId();
+      await consume(`m-${orderId}`, 1, 204, orderPlaced(orderId));
+      const payment = paymentReceived(orderId);
+      const pay = (deliveryCount: number) => consumer.consume(envelope(`p-${orderId}`, deliveryCount, 205, 'PaymentReceived'), payment, new RecordingLog());
+      expect(await trips(() => pay(1))).toEqual({ reads: 1, commits: 2 });
+      expect(await trips(() => pay(2))).toEqual({ reads: 1, commits: 0 });
     });
 
     it('a conflict: three on its first delivery, two on each redelivery (the read, then the record and the rejection in one batch)', async () => {
