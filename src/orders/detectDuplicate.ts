@@ -26,8 +26,13 @@ export async function classifyExistingRecord(
   if (!existing) {
     return { kind: 'retry', reason: `${existingId} was reported to exist but could not be read` };
   }
-  if (isSameRequest(message, existing.document.fingerprint)) return { kind: 'duplicate' };
-  return recordConflict(message, existing.document, ctx);
+  return classifyAgainst(message, existing.document, ctx);
+}
+
+/** The record this message's would have been, as read: the same request is a duplicate, another a conflict. */
+export function classifyAgainst(message: ParsedOrderMessage, existing: FingerprintedDocument, ctx: FlowContext): ProcessingOutcome {
+  if (isSameRequest(message, existing.fingerprint)) return { kind: 'duplicate' };
+  return recordConflict(message, existing, ctx);
 }
 
 /**

@@ -7,6 +7,8 @@ import type { FlowContext } from './flowContext.js';
 import { parseOrderMessage } from './parseOrderMessage.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { createOrderOrDetectDuplicate } from './placeOrder.js';
+import { deliveryHistoryOf } from './previousAttempt.js';
+import type { DeliveryHistory } from './previousAttempt.js';
 import { applyPaymentOnce } from './receivePayment.js';
 import { RejectedDeliveries } from './rejectedDeliveries.js';
 import { recordRejection } from './rejections.js';
@@ -60,7 +62,7 @@ export class OrderConsumer {
     let parsed: ParsedOrderMessage | undefined;
     try {
       parsed = parseOrderMessage(envelope, body, this.options);
-      const outcome = await this.dispatch(parsed);
+      const outcome = await this.dispatch(parsed, this.historyOf(envelope, body));
       const result = { outcome, dedupKey: parsed.key.value, type: parsed.type, orderId: parsed.payload.orderId };
       if (outcome.kind === 'conflict' || outcome.kind === 'invalid') await this.reject(envelope, outcome.error, result, outcome.kind === 'conflict' ? outcome.evidence : undefined);
       return result;
@@ -71,12 +73,18 @@ export class OrderConsumer {
     }
   }
 
-  private dispatch(message: ParsedOrderMessage): Promise<ProcessingOutcome> {
+  private historyOf(envelope: MessageEnvelope, body: unknown): DeliveryHistory {
+    const { retryStateKey, retryStatePreviousKey } = this.options;
+    const keys = retryStateKey === undefined ? undefined : { current: retryStateKey, previous: retryStatePreviousKey };
+    return deliveryHistoryOf(envelope, body, { keys, nowMs: this.options.now().getTime() });
+  }
+
+  private dispatch(message: ParsedOrderMessage, delivery: DeliveryHistory): Promise<ProcessingOutcome> {
     switch (message.type) {
       case 'OrderPlaced':
-        return createOrderOrDetectDuplicate(message, this.options);
+        return createOrderOrDetectDuplicate(message, this.options, delivery);
       case 'PaymentReceived':
-        return applyPaymentOnce(message, this.options);
+        return applyPaymentOnce(message, this.options, delivery);
       case 'OrderStatusChanged':
         return applyNewerStatus(message, this.options);
     }

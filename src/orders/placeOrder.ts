@@ -2,7 +2,7 @@ import { create, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { describeRejection, drainParkedItems, findParked, maxBatchOperations, planParkedApplication } from './applyParkedItems.js';
 import type { ParkedItemsResult } from './applyParkedItems.js';
-import { classifyExistingRecord } from './detectDuplicate.js';
+import { classifyAgainst, classifyExistingRecord } from './detectDuplicate.js';
 import { newOrderAcceptedOutbox, newOrderDocument } from './documents.js';
 import type { OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
@@ -10,6 +10,8 @@ import type { FlowContext } from './flowContext.js';
 import { parkingLot, parkingLotId } from './parkedItems.js';
 import type { ParkingLotDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
+import { firstDelivery } from './previousAttempt.js';
+import type { DeliveryHistory } from './previousAttempt.js';
 import type { OrderPlaced } from './schemas.js';
 
 /**
@@ -18,10 +20,17 @@ import type { OrderPlaced } from './schemas.js';
  * none; a second copy of the message gets 409 on the order and is told apart by fingerprint. A 409
  * on the gate alone means payments or status changes came first and are parked: they are read and
  * applied in the same batch as the order (as many as a batch holds; the rest right after).
+ *
+ * A delivery that may follow an attempt that wrote (previousAttempt.ts) reads the order first: found,
+ * it is told apart by fingerprint exactly as after a 409, in one round trip; not found (the attempt
+ * died before its batch, or only an arrival gate is there), the batch runs as on a first delivery.
+ * Another copy may store the order between that read and the batch: the batch then meets it (409)
+ * and the usual point read decides, one round trip more.
  */
 export async function createOrderOrDetectDuplicate(
   message: ParsedOrderMessage & { readonly payload: OrderPlaced },
   ctx: FlowContext,
+  delivery: DeliveryHistory = firstDelivery,
 ): Promise<ProcessingOutcome> {
   const order = newOrderDocument(message.payload, {
     messageId: message.messageId,
@@ -29,6 +38,11 @@ export async function createOrderOrDetectDuplicate(
     fingerprint: message.fingerprint,
     processedAt: ctx.now().toISOString(),
   });
+  if (delivery.previousAttemptMayHaveWritten) {
+    const stored = await ctx.store.read<OrderDocument>(order.orderId, order.id);
+    // Anything but an order under its id is left to the batch and its 409, as on a first delivery.
+    if (stored?.document.docType === 'order') return classifyAgainst(message, stored.document, ctx);
+  }
   const closedLot = parkingLot(order.orderId, 'closed', order.processedAt, ctx.markerTtlSeconds);
   const result = await ctx.store.commit(order.orderId, [create(order), create(newOrderAcceptedOutbox(order, ctx.orderEventsDestination, message.traceparent)), create(closedLot)]);
   if (result.kind === 'committed') return { kind: 'created' };

@@ -10,6 +10,9 @@ import type { PaymentMessage } from './paymentClaims.js';
 import { findPaymentStoredWithoutClaim } from './paymentsBeforeClaims.js';
 import { orderArrived, parkUntilOrderArrives } from './parkEarlyArrival.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
+import { firstDelivery } from './previousAttempt.js';
+import type { DeliveryHistory } from './previousAttempt.js';
+import { isSameRequest } from './sameRequest.js';
 import type { PaymentReceived } from './schemas.js';
 
 /**
@@ -27,7 +30,8 @@ import type { PaymentReceived } from './schemas.js';
  *                      --  a copy?  ->  it applies the effect under the claimer's key; whichever
  *                                       batch comes second finds the marker: a duplicate
  */
-export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext): Promise<ProcessingOutcome> {
+export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext, delivery: DeliveryHistory = firstDelivery): Promise<ProcessingOutcome> {
+  if (delivery.previousAttemptMayHaveWritten && (await appliedUnderItsOwnKey(message, ctx))) return { kind: 'duplicate' };
   const orderId = message.payload.orderId;
   let claimed: PaymentMessage | undefined;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
@@ -53,6 +57,19 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
     await pauseAfterLostRace(attempt, ctx);
   }
   return { kind: 'retry', reason: `order ${orderId} changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
+}
+
+/**
+ * A delivery that may follow an attempt that wrote reads its own inbox marker first: the marker and
+ * the order change are one batch, so a marker of the same request proves the payment counted, and
+ * the message is a duplicate in one round trip. Nothing else is decided here: no marker (the attempt
+ * died before its effect, the payment was applied under the key of a copy that claimed it, or it is
+ * parked) and another payload under this key go the whole way, so a redelivery is decided as its
+ * first delivery was (a currency, an amount or a claim can refuse it before any marker is compared).
+ */
+async function appliedUnderItsOwnKey(message: PaymentMessage, ctx: FlowContext): Promise<boolean> {
+  const marker = await ctx.store.read<InboxMarkerDocument>(message.payload.orderId, inboxMarkerId(message.key.value));
+  return marker !== undefined && isSameRequest(message, marker.document.fingerprint);
 }
 
 async function claimAndDecide(message: PaymentMessage, ctx: FlowContext): Promise<PaymentMessage | ProcessingOutcome> {

@@ -16,15 +16,31 @@ export const flowStartMs = Date.parse('2026-11-30T12:00:00Z');
 /** A retention that satisfies the parked-item rule for the sweeper tests' one-hour horizon (3600 + a resubmit horizon). */
 export const parkedItemTtlSeconds = 3 * 86_400;
 
-export function orderFlow(options: { readonly markerTtlSeconds?: number; readonly maxConcurrencyAttempts?: number; readonly sleep?: (ms: number) => Promise<void>; readonly random?: () => number } = {}) {
+export function orderFlow(
+  options: {
+    readonly markerTtlSeconds?: number;
+    readonly maxConcurrencyAttempts?: number;
+    readonly sleep?: (ms: number) => Promise<void>;
+    readonly random?: () => number;
+    /** Verifies delayed-retry copies' state (RETRY_STATE_SIGNING_KEY); without it, none verifies. */
+    readonly retryStateKey?: string;
+    readonly consumerName?: string;
+  } = {},
+) {
   let nowMs = flowStartMs;
   const memory = new InMemoryDocumentStore(() => nowMs);
   const store = new InterleavingStore(memory);
   const ctx = { store, now: () => new Date(nowMs), markerTtlSeconds: options.markerTtlSeconds ?? 3600, maxConcurrencyAttempts: options.maxConcurrencyAttempts ?? 5, orderEventsDestination: 'order-events', sleep: options.sleep, random: options.random };
-  const consumer = new OrderConsumer({ ...ctx, maxMessageBytes: 262_144, telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('unit'))) });
+  const consumer = new OrderConsumer({
+    ...ctx,
+    maxMessageBytes: 262_144,
+    telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('unit'))),
+    ...(options.retryStateKey === undefined ? {} : { retryStateKey: options.retryStateKey }),
+    ...(options.consumerName === undefined ? {} : { consumerName: options.consumerName }),
+  });
   const log = new RecordingLog();
   let sequence = 0;
-  const send = (messageId: string, subject: string, body: unknown, deliveryCount = 1, applicationProperties?: Record<string, string>): Promise<ConsumeResult> =>
+  const send = (messageId: string, subject: string, body: unknown, deliveryCount = 1, applicationProperties?: Record<string, string | number>): Promise<ConsumeResult> =>
     consumer.consume(envelopeFromTriggerMetadata({ messageId, subject, deliveryCount, sequenceNumber: (sequence += 1), applicationProperties }), body, log);
   const order = async (orderId: string) => (await memory.read<OrderDocument>(orderId, orderId))?.document;
   const parked = (orderId: string) => memory.list(orderId).filter((d): d is ParkedItemDocument => (d as ParkedItemDocument).docType === 'parked');
