@@ -1,0 +1,102 @@
+import type { OrderTimeline } from './chainRound.js';
+
+/** One chain's half of a round. */
+export interface ChainHalf {
+  readonly timelines: readonly OrderTimeline[];
+  readonly refused: Readonly<Record<string, number>>;
+}
+
+export interface PairedRound {
+  readonly app: ChainHalf;
+  readonly bare: ChainHalf;
+}
+
+export interface ExactlyOnce {
+  readonly chain: 'app' | 'bare';
+  readonly orders: number;
+  readonly bookings: number;
+  /** Orders of the run booked other than once (none, or twice and more). */
+  readonly notOnce: readonly string[];
+  /** Deliveries of OrderPlaced and of OrderAccepted, over all orders (1 each per order when nothing was redelivered). */
+  readonly deliveries: { readonly processOrder: number; readonly requestShipment: number };
+}
+
+export interface ChainBenchSetup {
+  readonly orders: number;
+  readonly rounds: number;
+  readonly concurrency: number;
+}
+
+/** The stages of the chain, each from one timestamp of the order's timeline to the next. */
+const stages: readonly [string, keyof OrderTimeline, keyof OrderTimeline][] = [
+  ['request -> accepted (submitOrder answers)', 'sentAt', 'acceptedAt'],
+  ['accepted -> OrderPlaced enqueued (outbox)', 'acceptedAt', 'placedEnqueuedAt'],
+  ['enqueued -> order stored (processOrder)', 'placedEnqueuedAt', 'storedAt'],
+  ['order stored -> OrderAccepted enqueued (outbox)', 'storedAt', 'acceptedEnqueuedAt'],
+  ['enqueued -> booked (requestShipment)', 'acceptedEnqueuedAt', 'bookedAt'],
+  ['request -> order stored', 'sentAt', 'storedAt'],
+  ['request -> booked (end to end)', 'sentAt', 'bookedAt'],
+];
+
+/** Orders booked per second: from the first request sent to the last booking stored. */
+export function ordersPerSecond(half: ChainHalf): number {
+  const first = Math.min(...half.timelines.map((t) => t.sentAt));
+  const last = Math.max(...half.timelines.map((t) => t.bookedAt));
+  return half.timelines.length / Math.max(0.001, (last - first) / 1000);
+}
+
+/** The nearest-rank percentile (p in 0..100) of whole milliseconds; 0 for none. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0);
+}
+
+export const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length === 0 ? 0 : sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+
+const latencies = (halves: readonly ChainHalf[], from: keyof OrderTimeline, to: keyof OrderTimeline) =>
+  halves.flatMap((h) => h.timelines.map((t) => (t[to] as number) - (t[from] as number)));
+
+/** The report's lines; the verdict is whether every order of both chains was booked exactly once. */
+export function chainReport(setup: ChainBenchSetup, rounds: readonly PairedRound[], checks: readonly ExactlyOnce[]): { lines: string[]; ok: boolean } {
+  const apps = rounds.map((r) => r.app);
+  const bares = rounds.map((r) => r.bare);
+  const ratios = rounds.map((r) => ordersPerSecond(r.app) / ordersPerSecond(r.bare));
+  const endToEnd = (halves: readonly ChainHalf[]) => latencies(halves, 'sentAt', 'bookedAt');
+  const row = (label: string, halves: readonly ChainHalf[]) =>
+    `  ${label.padEnd(34)} ${median(halves.map(ordersPerSecond)).toFixed(1).padStart(9)} ${String(percentile(endToEnd(halves), 50)).padStart(8)} ${String(percentile(endToEnd(halves), 99)).padStart(8)}`;
+  const lines = [
+    '',
+    'Chain: POST /api/orders -> outbox -> processOrder -> outbox -> topic -> requestShipment -> carrier',
+    `${setup.orders} orders x ${rounds.length} interleaved rounds, closed loop at the intake (${setup.concurrency} clients), Node ${process.version}; each chain in its own process, the stand-ins in the bench's`,
+    `  ${'chain'.padEnd(34)} ${'orders/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`,
+    row('app (local Functions host)', apps),
+    row('bare SDK chain', bares),
+    `  ${'ratio app / bare (paired, median)'.padEnd(34)} ${median(ratios).toFixed(2).padStart(8)}x`,
+    ...rounds.map((r, i) => `  round ${i + 1}: app ${ordersPerSecond(r.app).toFixed(1)} orders/s, bare ${ordersPerSecond(r.bare).toFixed(1)} orders/s (${(ratios[i] ?? 0).toFixed(2)}x)`),
+    '',
+    "Where the time goes (ms per order: the client's clock, the documents' timestamps, the broker's enqueued times)",
+    `  ${'stage'.padEnd(48)} ${'app p50'.padStart(8)} ${'app p99'.padStart(8)} ${'bare p50'.padStart(9)} ${'bare p99'.padStart(9)}`,
+    ...stages.map(([label, from, to]) => {
+      const [a, b] = [latencies(apps, from, to), latencies(bares, from, to)];
+      return `  ${label.padEnd(48)} ${String(percentile(a, 50)).padStart(8)} ${String(percentile(a, 99)).padStart(8)} ${String(percentile(b, 50)).padStart(9)} ${String(percentile(b, 99)).padStart(9)}`;
+    }),
+    '',
+    'Exactly once',
+  ];
+  const refusals = (halves: readonly ChainHalf[]) => halves.reduce((n, h) => n + Object.values(h.refused).reduce((m, v) => m + v, 0), 0);
+  let ok = true;
+  for (const check of checks) {
+    const refused = refusals(check.chain === 'app' ? apps : bares);
+    const good = check.notOnce.length === 0 && check.bookings === check.orders && refused === 0;
+    ok &&= good;
+    lines.push(`  ${good ? 'ok  ' : 'FAIL'} ${check.chain}: ${check.orders} orders, ${check.bookings} bookings at the carrier, ${check.notOnce.length} not booked exactly once, ${refused} requests not answered 202`);
+    lines.push(`       ${check.chain}: deliveries per order: processOrder ${(check.deliveries.processOrder / check.orders).toFixed(2)}, requestShipment ${(check.deliveries.requestShipment / check.orders).toFixed(2)}`);
+    for (const orderId of check.notOnce.slice(0, 10)) lines.push(`         ${orderId}`);
+  }
+  return { lines, ok };
+}
