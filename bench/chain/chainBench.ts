@@ -10,6 +10,7 @@ import type { Container } from '@azure/cosmos';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 import { localContainer, localDatabase, startLocalStack } from '../../dev/local/localStack.js';
 import type { LocalStack } from '../../dev/local/localStack.js';
+import { tallySince } from '../../dev/cosmos/requestTally.js';
 import { startChainProcess } from './chainProcess.js';
 import type { ChainProcess } from './chainProcess.js';
 import { chainReport } from './chainReport.js';
@@ -66,12 +67,14 @@ export async function runChainBench(argv: readonly string[]): Promise<boolean> {
     const half = async (chain: Chain, label: string, count: number): Promise<ChainHalf> => {
       const orderIds = Array.from({ length: count }, (_, i) => `${run}-${chain.name}-${label}-${i}`);
       chain.orderIds.push(...orderIds);
+      const before = chain.stack.cosmos.requests();
       const { sentAt, refused } = await submitOrders(chain.process.url, orderIds, options.concurrency);
       await waitForBookings(chain.stack.carrier, chain.orderIds.length, timeoutMs);
-      const timelines = await readTimelines(chain.container, sentAt, chain.deliveries, 30_000);
-      // What each chain does after its last booking (marks, the change feed's last pages) ends before the other starts.
+      // What each chain does after its last booking (marks, the change feed's last pages) ends before the other starts, and is counted.
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      return { timelines, refused };
+      const requests = tallySince(before, chain.stack.cosmos.requests());
+      const timelines = await readTimelines(chain.container, sentAt, chain.deliveries, 30_000);
+      return { timelines, refused, requests };
     };
     // Not measured: connections made, code compiled, the change feed's lease held, in both processes.
     for (const chain of chains) await half(chain, 'warm', Math.min(options.orders, 2 * options.concurrency));

@@ -1,9 +1,12 @@
+import type { RequestTally } from '../../dev/cosmos/requestTally.js';
 import type { OrderTimeline } from './chainRound.js';
 
 /** One chain's half of a round. */
 export interface ChainHalf {
   readonly timelines: readonly OrderTimeline[];
   readonly refused: Readonly<Record<string, number>>;
+  /** The requests its Cosmos DB stand-in received meanwhile (the chain's process only: the bench reads after counting). */
+  readonly requests: RequestTally;
 }
 
 export interface PairedRound {
@@ -61,6 +64,21 @@ export const median = (values: readonly number[]): number => {
 const latencies = (halves: readonly ChainHalf[], from: keyof OrderTimeline, to: keyof OrderTimeline) =>
   halves.flatMap((h) => h.timelines.map((t) => (t[to] as number) - (t[from] as number)));
 
+/** Requests per order by container and kind, the chains side by side, and their totals. */
+function requestRows(apps: readonly ChainHalf[], bares: readonly ChainHalf[]): string[] {
+  const perOrder = (halves: readonly ChainHalf[]) => {
+    const orders = halves.reduce((n, h) => n + h.timelines.length, 0);
+    const sums: Record<string, number> = {};
+    for (const h of halves) for (const [key, n] of Object.entries(h.requests)) sums[key] = (sums[key] ?? 0) + n;
+    return Object.fromEntries(Object.entries(sums).map(([key, n]) => [key, n / Math.max(1, orders)]));
+  };
+  const [app, bare] = [perOrder(apps), perOrder(bares)];
+  const keys = [...new Set([...Object.keys(app), ...Object.keys(bare)])].sort();
+  const total = (t: Record<string, number>) => Object.values(t).reduce((n, v) => n + v, 0);
+  const row = (label: string, a: number, b: number) => `  ${label.padEnd(48)} ${a.toFixed(2).padStart(8)} ${b.toFixed(2).padStart(9)}`;
+  return [`  ${''.padEnd(48)} ${'app'.padStart(8)} ${'bare'.padStart(9)}`, ...keys.map((key) => row(key, app[key] ?? 0, bare[key] ?? 0)), row('total', total(app), total(bare))];
+}
+
 /** The report's lines; the verdict is whether every order of both chains was booked exactly once. */
 export function chainReport(setup: ChainBenchSetup, rounds: readonly PairedRound[], checks: readonly ExactlyOnce[]): { lines: string[]; ok: boolean } {
   const apps = rounds.map((r) => r.app);
@@ -85,6 +103,9 @@ export function chainReport(setup: ChainBenchSetup, rounds: readonly PairedRound
       const [a, b] = [latencies(apps, from, to), latencies(bares, from, to)];
       return `  ${label.padEnd(48)} ${String(percentile(a, 50)).padStart(8)} ${String(percentile(a, 99)).padStart(8)} ${String(percentile(b, 50)).padStart(9)} ${String(percentile(b, 99)).padStart(9)}`;
     }),
+    '',
+    'Store requests per order (at the Cosmos DB stand-in: container, kind)',
+    ...requestRows(apps, bares),
     '',
     'Exactly once',
   ];

@@ -18,6 +18,9 @@ describe('npm run bench -- --chain (tiny)', () => {
     for (const stage of ['request -> accepted', 'accepted -> OrderPlaced enqueued', 'enqueued -> order stored', 'order stored -> OrderAccepted enqueued', 'enqueued -> booked', 'request -> order stored', 'request -> booked \\(end to end\\)']) {
       expect(output).toMatch(new RegExp(` {2}${stage}.* +-?\\d+ +-?\\d+ +-?\\d+ +-?\\d+\\n`));
     }
+    // Both chains make the same reads and writes per order; the app's outbox adds its change-feed reads.
+    expect(output).toMatch(/Store requests per order[^\n]*\n(.*\n)*? {2}orders batch +3\.00 +3\.00\n(.*\n)*? {2}orders read +7\.00 +7\.00\n/);
+    expect(output).toMatch(/ {2}orders change-feed +\d+\.\d\d +0\.00\n/);
     for (const chain of ['app', 'bare']) {
       expect(output).toContain(`  ok   ${chain}: 40 orders, 40 bookings at the carrier, 0 not booked exactly once, 0 requests not answered 202`);
       expect(output).toMatch(new RegExp(`${chain}: deliveries per order: processOrder \\d\\.\\d\\d, requestShipment \\d\\.\\d\\d`));

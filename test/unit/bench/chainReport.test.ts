@@ -5,7 +5,7 @@ import { recordDelivery } from '../../../bench/chain/chainRound.js';
 import type { OrderDeliveries, OrderTimeline } from '../../../bench/chain/chainRound.js';
 
 const timeline = (orderId: string, sentAt: number, bookedAt: number): OrderTimeline => ({ orderId, sentAt, acceptedAt: sentAt + 10, placedEnqueuedAt: sentAt + 20, storedAt: sentAt + 30, acceptedEnqueuedAt: sentAt + 40, bookedAt });
-const half = (timelines: readonly OrderTimeline[], refused: Record<string, number> = {}): ChainHalf => ({ timelines, refused });
+const half = (timelines: readonly OrderTimeline[], refused: Record<string, number> = {}, requests: Record<string, number> = {}): ChainHalf => ({ timelines, refused, requests });
 const once = (chain: 'app' | 'bare', notOnce: string[] = [], bookings = 2): ExactlyOnce => ({ chain, orders: 2, bookings, notOnce, deliveries: { processOrder: 2, requestShipment: 3 } });
 
 describe('chainReport', () => {
@@ -32,7 +32,12 @@ describe('chainReport', () => {
   });
 
   describe('the report', () => {
-    const rounds = [{ app: half([timeline('a', 0, 1_000), timeline('b', 0, 2_000)]), bare: half([timeline('c', 0, 500), timeline('d', 0, 1_000)]) }];
+    const rounds = [
+      {
+        app: half([timeline('a', 0, 1_000), timeline('b', 0, 2_000)], {}, { 'orders read': 8, 'orders change-feed': 3, 'leases replace': 1 }),
+        bare: half([timeline('c', 0, 500), timeline('d', 0, 1_000)], {}, { 'orders read': 6 }),
+      },
+    ];
     const setup = { orders: 2, rounds: 1, concurrency: 4 };
 
     it('prints the paired ratio, the percentiles and the deliveries per order, and passes when every order was booked once', () => {
@@ -44,6 +49,7 @@ describe('chainReport', () => {
       expect(text).toMatch(/ratio app \/ bare \(paired, median\) +0\.50x/);
       expect(text).toMatch(/enqueued -> booked \(requestShipment\) +960 +1960 +460 +960/);
       expect(text).toContain('app: deliveries per order: processOrder 1.00, requestShipment 1.50');
+      expect(text).toMatch(/leases replace +0\.50 +0\.00\n +orders change-feed +1\.50 +0\.00\n +orders read +4\.00 +3\.00\n +total +6\.00 +3\.00/);
     });
 
     it('fails when an order was not booked exactly once, when the carrier booked more, or when a request was refused', () => {
