@@ -7,12 +7,33 @@ import '../../dev/host/functionsCore.js'; // before the app loads: the worker's 
 import { readHostJson } from '../../dev/host/hostSettings.js';
 import { loadFunctionApp } from '../../dev/host/loadFunctionApp.js';
 import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
-import { deliveryLine, readyLine } from './chainProcess.js';
+import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
+import { deliveryLine, publishLine, readyLine } from './chainProcess.js';
+
+/**
+ * The outbox publisher's handler, timed: what each change-feed page holds and how long the publisher
+ * takes over it. The host reads the feed and invokes one page at a time per lease, so the time summed
+ * over a stretch says how busy that single loop was.
+ */
+function timedPublisher(fn: RegisteredFunction): RegisteredFunction {
+  if (fn.metadata.name !== 'publishOutbox') return fn;
+  const callback = async (...args: unknown[]) => {
+    const documents = Array.isArray(args[0]) ? (args[0] as Record<string, unknown>[]) : [];
+    const startedAt = performance.now();
+    try {
+      return await fn.callback(...args);
+    } finally {
+      const entries = documents.filter((d) => d.docType === 'outbox' && d.state === 'pending').length;
+      process.stdout.write(publishLine({ documents: documents.length, entries, ms: performance.now() - startedAt }));
+    }
+  };
+  return { ...fn, callback };
+}
 
 async function main(): Promise<void> {
   const appRoot = join(__dirname, '..', '..');
   const settings = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => typeof e[1] === 'string'));
-  const host = startLocalFunctionsHost(loadFunctionApp(appRoot), {
+  const host = startLocalFunctionsHost(loadFunctionApp(appRoot).map(timedPublisher), {
     settings,
     host: readHostJson(appRoot),
     http: { port: 0 },

@@ -15,8 +15,8 @@ import { startChainProcess } from './chainProcess.js';
 import type { ChainProcess } from './chainProcess.js';
 import { chainReport } from './chainReport.js';
 import type { ChainHalf, ExactlyOnce, PairedRound } from './chainReport.js';
-import { readTimelines, recordDelivery, submitOrders, waitForBookings } from './chainRound.js';
-import type { OrderDeliveries } from './chainRound.js';
+import { emptyPublisherTally, readTimelines, recordDelivery, recordPublish, submitOrders, waitForBookings } from './chainRound.js';
+import type { OrderDeliveries, PublisherTally } from './chainRound.js';
 
 const appRoot = join(__dirname, '..', '..');
 
@@ -43,6 +43,7 @@ interface Chain {
   readonly container: Container;
   readonly orderIds: string[];
   readonly deliveries: Map<string, OrderDeliveries>;
+  readonly publisher: PublisherTally;
 }
 
 export async function runChainBench(argv: readonly string[]): Promise<boolean> {
@@ -58,23 +59,28 @@ export async function runChainBench(argv: readonly string[]): Promise<boolean> {
       const client = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
       cosmos.push(client);
       const deliveries = new Map<string, OrderDeliveries>();
-      const started = await startChainProcess(script, stack.settings, 120_000, (line) => recordDelivery(deliveries, line)).catch(async (error: unknown) => {
+      const publisher = emptyPublisherTally();
+      const started = await startChainProcess(script, stack.settings, 120_000, (line) => (line.chain === 'delivery' ? recordDelivery(deliveries, line) : recordPublish(publisher, line))).catch(async (error: unknown) => {
         await stack.close();
         throw error;
       });
-      chains.push({ name, stack, process: started, container: client.database(localDatabase).container(localContainer), orderIds: [], deliveries });
+      chains.push({ name, stack, process: started, container: client.database(localDatabase).container(localContainer), orderIds: [], deliveries, publisher });
     }
     const half = async (chain: Chain, label: string, count: number): Promise<ChainHalf> => {
       const orderIds = Array.from({ length: count }, (_, i) => `${run}-${chain.name}-${label}-${i}`);
       chain.orderIds.push(...orderIds);
-      const before = chain.stack.cosmos.requests();
+      const before = { requests: chain.stack.cosmos.requests(), publisher: { ...chain.publisher }, chainCpuMs: chain.process.cpuMs(), benchCpu: process.cpuUsage(), at: performance.now() };
       const { sentAt, refused } = await submitOrders(chain.process.url, orderIds, options.concurrency);
       await waitForBookings(chain.stack.carrier, chain.orderIds.length, timeoutMs);
+      const wallMs = performance.now() - before.at;
       // What each chain does after its last booking (marks, the change feed's last pages) ends before the other starts, and is counted.
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      const requests = tallySince(before, chain.stack.cosmos.requests());
+      const requests = tallySince(before.requests, chain.stack.cosmos.requests());
+      const benchCpu = process.cpuUsage(before.benchCpu);
+      const cpu = { chainMs: (chain.process.cpuMs() ?? Number.NaN) - (before.chainCpuMs ?? Number.NaN), benchMs: (benchCpu.user + benchCpu.system) / 1000, wallMs };
+      const publisher = { invocations: chain.publisher.invocations - before.publisher.invocations, documents: chain.publisher.documents - before.publisher.documents, entries: chain.publisher.entries - before.publisher.entries, busyMs: chain.publisher.busyMs - before.publisher.busyMs };
       const timelines = await readTimelines(chain.container, sentAt, chain.deliveries, 30_000);
-      return { timelines, refused, requests };
+      return { timelines, refused, requests, cpu, publisher };
     };
     // Not measured: connections made, code compiled, the change feed's lease held, in both processes.
     for (const chain of chains) await half(chain, 'warm', Math.min(options.orders, 2 * options.concurrency));

@@ -1,5 +1,5 @@
 import type { RequestTally } from '../../dev/cosmos/requestTally.js';
-import type { OrderTimeline } from './chainRound.js';
+import type { OrderTimeline, PublisherTally } from './chainRound.js';
 
 /** One chain's half of a round. */
 export interface ChainHalf {
@@ -7,6 +7,12 @@ export interface ChainHalf {
   readonly refused: Readonly<Record<string, number>>;
   /** The requests its Cosmos DB stand-in received meanwhile (the chain's process only: the bench reads after counting). */
   readonly requests: RequestTally;
+  /**
+   * CPU used by the chain's process and by the bench's (the stand-ins and the clients), and the wall
+   * time, from the first request to the last booking; the CPU counts the settling pause after it too.
+   */
+  readonly cpu: { readonly chainMs: number; readonly benchMs: number; readonly wallMs: number };
+  readonly publisher: PublisherTally;
 }
 
 export interface PairedRound {
@@ -79,6 +85,24 @@ function requestRows(apps: readonly ChainHalf[], bares: readonly ChainHalf[]): s
   return [`  ${''.padEnd(48)} ${'app'.padStart(8)} ${'bare'.padStart(9)}`, ...keys.map((key) => row(key, app[key] ?? 0, bare[key] ?? 0)), row('total', total(app), total(bare))];
 }
 
+function cpuRows(apps: readonly ChainHalf[], bares: readonly ChainHalf[]): string[] {
+  const orders = (halves: readonly ChainHalf[]) => Math.max(1, halves.reduce((n, h) => n + h.timelines.length, 0));
+  const sum = (halves: readonly ChainHalf[], value: (h: ChainHalf) => number) => halves.reduce((n, h) => n + value(h), 0);
+  const perOrder = (halves: readonly ChainHalf[], value: (h: ChainHalf) => number) => sum(halves, value) / orders(halves);
+  const busy = (halves: readonly ChainHalf[], value: (h: ChainHalf) => number) => `${((100 * sum(halves, value)) / Math.max(1, sum(halves, (h) => h.cpu.wallMs))).toFixed(0)} %`;
+  const row = (label: string, app: string, bare: string) => `  ${label.padEnd(48)} ${app.padStart(14)} ${bare.padStart(14)}`;
+  const both = (value: (h: ChainHalf) => number) => [apps, bares].map((halves) => `${perOrder(halves, value).toFixed(2)} (${busy(halves, value)})`) as [string, string];
+  const invocations = sum(apps, (h) => h.publisher.invocations);
+  return [
+    row('', 'app', 'bare'),
+    row('chain process CPU (busy)', ...both((h) => h.cpu.chainMs)),
+    row('bench process CPU: stand-ins, clients (busy)', ...both((h) => h.cpu.benchMs)),
+    row('outbox publisher time (busy)', ...both((h) => h.publisher.busyMs)),
+    row('publisher invocations per order', (invocations / orders(apps)).toFixed(2), '-'),
+    row('change-feed documents, entries per invocation', `${(sum(apps, (h) => h.publisher.documents) / Math.max(1, invocations)).toFixed(1)}, ${(sum(apps, (h) => h.publisher.entries) / Math.max(1, invocations)).toFixed(1)}`, '-'),
+  ];
+}
+
 /** The report's lines; the verdict is whether every order of both chains was booked exactly once. */
 export function chainReport(setup: ChainBenchSetup, rounds: readonly PairedRound[], checks: readonly ExactlyOnce[]): { lines: string[]; ok: boolean } {
   const apps = rounds.map((r) => r.app);
@@ -106,6 +130,9 @@ export function chainReport(setup: ChainBenchSetup, rounds: readonly PairedRound
     '',
     'Store requests per order (at the Cosmos DB stand-in: container, kind)',
     ...requestRows(apps, bares),
+    '',
+    'CPU and the outbox publisher (ms per order; busy: share of the time from first request to last booking)',
+    ...cpuRows(apps, bares),
     '',
     'Exactly once',
   ];

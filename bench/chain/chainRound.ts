@@ -1,6 +1,6 @@
 import type { Container } from '@azure/cosmos';
 import type { CarrierStandIn } from '../../dev/carrier/carrierStandIn.js';
-import type { DeliveryLine } from './chainProcess.js';
+import type { DeliveryLine, PublishLine } from './chainProcess.js';
 
 /** What the receiving processes reported of one order's messages. */
 export interface OrderDeliveries {
@@ -9,6 +9,23 @@ export interface OrderDeliveries {
   acceptedEnqueuedAt?: number;
   processOrder: number;
   requestShipment: number;
+}
+
+/** What the app's outbox publisher did over a stretch of the run (all zero for the bare chain, which has none). */
+export interface PublisherTally {
+  invocations: number;
+  documents: number;
+  entries: number;
+  busyMs: number;
+}
+
+export const emptyPublisherTally = (): PublisherTally => ({ invocations: 0, documents: 0, entries: 0, busyMs: 0 });
+
+export function recordPublish(tally: PublisherTally, line: PublishLine): void {
+  tally.invocations += 1;
+  tally.documents += line.documents;
+  tally.entries += line.entries;
+  tally.busyMs += line.ms;
 }
 
 export function recordDelivery(deliveries: Map<string, OrderDeliveries>, line: DeliveryLine): void {
