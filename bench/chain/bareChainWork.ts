@@ -41,7 +41,7 @@ async function batch(container: Container, partitionKey: string, operations: Ope
   return response.result.map((r) => r.eTag ?? '');
 }
 
-function outboxEntry(orderId: string, id: string, eventType: string, destination: string, body: unknown, messageId: string, createdAt: string) {
+function outboxEntry(orderId: string, id: string, eventType: string, destination: string, body: unknown, messageId: string, createdAt: string, causationMessageId?: string) {
   const message = {
     messageId,
     subject: eventType,
@@ -50,7 +50,7 @@ function outboxEntry(orderId: string, id: string, eventType: string, destination
     sessionId: orderId,
     applicationProperties: { 'cloudEvents:specversion': '1.0', 'cloudEvents:id': messageId, 'cloudEvents:source': source, 'cloudEvents:type': eventType, 'cloudEvents:time': createdAt, 'cloudEvents:subject': orderId },
   };
-  return { id, orderId, docType: 'outbox', eventType, destination, message, createdAt, state: 'pending', publishedAt: null as string | null };
+  return { id, orderId, docType: 'outbox', eventType, destination, message, ...(causationMessageId ? { causationMessageId } : {}), createdAt, state: 'pending', publishedAt: null as string | null };
 }
 
 /** What the app's publisher does for one entry: send, then mark it published under the batch's etag. */
@@ -91,10 +91,10 @@ export async function bareProcessOrder(ctx: BareChainContext, order: BareOrder, 
   const total = order.lines.reduce((sum, line) => sum + line.quantity * line.unitPrice, 0);
   const document = { id: order.orderId, ...order, docType: 'order', total, status: 'Accepted', statusVersion: 0, amountPaid: 0, paymentCount: 0, claimedPaymentCount: 0, messageId, dedupKey: messageId, fingerprint: sha256(JSON.stringify(order)), processedAt };
   const event = { orderId: order.orderId, customerId: order.customerId, currency: order.currency, total, placedAt: order.placedAt };
-  const entry = outboxEntry(order.orderId, `outbox|OrderAccepted|${order.orderId}`, 'OrderAccepted', 'order-events', event, `outbox|OrderAccepted|${order.orderId}`, processedAt);
+  const entry = outboxEntry(order.orderId, `outbox|OrderAccepted|${order.orderId}`, 'OrderAccepted', 'order-events', event, `outbox|OrderAccepted|${order.orderId}`, processedAt, messageId);
   const gate = { id: `parking-lot|${order.orderId}`, orderId: order.orderId, docType: 'parking-lot', state: 'closed', changedAt: processedAt, ttl: keyTtlSeconds };
-  const [, entryEtag] = await batch(ctx.container, order.orderId, creates(document, { ...entry, causationMessageId: messageId }, gate));
-  await publish(ctx, ctx.orderEvents, { ...entry, causationMessageId: messageId } as ReturnType<typeof outboxEntry>, entryEtag ?? '');
+  const [, entryEtag] = await batch(ctx.container, order.orderId, creates(document, entry, gate));
+  await publish(ctx, ctx.orderEvents, entry, entryEtag ?? '');
 }
 
 /**

@@ -67,6 +67,9 @@ export const median = (values: readonly number[]): number => {
   return sorted.length === 0 ? 0 : sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 };
 
+const latencyRatio = (apps: readonly ChainHalf[], bares: readonly ChainHalf[], p: number) =>
+  (percentile(latencies(apps, 'sentAt', 'bookedAt'), p) / Math.max(1, percentile(latencies(bares, 'sentAt', 'bookedAt'), p))).toFixed(2);
+
 const latencies = (halves: readonly ChainHalf[], from: keyof OrderTimeline, to: keyof OrderTimeline) =>
   halves.flatMap((h) => h.timelines.map((t) => (t[to] as number) - (t[from] as number)));
 
@@ -119,6 +122,7 @@ export function chainReport(setup: ChainBenchSetup, rounds: readonly PairedRound
     row('app (local Functions host)', apps),
     row('bare SDK chain', bares),
     `  ${'ratio app / bare (paired, median)'.padEnd(34)} ${median(ratios).toFixed(2).padStart(8)}x`,
+    `  latency app / bare: p50 ${latencyRatio(apps, bares, 50)}x, p99 ${latencyRatio(apps, bares, 99)}x`,
     ...rounds.map((r, i) => `  round ${i + 1}: app ${ordersPerSecond(r.app).toFixed(1)} orders/s, bare ${ordersPerSecond(r.bare).toFixed(1)} orders/s (${(ratios[i] ?? 0).toFixed(2)}x)`),
     '',
     "Where the time goes (ms per order: the client's clock, the documents' timestamps, the broker's enqueued times)",

@@ -14,7 +14,7 @@ describe('npm run bench -- --chain (tiny)', () => {
     const output = `${run.stdout}\n${run.stderr}`;
     expect(output).toMatch(/20 orders x 1 interleaved rounds, closed loop at the intake \(16 clients\)/);
     expect(output).toMatch(/ {2}app \(local Functions host\) +\d+\.\d +\d+ +\d+\n {2}bare SDK chain +\d+\.\d +\d+ +\d+\n/);
-    expect(output).toMatch(/ratio app \/ bare \(paired, median\) +\d+\.\d\dx\n {2}round 1: app \d+\.\d orders\/s, bare \d+\.\d orders\/s \(\d+\.\d\dx\)/);
+    expect(output).toMatch(/ratio app \/ bare \(paired, median\) +\d+\.\d\dx\n {2}latency app \/ bare: p50 \d+\.\d\dx, p99 \d+\.\d\dx\n {2}round 1: app \d+\.\d orders\/s, bare \d+\.\d orders\/s \(\d+\.\d\dx\)/);
     for (const stage of ['request -> accepted', 'accepted -> OrderPlaced enqueued', 'enqueued -> order stored', 'order stored -> OrderAccepted enqueued', 'enqueued -> booked', 'request -> order stored', 'request -> booked \\(end to end\\)']) {
       expect(output).toMatch(new RegExp(` {2}${stage}.* +-?\\d+ +-?\\d+ +-?\\d+ +-?\\d+\\n`));
     }

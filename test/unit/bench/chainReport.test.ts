@@ -47,7 +47,7 @@ describe('chainReport', () => {
       expect(ok).toBe(true);
       expect(text).toMatch(/app \(local Functions host\) +1\.0 +1000 +2000/);
       expect(text).toMatch(/bare SDK chain +2\.0 +500 +1000/);
-      expect(text).toMatch(/ratio app \/ bare \(paired, median\) +0\.50x/);
+      expect(text).toMatch(/ratio app \/ bare \(paired, median\) +0\.50x\n {2}latency app \/ bare: p50 2\.00x, p99 2\.00x\n/);
       expect(text).toMatch(/enqueued -> booked \(requestShipment\) +960 +1960 +460 +960/);
       expect(text).toContain('app: deliveries per order: processOrder 1.00, requestShipment 1.50');
       expect(text).toMatch(/chain process CPU \(busy\) +15\.00 \(30 %\) +5\.00 \(20 %\)\n +bench process CPU: stand-ins, clients \(busy\) +10\.00 \(20 %\) +20\.00 \(80 %\)\n +outbox publisher time \(busy\) +25\.00 \(50 %\) +0\.00 \(0 %\)/);
