@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { chainReport, median, ordersPerSecond, percentile } from '../../../bench/chain/chainReport.js';
-import type { ChainHalf, ExactlyOnce } from '../../../bench/chain/chainReport.js';
-import { recordDelivery } from '../../../bench/chain/chainRound.js';
-import type { OrderDeliveries, OrderTimeline } from '../../../bench/chain/chainRound.js';
+import { chainReport, median, ordersPerSecond, percentile } from '../../../bench/chainReport.js';
+import type { ChainHalf, ExactlyOnce } from '../../../bench/chainReport.js';
+import { recordDelivery } from '../../../bench/chainRound.js';
+import type { OrderDeliveries, OrderTimeline } from '../../../bench/chainRound.js';
 
 const timeline = (orderId: string, sentAt: number, bookedAt: number): OrderTimeline => ({ orderId, sentAt, acceptedAt: sentAt + 10, placedEnqueuedAt: sentAt + 20, storedAt: sentAt + 30, acceptedEnqueuedAt: sentAt + 40, bookedAt });
 const noPublisher = { invocations: 0, documents: 0, entries: 0, busyMs: 0 };

@@ -56,7 +56,7 @@ export function processCpuMs(pid: number | undefined): number | undefined {
 }
 
 /**
- * Starts `bench/chain/<script>` with node and tsx as a loader (no wrapper process, so the stop below
+ * Starts `bench/<script>` with node and tsx as a loader (no wrapper process, so the stop below
  * reaches the process itself), with only PATH, HOME and the stack's settings in its environment, and
  * waits for its ready line. Its delivery and publish lines go to `onLine`; anything else it prints, to this process's stderr.
  */

@@ -7,10 +7,10 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Container } from '@azure/cosmos';
-import { createCosmosClient } from '../../src/cosmos/index.js';
-import { localContainer, localDatabase, startLocalStack } from '../../dev/local/localStack.js';
-import type { LocalStack } from '../../dev/local/localStack.js';
-import { tallySince } from '../../dev/cosmos/requestTally.js';
+import { createCosmosClient } from '../src/cosmos/index.js';
+import { localContainer, localDatabase, startLocalStack } from '../dev/local/localStack.js';
+import type { LocalStack } from '../dev/local/localStack.js';
+import { tallySince } from '../dev/cosmos/requestTally.js';
 import { startChainProcess } from './chainProcess.js';
 import type { ChainProcess } from './chainProcess.js';
 import { chainReport } from './chainReport.js';
@@ -18,7 +18,7 @@ import type { ChainHalf, ExactlyOnce, PairedRound } from './chainReport.js';
 import { emptyPublisherTally, readTimelines, recordDelivery, recordPublish, submitOrders, waitForBookings } from './chainRound.js';
 import type { OrderDeliveries, PublisherTally } from './chainRound.js';
 
-const appRoot = join(__dirname, '..', '..');
+const appRoot = join(__dirname, '..');
 
 const wholeNumber = (min: number, max: number) => (value: string) => {
   const n = Number(value);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { CosmosClient } from '@azure/cosmos';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
-import { readHostJson } from '../../dev/host/hostSettings.js';
+import { readHostJson } from '../dev/host/hostSettings.js';
 import { bareIntake, bareProcessOrder, bareRequestShipment } from './bareChainWork.js';
 import type { BareChainContext, BareOrder } from './bareChainWork.js';
 import { deliveryLine, readyLine } from './chainProcess.js';
@@ -23,7 +23,7 @@ const setting = (name: string): string => {
 };
 
 async function main(): Promise<void> {
-  const host = readHostJson(join(__dirname, '..', '..'));
+  const host = readHostJson(join(__dirname, '..'));
   const cosmos = new CosmosClient({
     endpoint: setting('COSMOS_ENDPOINT'),
     key: setting('COSMOS_KEY'),
