@@ -31,6 +31,8 @@ import type { ScopedPrincipals } from './scopedPrincipals.js';
 import { needsValidation, validateWrite } from './requestValidation.js';
 import { keepSystemPartitionKeyAsWritten } from './systemPartitionKey.js';
 import { purgeAllExpired, purgeExpired, trackTimeToLive } from './timeToLive.js';
+import { tallyKey } from './requestTally.js';
+import type { RequestTally } from './requestTally.js';
 
 /** The official emulator's published key: one local.settings.json serves the emulator and the stand-in. */
 export const emulatorWellKnownKey = 'C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==';
@@ -43,6 +45,8 @@ export interface CosmosStandIn {
   clearFaults(): void;
   /** How many requests the rules injected so far have hit: refused unapplied, or applied with the answer lost. */
   firedFaults(): { readonly refused: number; readonly answerLost: number };
+  /** Every request received so far, by container and kind (requestTally.ts): what a workload costs in round trips. */
+  requests(): RequestTally;
   close(): Promise<void>;
 }
 
@@ -96,6 +100,7 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
   const live: { account?: Account } = {};
   const faults: ActiveFault[] = [];
   const fired = { refused: 0, answerLost: 0 };
+  const tally: Record<string, number> = {};
   const offers = new OfferBook();
   const server: Server = createServer(
     {
@@ -110,6 +115,8 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
         void controlFaults(faults, req, res);
         return;
       }
+      const key = tallyKey(req);
+      tally[key] = (tally[key] ?? 0) + 1;
       if (refuseOutOfScope(options.scopedPrincipals, 'stand-in', req, res)) return;
       const fault = takeFault(faults, req, options.random ?? Math.random);
       if (fault?.afterApplying) loseAnswerAfterApplying(req, res, fault.statusCode);
@@ -142,6 +149,7 @@ export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Pr
       refused: fired.refused + faults.filter((f) => !f.rule.afterApplying).reduce((n, f) => n + (f.rule.times - f.remaining), 0),
       answerLost: fired.answerLost + faults.filter((f) => f.rule.afterApplying).reduce((n, f) => n + (f.rule.times - f.remaining), 0),
     }),
+    requests: () => ({ ...tally }),
     close: () => closeServer(server),
   };
 }
