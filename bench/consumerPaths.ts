@@ -6,7 +6,6 @@
 // With COSMOS_ENDPOINT (and COSMOS_KEY, or an Entra ID login) it runs against that account instead,
 // in a database of its own, and reports the charges the account answers with.
 // `-- --preload 10x` adds a container holding ten times the documents and times each path on it too.
-import type { Container } from '@azure/cosmos';
 import { MeteringDocumentStore } from '../dev/store/meteringDocumentStore.js';
 import { InMemoryDocumentStore } from '../src/idempotency/index.js';
 import { CosmosDocumentStore } from '../src/cosmos/index.js';
@@ -17,10 +16,11 @@ import { concurrency, consumerScenarios, createBenchConsumer, placeOrders, runAl
 import type { ConsumerScenario, Deliver } from './consumerScenarios.js';
 import { costPerMessage, renderCostTable } from './costTable.js';
 import type { PathCost } from './costTable.js';
-import { countDocuments, preloadFactorFrom, preloadOrders } from './preload.js';
+import { preloadFactorFrom, preloadOrders } from './preload.js';
 
 const messagesPerRound = Number(process.env.BENCH_MESSAGES ?? 600);
 const rounds = 3;
+const maxPreloadedDocuments = 500_000;
 
 interface Target {
   readonly store: MeteringDocumentStore;
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
     const costs = [...entries.values()].map((e) => e.cost!);
     console.log(`\nDocuments, bytes (JSON body, without Cosmos DB's system properties) and request units per message, ${account.source === 'model' ? "from Microsoft's published charges (dev/store/requestUnitModel.ts): the stand-in answers 1 RU for everything" : 'as the account charged them (x-ms-request-charge)'}:`);
     console.log(renderCostTable(costs, account.source));
-    if (preloaded) await printPreloaded(entries, [container, preloaded.container]);
+    if (preloaded) printPreloaded(entries, preloaded);
   } finally {
     await account.close();
   }
@@ -80,11 +80,20 @@ function targetOn(store: CosmosDocumentStore): Target {
   return { store: metering, scenarios: consumerScenarios(createBenchConsumer(metering)) };
 }
 
-async function preloadedTarget(account: BenchAccount, factor: number): Promise<Target & { readonly container: Container }> {
+interface Preloaded extends Target {
+  readonly documents: number;
+  readonly beside: number;
+}
+
+async function preloadedTarget(account: BenchAccount, factor: number): Promise<Preloaded> {
+  const beside = await documentsTheRunLeaves();
+  if (factor * beside > maxPreloadedDocuments) {
+    throw new Error(`--preload ${factor}x would load ${(factor * beside).toLocaleString('en-US')} documents (at most ${maxPreloadedDocuments.toLocaleString('en-US')}: the stand-in holds about 1.3 KB of heap per document); lower BENCH_MESSAGES (100 loads about 240,000) or the factor`);
+  }
   const container = await account.createContainer('orders-preloaded');
-  const loaded = await preloadOrders(container, factor * (await documentsTheRunLeaves()));
-  process.stderr.write(`preloaded ${loaded.toLocaleString('en-US')} documents (${factor}x what this run leaves in the first container)\n`);
-  return { ...targetOn(new CosmosDocumentStore(container)), container };
+  const documents = await preloadOrders(container, factor * beside);
+  process.stderr.write(`preloaded ${documents.toLocaleString('en-US')} documents, ${factor}x what this run leaves in the first container\n`);
+  return { ...targetOn(new CosmosDocumentStore(container)), documents, beside };
 }
 
 /** One message of each path, prepared and delivered, in memory: the documents one message per path leaves, times the run (and its bare loops). */
@@ -111,10 +120,10 @@ function printRates(entries: ReadonlyMap<string, Entry>, label: string): void {
   }
 }
 
-async function printPreloaded(entries: ReadonlyMap<string, Entry>, containers: readonly Container[]): Promise<void> {
-  const [plain, loaded] = await Promise.all(containers.map(countDocuments));
-  const count = (n: number | undefined) => (n === undefined ? 'unknown' : n.toLocaleString('en-US'));
-  console.log(`\nThe same paths on a container holding ${count(loaded)} documents beside one holding ${count(plain)}${plain && loaded ? ` (${(loaded / plain).toFixed(1)}x)` : ''}, rounds interleaved:`);
+function printPreloaded(entries: ReadonlyMap<string, Entry>, preloaded: Preloaded): void {
+  // The count beside is what one message per path leaves in memory, times the run: an estimate, not a count.
+  console.log(`
+The same paths on a container preloaded with ${preloaded.documents.toLocaleString('en-US')} documents (about ${(preloaded.documents / preloaded.beside).toFixed(0)}x the ~${preloaded.beside.toLocaleString('en-US')} the run leaves in the first), rounds interleaved:`);
   console.log(`${'path'.padEnd(38)} ${'msg/s'.padStart(8)} ${'msg/s preloaded'.padStart(16)} ${'ratio'.padStart(6)} ${'RU/msg'.padStart(7)} ${'RU/msg preloaded'.padStart(17)}`);
   for (const [name, entry] of entries) {
     const [plainRate, loadedRate] = [median(entry.project), median(entry.preloaded)];

@@ -27,14 +27,3 @@ export async function preloadOrders(container: Container, documents: number): Pr
   });
   return orderIds.length * documentsPerOrder;
 }
-
-/** How many documents the container holds (a cross-partition count: for the printout only). */
-export async function countDocuments(container: Container): Promise<number | undefined> {
-  try {
-    const { resources } = await container.items.query<number>('SELECT VALUE COUNT(1) FROM c').fetchAll();
-    return resources.reduce((sum, n) => sum + n, 0);
-  } catch (error) {
-    process.stderr.write(`could not count the documents of ${container.id}: ${(error as Error).message.split('\n')[0]}\n`);
-    return undefined;
-  }
-}

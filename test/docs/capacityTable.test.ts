@@ -1,0 +1,32 @@
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { consumerScenarios, createBenchConsumer } from '../../bench/consumerScenarios.js';
+import { measurePathCosts, renderCostSummary, renderCostTable } from '../../bench/costTable.js';
+import type { PathCost } from '../../bench/costTable.js';
+import { MeteringDocumentStore } from '../../dev/store/meteringDocumentStore.js';
+import { InMemoryDocumentStore } from '../../src/idempotency/index.js';
+
+// The table `npm run bench` prints, computed the same way without timing anything: each path once
+// over a few messages, its store calls counted and priced by the published model. The docs quote it.
+describe('the capacity table (docs/deployment.md, README.md)', () => {
+  let costs: PathCost[];
+  beforeAll(async () => {
+    const store = new MeteringDocumentStore(new InMemoryDocumentStore());
+    costs = await measurePathCosts(consumerScenarios(createBenchConsumer(store)), store, 3);
+  });
+
+  it('docs/deployment.md quotes the table the bench prints', () => {
+    expect(readFileSync('docs/deployment.md', 'utf8')).toContain(`${renderCostTable(costs, 'model')}\n`);
+  });
+
+  it("README.md's capacity line quotes its summary", () => {
+    expect(readFileSync('README.md', 'utf8')).toContain(renderCostSummary(costs));
+  });
+
+  it('prices every path, a first delivery above its redelivery', () => {
+    expect(costs.every((c) => c.trips >= 1 && c.requestUnits >= 1)).toBe(true);
+    const ru = (name: string) => costs.find((c) => c.name === name)!.requestUnits;
+    expect(ru('OrderPlaced, new')).toBeGreaterThan(ru('OrderPlaced, duplicate (redelivered)'));
+    expect(ru('conflict, first delivery')).toBeGreaterThan(ru('conflict, each redelivery'));
+  });
+});
