@@ -5,7 +5,8 @@
 // stand-in included), so absolute rates say little about Azure; the ratios are what this is for.
 // With COSMOS_ENDPOINT (and COSMOS_KEY, or an Entra ID login) it runs against that account instead,
 // in a database of its own, and reports the charges the account answers with.
-// `-- --preload 10x` adds a container holding ten times the documents and times each path on it too.
+// `-- --preload 10x` adds a container holding ten times the documents and times each path on it too;
+// `-- --costs` prints only the documents and request units table, untimed, in memory.
 import { MeteringDocumentStore } from '../dev/store/meteringDocumentStore.js';
 import { InMemoryDocumentStore } from '../src/idempotency/index.js';
 import { CosmosDocumentStore } from '../src/cosmos/index.js';
@@ -14,7 +15,7 @@ import { openBenchAccount } from './benchAccount.js';
 import type { BenchAccount } from './benchAccount.js';
 import { concurrency, consumerScenarios, createBenchConsumer, placeOrders, runAll } from './consumerScenarios.js';
 import type { ConsumerScenario, Deliver } from './consumerScenarios.js';
-import { costPerMessage, renderCostTable } from './costTable.js';
+import { costPerMessage, measurePathCosts, renderCostSummary, renderCostTable } from './costTable.js';
 import type { PathCost } from './costTable.js';
 import { preloadFactorFrom, preloadOrders } from './preload.js';
 
@@ -35,6 +36,7 @@ interface Entry {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--costs')) return printCostsOnly();
   const preloadFactor = preloadFactorFrom(process.argv.slice(2));
   const account = await openBenchAccount(process.env);
   try {
@@ -73,6 +75,13 @@ async function main(): Promise<void> {
   } finally {
     await account.close();
   }
+}
+
+/** `-- --costs`: the table docs/deployment.md quotes and README's summary of it, untimed and in memory, as the test computes them. */
+async function printCostsOnly(): Promise<void> {
+  const store = new MeteringDocumentStore(new InMemoryDocumentStore());
+  const costs = await measurePathCosts(consumerScenarios(createBenchConsumer(store)), store, 3);
+  console.log(`${renderCostTable(costs, 'model')}\n\n${renderCostSummary(costs)}`);
 }
 
 function targetOn(store: CosmosDocumentStore): Target {
