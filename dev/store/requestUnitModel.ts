@@ -77,11 +77,12 @@ function writeCharge(write: MeteredWrite): number {
   return 2 * sized + 2 * perIndexedTerm * changedTerms(write.previous, write.document);
 }
 
-/** Linear between the published steps, by the stored size in KB. */
+/** Linear between the published steps, by the stored size in KB; past the last (Cosmos DB stores at most 2 MB), its line goes on. */
 function bySizeStep(document: Json, column: 1 | 2): number {
   const kb = (bodyBytes(document) + systemPropertiesBytes) / 1024;
-  const upper = bySize.findIndex(([size]) => size >= kb);
-  if (upper <= 0) return upper === 0 ? bySize[0]![column] : bySize.at(-1)![column] * (kb / bySize.at(-1)![0]);
+  const found = bySize.findIndex(([size]) => size >= kb);
+  const upper = found < 0 ? bySize.length - 1 : found;
+  if (upper === 0) return bySize[0]![column];
   const [lowKb, lowRu] = [bySize[upper - 1]![0], bySize[upper - 1]![column]];
   const [highKb, highRu] = [bySize[upper]![0], bySize[upper]![column]];
   return lowRu + ((highRu - lowRu) * (kb - lowKb)) / (highKb - lowKb);
