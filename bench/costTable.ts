@@ -1,8 +1,10 @@
 // What each consumer path costs per message in documents, bytes and request units, and the one
 // rendering of it: the bench prints it and docs/deployment.md quotes it (test/docs/capacityTable.test.ts
 // keeps the two equal).
-import type { MeteringDocumentStore, StoreTally } from '../dev/store/meteringDocumentStore.js';
-import { runAll } from './consumerScenarios.js';
+import { MeteringDocumentStore } from '../dev/store/meteringDocumentStore.js';
+import type { StoreTally } from '../dev/store/meteringDocumentStore.js';
+import { InMemoryDocumentStore } from '../src/idempotency/index.js';
+import { consumerScenarios, createBenchConsumer, runAll, sequentialIds } from './consumerScenarios.js';
 import type { ConsumerScenario } from './consumerScenarios.js';
 
 export interface PathCost {
@@ -41,6 +43,12 @@ export async function measurePathCosts(scenarios: readonly ConsumerScenario[], s
     costs.push(costPerMessage(scenario.name, store.totals, messages));
   }
   return costs;
+}
+
+/** The table the docs quote: every path over 3 messages of fixed ids, in memory, priced by the model. */
+export async function publishedPathCosts(): Promise<PathCost[]> {
+  const store = new MeteringDocumentStore(new InMemoryDocumentStore());
+  return measurePathCosts(consumerScenarios(createBenchConsumer(store), sequentialIds()), store, 3);
 }
 
 export function renderCostTable(costs: readonly PathCost[], source: ChargeSource): string {
