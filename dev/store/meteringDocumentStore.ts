@@ -61,9 +61,11 @@ export class MeteringDocumentStore extends CountingDocumentStore {
     return result;
   }
 
+  /** Forgets the versions seen too, so a long bench holds only one run's: every flow reads what it replaces within the message. */
   override reset(): void {
     super.reset();
     this.tally = emptyTally();
+    this.lastSeen.clear();
   }
 
   private record(call: MeteredCall, moved: { read?: readonly Json[]; written?: readonly Json[] }): void {
