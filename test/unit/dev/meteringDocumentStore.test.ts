@@ -40,7 +40,8 @@ describe('MeteringDocumentStore', () => {
     await store.commit('o', [create(gate)]);
     const seen = await store.read<typeof gate>('o', 'gate');
     store.reset();
-    await store.commit('o', [replace({ ...gate, state: 'closed' }, seen!.etag)]);
-    expect(store.totals.modelRequestUnits).toBeCloseTo(requestUnitsOf({ kind: 'commit', writes: [{ kind: 'replace', document: { ...gate, state: 'closed' }, previous: undefined }], failedAt: undefined }), 5);
+    const closed = { ...gate, state: 'closed' };
+    await store.commit('o', [replace(closed, seen!.etag)]);
+    expect(store.totals.modelRequestUnits).toBeCloseTo(requestUnitsOf({ kind: 'commit', writes: [{ kind: 'replace', document: closed, previous: undefined }], failedAt: undefined }), 5);
   });
 });
