@@ -5,7 +5,8 @@ import readJson from '@vercel/cosmosdb-server/lib/json';
 import { parsePartitionKey } from '@vercel/cosmosdb-server/lib/utils/get-partition-from-header';
 
 interface QueryInternals {
-  _data: Map<string, { read(): Record<string, unknown> }>;
+  _data: Map<string, { read(): Record<string, unknown> | undefined }>;
+  _set(data: Record<string, unknown>): unknown;
   _getPartition(data: Record<string, unknown>): unknown;
   _getPartitionKeyPath(): string[];
   _getQuery(sql: string): { exec(data: unknown[], options: Record<string, unknown>): unknown };
@@ -43,9 +44,9 @@ export async function handlePartitionScopedQuery(
     const [only] = path;
     const partitionOf = path.length === 1 && only !== undefined ? (doc: Record<string, unknown>) => doc[only] : (doc: Record<string, unknown>) => documents._getPartition(doc);
     const data: Record<string, unknown>[] = [];
-    for (const item of scope === 'nothing' ? [] : documents._data.values()) {
-      const doc = item.read();
-      if (partitionOf(doc) === partition) data.push(doc);
+    for (const rid of scope === 'nothing' ? [] : ridsInPartition(documents, partitionOf, partition)) {
+      const doc = documents._data.get(rid)?.read();
+      if (doc && partitionOf(doc) === partition) data.push(doc);
     }
     const compositeIndexes = (collection.read() as { indexingPolicy?: { compositeIndexes?: unknown } }).indexingPolicy?.compositeIndexes ?? [];
     return documents._getQuery(body.query).exec(data, {
@@ -56,4 +57,38 @@ export async function handlePartitionScopedQuery(
       compositeIndexes,
     });
   });
+}
+
+const partitionIndexes = new WeakMap<QueryInternals, Map<unknown, Set<string>>>();
+
+/**
+ * The rids each logical partition has held, in the order the library keeps them (a replace moves a
+ * document to the end). Built once per collection, then kept by every write the library makes
+ * (they all go through `_set`), so a query reads its own partition, not the whole container: the
+ * bench's preloaded container (`--preload 10x`) would otherwise time the stand-in's scan. A rid may
+ * be stale (the document deleted, expired, or its batch rolled back and the rid reused elsewhere):
+ * the caller looks each one up and checks its partition.
+ */
+function ridsInPartition(documents: QueryInternals, partitionOf: (doc: Record<string, unknown>) => unknown, partition: unknown): Iterable<string> {
+  let index = partitionIndexes.get(documents);
+  if (!index) {
+    const built = new Map<unknown, Set<string>>();
+    const add = (doc: Record<string, unknown> | undefined) => {
+      if (!doc) return;
+      const key = partitionOf(doc);
+      const rids = built.get(key) ?? new Set<string>();
+      rids.delete(String(doc._rid));
+      built.set(key, rids.add(String(doc._rid)));
+    };
+    for (const item of documents._data.values()) add(item.read());
+    const set = documents._set.bind(documents);
+    documents._set = (doc) => {
+      const stored = set(doc);
+      add(doc);
+      return stored;
+    };
+    partitionIndexes.set(documents, built);
+    index = built;
+  }
+  return index.get(partition) ?? [];
 }
