@@ -10,6 +10,8 @@ export interface PublishContext {
   readonly now: () => Date;
   /** How long a published entry stays before it expires (it is history, not state). */
   readonly publishedTtlSeconds: number;
+  /** Marks in flight at once (OUTBOX_MARK_CONCURRENCY): each is its own replace, in its entry's partition. */
+  readonly markConcurrency: number;
 }
 
 export interface PublishResult {

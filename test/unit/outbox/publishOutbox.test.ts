@@ -278,7 +278,7 @@ describe('the publisher (composition root)', () => {
   it('reports a lag of 0 when nothing is pending', async () => {
     const log = new RecordingLog();
     const { publisher } = publisherWith(new InMemoryDocumentStore(), new ScriptedSender());
-    expect(await sweepOutbox({ store: new InMemoryDocumentStore(), sender: new ScriptedSender(), now, publishedTtlSeconds: 1 }, { minAgeSeconds: 60, maxItemsPerRun: 100 })).toMatchObject({ pending: 0 });
+    expect(await sweepOutbox({ store: new InMemoryDocumentStore(), sender: new ScriptedSender(), now, publishedTtlSeconds: 1, markConcurrency: 1 }, { minAgeSeconds: 60, maxItemsPerRun: 100 })).toMatchObject({ pending: 0 });
     await publisher.sweep(log);
     expect(log.lines).toContainEqual({ level: 'info', record: expect.objectContaining({ event: 'outbox-lag', pending: 0, oldestPendingAgeSeconds: 0 }) });
   });
