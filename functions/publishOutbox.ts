@@ -7,9 +7,10 @@ import { createOutboxPublisher } from '../src/outbox/index.js';
 const publisher = createOutboxPublisher(loadSettings());
 
 /**
- * Sends the pending outbox entries among the changed documents, then marks each published. A throw
- * (a destination that failed for now) makes the host retry the batch under the retry policy below;
- * once that is spent the host checkpoints and moves on, and `sweepOutbox` picks up what was left.
+ * Sends the pending outbox entries among the changed documents, then marks each published (up to
+ * OUTBOX_MARK_CONCURRENCY at once). A throw (a destination or a mark that failed for now) makes the
+ * host retry the batch under the retry policy below; once that is spent the host checkpoints and
+ * moves on, and `sweepOutbox` picks up what was left.
  */
 export async function publishOutbox(documents: unknown[], context: InvocationContext): Promise<void> {
   await publisher.publishChanges(documents as Record<string, unknown>[], context);

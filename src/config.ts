@@ -37,6 +37,7 @@ export const settingDefaults = {
   OUTBOX_SWEEP_SCHEDULE: '30 */1 * * * *',
   OUTBOX_SWEEP_MIN_AGE_SECONDS: 60,
   OUTBOX_LAG_ALERT_SECONDS: 300,
+  OUTBOX_MARK_CONCURRENCY: 16,
   FULFILMENT_SUBSCRIPTION_NAME: 'fulfilment',
   CARRIER_TIMEOUT_MS: 10_000,
   SHIPMENT_LEASE_SECONDS: 60,
@@ -102,6 +103,10 @@ function settingsSchema() {
     OUTBOX_SWEEP_SCHEDULE: z.string().trim().min(1).default(settingDefaults.OUTBOX_SWEEP_SCHEDULE),
     OUTBOX_SWEEP_MIN_AGE_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_SWEEP_MIN_AGE_SECONDS),
     OUTBOX_LAG_ALERT_SECONDS: wholeNumber(1, settingDefaults.OUTBOX_LAG_ALERT_SECONDS),
+    OUTBOX_MARK_CONCURRENCY: wholeNumber(1, settingDefaults.OUTBOX_MARK_CONCURRENCY).refine(
+      (n) => n <= 100,
+      'must be at most 100 (a change-feed page holds at most 100 documents; more marks in flight only make a bigger burst of request units)',
+    ),
     FULFILMENT_SUBSCRIPTION_NAME: z.string().trim().min(1).default(settingDefaults.FULFILMENT_SUBSCRIPTION_NAME),
     CARRIER_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s):// URL, the base of the carrier API (https://api.carrier.example/v1/)' }).optional(),
     CARRIER_API_KEY: optionalText.refine(
@@ -164,6 +169,8 @@ export interface Settings {
     readonly lagAlertSeconds: number;
     /** One page per sweep run, oldest first. */
     readonly sweepMaxItemsPerRun: number;
+    /** Marks (one replace each, in its entry's partition) a publisher has in flight at once. */
+    readonly markConcurrency: number;
   };
   readonly shipments: {
     readonly fulfilmentSubscriptionName: string;
@@ -297,6 +304,7 @@ function toSettings(s: z.infer<ReturnType<typeof settingsSchema>>): Settings {
       sweepMinAgeSeconds: s.OUTBOX_SWEEP_MIN_AGE_SECONDS,
       lagAlertSeconds: s.OUTBOX_LAG_ALERT_SECONDS,
       sweepMaxItemsPerRun: s.SWEEP_MAX_ITEMS_PER_RUN,
+      markConcurrency: s.OUTBOX_MARK_CONCURRENCY,
     },
     shipments: {
       fulfilmentSubscriptionName: s.FULFILMENT_SUBSCRIPTION_NAME,

@@ -41,6 +41,7 @@ export function createOutboxPublisher(settings: Settings, overrides: OutboxPubli
     sender,
     now: overrides.now ?? (() => new Date()),
     publishedTtlSeconds: settings.outbox.publishedTtlSeconds,
+    markConcurrency: settings.outbox.markConcurrency,
   };
   const outboxMetrics = new OutboxMetrics(overrides.meter ?? metrics.getMeter(meterName));
 

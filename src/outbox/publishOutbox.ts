@@ -3,6 +3,7 @@ import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
 import { TransientSendError } from './eventSender.js';
 import type { EventSender, SendOutcome } from './eventSender.js';
 import type { OutboxDocument } from './outboxDocument.js';
+import { settleBounded } from './settleBounded.js';
 
 export interface PublishContext {
   readonly store: DocumentStore;
@@ -10,6 +11,8 @@ export interface PublishContext {
   readonly now: () => Date;
   /** How long a published entry stays before it expires (it is history, not state). */
   readonly publishedTtlSeconds: number;
+  /** Marks in flight at once (OUTBOX_MARK_CONCURRENCY): each is its own replace, in its entry's partition. */
+  readonly markConcurrency: number;
 }
 
 export interface PublishResult {
@@ -41,39 +44,53 @@ export class TransientPublishError extends Error {
  * sending, a crash in between re-sends the same MessageId (duplicate detection drops it inside its
  * window; consumers deduplicate by key after it); marked before, a crash would lose the event. A
  * destination that fails for now leaves its entries pending and the others go on.
+ *
+ * Each destination gets one send, all of them at once; once every send has answered, the marks run,
+ * at most `markConcurrency` at once. A mark is a replace of its own entry in its own partition and
+ * depends on no other mark, so their order is free: a crash among them leaves some entries marked
+ * and some pending, as a crash between two sequential marks did, and the pending ones are sent
+ * again. The answer, or the throw, comes only once every send and mark has settled: an invocation
+ * that fails has no write of its own left in flight when its batch is retried.
  */
 export async function publishOutboxEntries(entries: readonly VersionedDocument<OutboxDocument>[], ctx: PublishContext): Promise<PublishResult> {
+  const groups = [...byDestination(entries)];
+  const sends = await settleBounded(groups, ctx.markConcurrency, ([destination, group]) => sendGroup(destination, group, ctx));
+  const transient: TransientSendError[] = [];
+  const toMark: SentEntry[] = [];
+  let unexpected: { readonly error: unknown } | undefined;
+  for (const send of sends) {
+    if (send.status === 'fulfilled') toMark.push(...send.value);
+    else if (send.reason instanceof TransientSendError) transient.push(send.reason);
+    else unexpected ??= { error: send.reason };
+  }
+  const marks = await settleBounded(toMark, ctx.markConcurrency, ({ entry, outcome }) => (outcome.kind === 'sent' ? markSent(entry, ctx) : markRefused(entry, outcome, ctx)));
   const published: OutboxDocument[] = [];
   const failed: OutboxDocument[] = [];
-  const transient: TransientSendError[] = [];
   const unmarked: TransientStoreError[] = [];
   let alreadyHandled = 0;
-  for (const [destination, group] of byDestination(entries)) {
-    let outcomes: readonly SendOutcome[];
-    try {
-      outcomes = await ctx.sender.send(destination, group.map((e) => e.document.message));
-    } catch (error) {
-      if (!(error instanceof TransientSendError)) throw error;
-      transient.push(error);
-      continue;
-    }
-    for (const [i, entry] of group.entries()) {
-      const outcome = outcomes[i];
-      if (!outcome) throw new Error(`the sender answered ${outcomes.length} outcomes for ${group.length} messages`);
-      let marked: OutboxDocument | undefined;
-      try {
-        marked = outcome.kind === 'sent' ? await markSent(entry, ctx) : await markRefused(entry, outcome, ctx);
-      } catch (error) {
-        if (!(error instanceof TransientStoreError)) throw error;
-        unmarked.push(error);
-        continue;
-      }
-      if (marked === undefined) alreadyHandled += 1;
-      else if (marked.state === 'published') published.push(marked);
-      else failed.push(marked);
-    }
+  for (const mark of marks) {
+    if (mark.status === 'rejected') {
+      if (mark.reason instanceof TransientStoreError) unmarked.push(mark.reason);
+      else unexpected ??= { error: mark.reason };
+    } else if (mark.value === undefined) alreadyHandled += 1;
+    else if (mark.value.state === 'published') published.push(mark.value);
+    else failed.push(mark.value);
   }
+  if (unexpected) throw unexpected.error;
   return { published, failed, alreadyHandled, transient, unmarked };
+}
+
+interface SentEntry {
+  readonly entry: VersionedDocument<OutboxDocument>;
+  readonly outcome: SendOutcome;
+}
+
+/** One destination's entries in one send; each with the broker's answer for it. */
+async function sendGroup(destination: string, group: readonly VersionedDocument<OutboxDocument>[], ctx: PublishContext): Promise<SentEntry[]> {
+  const outcomes = await ctx.sender.send(destination, group.map((e) => e.document.message));
+  // Checked before any mark: an answer that does not match the messages says nothing about any of them.
+  if (outcomes.length !== group.length) throw new Error(`the sender answered ${outcomes.length} outcomes for ${group.length} messages`);
+  return group.map((entry, i) => ({ entry, outcome: outcomes[i]! }));
 }
 
 /** Marks after a lost race before the entry counts as still busy: each lost race means another writer moved it on. */

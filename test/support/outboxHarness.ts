@@ -1,3 +1,4 @@
+import { settingDefaults } from '../../src/config.js';
 import { TransientSendError, newOutboxDocument } from '../../src/outbox/index.js';
 import { create } from '../../src/idempotency/index.js';
 import type { DocumentStore, VersionedDocument } from '../../src/idempotency/index.js';
@@ -33,4 +34,10 @@ export async function storedEntries(store: DocumentStore, ...documents: OutboxDo
   return Promise.all(documents.map(async (d) => (await store.read<OutboxDocument>(d.orderId, d.id))!));
 }
 
-export const publishContext = (store: DocumentStore, sender: EventSender): PublishContext => ({ store, sender, now: outboxNow, publishedTtlSeconds: 3600 });
+export const publishContext = (store: DocumentStore, sender: EventSender, markConcurrency: number = settingDefaults.OUTBOX_MARK_CONCURRENCY): PublishContext => ({
+  store,
+  sender,
+  now: outboxNow,
+  publishedTtlSeconds: 3600,
+  markConcurrency,
+});

@@ -72,7 +72,7 @@ describe('loadSettings', () => {
       maxConcurrencyAttempts: 10,
       parking: { horizonSeconds: 1_209_600, sweepMinAgeSeconds: 60, sweepMaxItemsPerRun: 500 },
       retry: { inInvocationMs: 10_000, firstDelayMs: 30_000, maxDelayMs: 900_000, budgetMs: 86_400_000, delayedRetryEnabled: true, stateSigningKey: 'k'.repeat(32) },
-      outbox: { orderEventsTopicName: 'order-events', publishedTtlSeconds: 604_800, sweepMinAgeSeconds: 60, lagAlertSeconds: 300, sweepMaxItemsPerRun: 500 },
+      outbox: { orderEventsTopicName: 'order-events', publishedTtlSeconds: 604_800, sweepMinAgeSeconds: 60, lagAlertSeconds: 300, sweepMaxItemsPerRun: 500, markConcurrency: 16 },
       shipments: { fulfilmentSubscriptionName: 'fulfilment', carrierTimeoutMs: 10_000, leaseSeconds: 60, reconcileMaxAttempts: 5, reconcileBatchSize: 50 },
       intake: { maxBodyBytes: 65_536, leaseSeconds: 10, keyRetentionSeconds: 172_800 },
     });
@@ -165,6 +165,14 @@ describe('loadSettings', () => {
     expect([settings.parking.sweepMaxItemsPerRun, settings.outbox.sweepMaxItemsPerRun]).toEqual([40, 40]);
     expect(problemsOf({ ...minimal, SWEEP_MAX_ITEMS_PER_RUN: '5001' })).toContain('SWEEP_MAX_ITEMS_PER_RUN: must be at most 5000 (one run holds a page in memory)');
     expect(problemsOf({ ...minimal, SWEEP_MAX_ITEMS_PER_RUN: '0' })).toContain('SWEEP_MAX_ITEMS_PER_RUN:');
+  });
+
+  it('bounds the outbox publisher\'s marks in flight: OUTBOX_MARK_CONCURRENCY between 1 and 100', () => {
+    expect(loadSettings({ ...minimal, OUTBOX_MARK_CONCURRENCY: '100' }).outbox.markConcurrency).toBe(100);
+    expect(loadSettings({ ...minimal, OUTBOX_MARK_CONCURRENCY: '1' }).outbox.markConcurrency).toBe(1);
+    expect(problemsOf({ ...minimal, OUTBOX_MARK_CONCURRENCY: '101' })).toContain('OUTBOX_MARK_CONCURRENCY: must be at most 100 (a change-feed page holds at most 100 documents');
+    expect(problemsOf({ ...minimal, OUTBOX_MARK_CONCURRENCY: '0' })).toContain('OUTBOX_MARK_CONCURRENCY:');
+    expect(problemsOf({ ...minimal, OUTBOX_MARK_CONCURRENCY: '2.5' })).toContain('OUTBOX_MARK_CONCURRENCY:');
   });
 
   it('refuses a CA file that does not exist, and takes one that does', () => {

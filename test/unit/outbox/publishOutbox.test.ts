@@ -133,10 +133,33 @@ describe('publishing: what is not its to absorb', () => {
     await expect(publishOutboxEntries(await stored(store, entry('a')), ctxOf(store, broken))).rejects.toThrow('a bug in the sender');
   });
 
+  it('marks what another destination sent before it lets a broken send through', async () => {
+    const store = new InMemoryDocumentStore();
+    const inner = new ScriptedSender();
+    const partlyBroken: EventSender = { send: async (d, m) => (d === 'broken' ? Promise.reject(new TypeError('a bug in the sender')) : inner.send(d, m)), close: async () => {} };
+    await expect(publishOutboxEntries(await stored(store, entry('a', 'broken'), entry('b')), ctxOf(store, partlyBroken))).rejects.toThrow(new TypeError('a bug in the sender'));
+    expect((await store.read<OutboxDocument>('order-a', 'a'))?.document.state).toBe('pending');
+    expect((await store.read<OutboxDocument>('order-b', 'b'))?.document.state).toBe('published');
+  });
+
   it('refuses a sender that answers for fewer messages than it was given', async () => {
     const store = new InMemoryDocumentStore();
     const short: EventSender = { send: async () => [], close: async () => {} };
     await expect(publishOutboxEntries(await stored(store, entry('a')), ctxOf(store, short))).rejects.toThrow('the sender answered 0 outcomes for 1 messages');
+  });
+
+  it('refuses a sender that answers for more messages than it was given, and marks none of them', async () => {
+    const store = new InMemoryDocumentStore();
+    const long: EventSender = { send: async () => [{ kind: 'sent' }, { kind: 'sent' }], close: async () => {} };
+    await expect(publishOutboxEntries(await stored(store, entry('a')), ctxOf(store, long))).rejects.toThrow('the sender answered 2 outcomes for 1 messages');
+    expect((await store.read<OutboxDocument>('order-a', 'a'))?.document.state).toBe('pending');
+  });
+
+  it('throws the first error that is not transient, in the page\'s order, when several marks break', async () => {
+    const inner = new InMemoryDocumentStore();
+    const entries = await stored(inner, entry('a'), entry('b'));
+    const failing: DocumentStore = { read: (p, id) => inner.read(p, id), find: (q) => inner.find(q), commit: async (p) => Promise.reject(new RangeError(`bad document in ${p}`)) };
+    await expect(publishOutboxEntries(entries, ctxOf(failing, new ScriptedSender()))).rejects.toThrow(new RangeError('bad document in order-a'));
   });
 
   it('lets a store error that is not transient through', async () => {
@@ -278,7 +301,7 @@ describe('the publisher (composition root)', () => {
   it('reports a lag of 0 when nothing is pending', async () => {
     const log = new RecordingLog();
     const { publisher } = publisherWith(new InMemoryDocumentStore(), new ScriptedSender());
-    expect(await sweepOutbox({ store: new InMemoryDocumentStore(), sender: new ScriptedSender(), now, publishedTtlSeconds: 1 }, { minAgeSeconds: 60, maxItemsPerRun: 100 })).toMatchObject({ pending: 0 });
+    expect(await sweepOutbox({ store: new InMemoryDocumentStore(), sender: new ScriptedSender(), now, publishedTtlSeconds: 1, markConcurrency: 1 }, { minAgeSeconds: 60, maxItemsPerRun: 100 })).toMatchObject({ pending: 0 });
     await publisher.sweep(log);
     expect(log.lines).toContainEqual({ level: 'info', record: expect.objectContaining({ event: 'outbox-lag', pending: 0, oldestPendingAgeSeconds: 0 }) });
   });
