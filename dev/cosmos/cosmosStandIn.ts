@@ -25,6 +25,7 @@ import { handlePatchDocument } from './conditionalPatch.js';
 import { handleChangeFeed, handlePartitionKeyRangeFeed, isChangeFeedRequest, onlyPartitionKeyRange, trackChanges } from './changeFeed.js';
 import { OfferBook, handleOfferRequest, isOfferRequest, throughputProblem } from './offers.js';
 import { handlePartitionKeyDelete, partitionKeyDeleteTarget } from './partitionKeyDelete.js';
+import { installLinearQueryScan } from './linearQueryScan.js';
 import { handlePartitionScopedQuery } from './partitionScopedQuery.js';
 import { refuseOutOfScope } from './scopedPrincipals.js';
 import type { ScopedPrincipals } from './scopedPrincipals.js';
@@ -95,6 +96,7 @@ type Handler = (account: Account, req: IncomingMessage, res: ServerResponse, par
  * A development tool: never deployed, never a substitute for testing against Cosmos DB itself.
  */
 export async function startCosmosStandIn(options: CosmosStandInOptions = {}): Promise<CosmosStandIn> {
+  installLinearQueryScan();
   keepSystemPartitionKeyAsWritten();
   const packageDir = dirname(require.resolve('@vercel/cosmosdb-server/package.json'));
   const live: { account?: Account } = {};
