@@ -1,0 +1,83 @@
+import { metrics } from '@opentelemetry/api';
+import { describe, expect, it } from 'vitest';
+import { InMemoryDocumentStore, TransientStoreError } from '../../../src/idempotency/index.js';
+import type { CommitResult, WriteOperation } from '../../../src/idempotency/index.js';
+import { OrderConsumer } from '../../../src/orders/index.js';
+import { envelopeFromInvocation } from '../../../src/servicebus/index.js';
+import { OutcomeMetrics, OutcomeTelemetry } from '../../../src/telemetry/index.js';
+import { triggerMetadataAsTheHostSendsIt } from '../../support/hostBindingData.js';
+import { orderPlaced } from '../../support/orderMessages.js';
+import { RecordingLog } from '../../support/recordingLog.js';
+
+// The host writes a JSON body's top-level properties over the broker's fields in the trigger
+// metadata (test/support/hostBindingData.ts): `deliveryCount` and `sequenceNumber`, which the
+// consumer trusts as the broker's own, are then whatever a sender put in its body.
+
+/** A store whose commits to one partition fail for now until `heal` (a throttled or unreachable partition). */
+class PartitionDownStore extends InMemoryDocumentStore {
+  private down = true;
+  constructor(private readonly downPartition: string) {
+    super();
+  }
+  heal(): void {
+    this.down = false;
+  }
+  override commit(partitionKey: string, operations: readonly WriteOperation[]): Promise<CommitResult> {
+    if (this.down && partitionKey === this.downPartition) return Promise.reject(new TransientStoreError('503 Service Unavailable', 503));
+    return super.commit(partitionKey, operations);
+  }
+}
+
+function consumerOn(store: InMemoryDocumentStore) {
+  return new OrderConsumer({
+    store,
+    now: () => new Date('2026-12-03T12:00:00Z'),
+    markerTtlSeconds: 3600,
+    orderEventsDestination: 'order-events',
+    maxMessageBytes: 262_144,
+    maxConcurrencyAttempts: 5,
+    telemetry: new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('unit'))),
+  });
+}
+
+/** One delivery as the handler sees it: the body as the library parsed it, the envelope from what the host sent. */
+function deliver(consumer: OrderConsumer, broker: Record<string, unknown>, body: Record<string, unknown>, log: RecordingLog) {
+  const triggerMetadata = triggerMetadataAsTheHostSendsIt({ Subject: 'OrderPlaced', ...broker }, body);
+  return consumer.consume(envelopeFromInvocation({ triggerMetadata }), body, log);
+}
+
+describe('broker fields a message body can write (the host copies its top-level properties over them)', () => {
+  it("a sender cannot make a valid message's redelivery be answered with another message's rejection", async () => {
+    const store = new PartitionDownStore('o-77');
+    const consumer = consumerOn(store);
+    const log = new RecordingLog();
+    // A sender with Send rights learns the queue's next sequence numbers (scheduling a message answers
+    // with its number; they grow by one) and knows the victim's MessageId (here the order id, as the
+    // design's producer sets it). Its unreadable message names both in its body.
+    const planted = await deliver(consumer, { MessageId: 'attacker-1', SequenceNumber: 500, DeliveryCount: 1 }, { orderId: 'o-77', messageId: 'order-o-77', sequenceNumber: 901 }, log);
+    expect(planted.outcome.kind).toBe('invalid');
+
+    // The victim: a valid order, MessageId order-o-77, sequence number 901. Its first delivery meets
+    // an ordinary fault (the partition is unavailable for now) and is abandoned; the broker redelivers it.
+    const victim = orderPlaced('o-77');
+    const first = await deliver(consumer, { MessageId: 'order-o-77', SequenceNumber: 901, DeliveryCount: 1 }, victim, log);
+    expect(first.outcome.kind).toBe('retry');
+    store.heal();
+    const redelivered = await deliver(consumer, { MessageId: 'order-o-77', SequenceNumber: 901, DeliveryCount: 2 }, victim, log);
+
+    // Answered from the planted rejection, it would be thrown until the broker dead-letters it.
+    expect(redelivered.outcome.kind).toBe('created');
+    expect(await store.read('o-77', 'o-77')).toBeDefined();
+  });
+
+  it("a body's sequenceNumber does not put a rejection in the instance's memory under another broker message's number", async () => {
+    const store = new InMemoryDocumentStore();
+    const consumer = consumerOn(store);
+    const log = new RecordingLog();
+    await deliver(consumer, { MessageId: 'bad-1', SequenceNumber: 10, DeliveryCount: 1 }, { orderId: 'o-1', sequenceNumber: 11 }, log);
+    // The broker's message 11 under the same MessageId (a producer's re-send, now readable, whose first
+    // delivery lost its lock) is judged, not recalled.
+    const valid = await deliver(consumer, { MessageId: 'bad-1', SequenceNumber: 11, DeliveryCount: 2 }, orderPlaced('o-1'), log);
+    expect(valid.outcome.kind).toBe('created');
+  });
+});
