@@ -1,5 +1,6 @@
 import { PermanentMessageError } from '../idempotency/index.js';
 import type { ProcessingOutcome, RetryPolicy, StoredDocument } from '../idempotency/index.js';
+import { withoutFieldsTheBodyMayHaveWritten } from '../servicebus/index.js';
 import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
 import type { LogSink, OutcomeTelemetry } from '../telemetry/index.js';
 import { applyNewerStatus } from './changeOrderStatus.js';
@@ -47,8 +48,10 @@ export class OrderConsumer {
     this.rejectedDeliveries = new RejectedDeliveries(options.rejectedDeliveriesCapacity);
   }
 
-  async consume(envelope: MessageEnvelope, body: unknown, log: LogSink): Promise<ConsumeResult> {
+  async consume(delivered: MessageEnvelope, body: unknown, log: LogSink): Promise<ConsumeResult> {
     const startedAt = performance.now();
+    // The delivery count and sequence number decide what is read first and what is recalled: only the broker's count.
+    const envelope = withoutFieldsTheBodyMayHaveWritten(delivered, body);
     const result = this.rejectedDeliveries.recall(envelope)?.result ?? (await this.decideWithRetries(envelope, body));
     this.options.telemetry.report({ ...result, envelope, durationMs: performance.now() - startedAt }, log);
     return result;

@@ -18,9 +18,12 @@ export const rejectedDeliveriesCapacity = 10_000;
  *
  * Only the broker's own fields say it is the same message: the sequence number (assigned by the
  * entity, unique in it, never settable by a sender) with the delivery count above 1; the MessageId,
- * which a sender chooses, must match too. A resubmitted or scheduled copy has a new sequence number,
- * so it is judged afresh. What depends on stored state (a conflict, a currency mismatch, a version
- * jump, a spent retry budget) is never remembered: a later delivery may find that state changed.
+ * which a sender chooses, must match too. The host writes a JSON body's top-level properties over
+ * the broker's fields, so the consumer forgets a sequence number or count the body names
+ * (withoutFieldsTheBodyMayHaveWritten): such a message is never remembered. A resubmitted or
+ * scheduled copy has a new sequence number, so it is judged afresh. What depends on stored state (a
+ * conflict, a currency mismatch, a version jump, a spent retry budget) is never remembered: a later
+ * delivery may find that state changed.
  */
 export class RejectedDeliveries<R> {
   private readonly bySequenceNumber = new Map<number, { readonly messageId: string; readonly result: R }>();

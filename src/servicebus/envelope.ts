@@ -41,6 +41,30 @@ export function envelopeFromTriggerMetadata(metadata: Readonly<Record<string, un
   };
 }
 
+/** The fields only the broker writes, by lower-cased name: the app trusts them because no sender can set them. */
+const brokerOwnFields = new Map<string, 'deliveryCount' | 'sequenceNumber'>([
+  ['deliverycount', 'deliveryCount'],
+  ['sequencenumber', 'sequenceNumber'],
+]);
+
+/**
+ * The envelope without the broker's own fields that the body may have written over. The Functions
+ * host copies each top-level property of a JSON object body into the trigger metadata, over the
+ * broker's field of the same name, case ignored (azure-functions-host Utility.ApplyBindingData): a
+ * body `{"sequenceNumber": 7}` arrives as sequenceNumber "7", a sender's number, not the broker's.
+ * Such a body reaches the handler as that object, so its own names say which fields may be the
+ * sender's: those are unknown, as when the broker sends none (a first delivery, nothing to recall).
+ */
+export function withoutFieldsTheBodyMayHaveWritten(envelope: MessageEnvelope, body: unknown): MessageEnvelope {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || ArrayBuffer.isView(body)) return envelope;
+  let trusted = envelope;
+  for (const name in body) {
+    const field = brokerOwnFields.get(name.toLowerCase());
+    if (field !== undefined && Object.hasOwn(body, name)) trusted = { ...trusted, [field]: undefined };
+  }
+  return trusted;
+}
+
 /**
  * Refuses a message carrying two application properties whose names differ only by case (the
  * host lower-cases the first letter, so `Idempotency-Key` and `idempotency-key` arrive as

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PermanentMessageError } from '../../../src/idempotency/index.js';
-import { applicationProperty, decodeJsonBody, envelopeFromInvocation, envelopeFromTriggerMetadata, unwrapCloudEvent } from '../../../src/servicebus/index.js';
+import { applicationProperty, decodeJsonBody, envelopeFromInvocation, envelopeFromTriggerMetadata, unwrapCloudEvent, withoutFieldsTheBodyMayHaveWritten } from '../../../src/servicebus/index.js';
 
 describe('envelopeFromTriggerMetadata', () => {
   it('reads the fields the host sends and tolerates the ones it leaves out', () => {
@@ -43,6 +43,25 @@ describe('envelopeFromTriggerMetadata', () => {
     const envelope = envelopeFromTriggerMetadata({ applicationProperties: { 'idempotency-Key': 'k' } });
     expect(applicationProperty(envelope, 'Idempotency-Key')).toBe('k');
     expect(applicationProperty(envelopeFromTriggerMetadata({ applicationProperties: { undefined: 'x' } }), 'idempotency-key')).toBeUndefined();
+  });
+});
+
+describe('withoutFieldsTheBodyMayHaveWritten', () => {
+  const delivered = envelopeFromTriggerMetadata({ messageId: 'm', subject: 'OrderPlaced', deliveryCount: 3, sequenceNumber: 42 });
+
+  it('forgets the delivery count and sequence number a body names at its top level, whatever their case', () => {
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { orderId: 'o', SequenceNumber: 1 })).toMatchObject({ messageId: 'm', subject: 'OrderPlaced', deliveryCount: 3, sequenceNumber: undefined });
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { deliverycount: 1 })).toMatchObject({ deliveryCount: undefined, sequenceNumber: 42 });
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { deliveryCount: null, sequenceNumber: [1] })).toMatchObject({ deliveryCount: undefined, sequenceNumber: undefined });
+  });
+
+  it('keeps them for a body that names neither, or that the host never read as a JSON object', () => {
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { orderId: 'o', data: { sequenceNumber: 1 } })).toBe(delivered);
+    for (const body of [Buffer.from('{"sequenceNumber":1}'), [{ sequenceNumber: 1 }], null, 7]) {
+      expect(withoutFieldsTheBodyMayHaveWritten(delivered, body)).toBe(delivered);
+    }
+    const inherited = Object.create({ sequenceNumber: 1 }) as object;
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, inherited)).toBe(delivered);
   });
 });
 
