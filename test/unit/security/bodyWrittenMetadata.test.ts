@@ -4,6 +4,7 @@ import { InMemoryDocumentStore, TransientStoreError } from '../../../src/idempot
 import type { CommitResult, WriteOperation } from '../../../src/idempotency/index.js';
 import { OrderConsumer } from '../../../src/orders/index.js';
 import { envelopeFromInvocation } from '../../../src/servicebus/index.js';
+import type { MessageEnvelope } from '../../../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../../src/telemetry/index.js';
 import { triggerMetadataAsTheHostSendsIt } from '../../support/hostBindingData.js';
 import { orderPlaced } from '../../support/orderMessages.js';
@@ -40,10 +41,13 @@ function consumerOn(store: InMemoryDocumentStore) {
   });
 }
 
+/** The envelope as processOrder builds it: from the invocation, with the body the handler was given. */
+const envelopeOf: (context: Parameters<typeof envelopeFromInvocation>[0], body: unknown) => MessageEnvelope = envelopeFromInvocation;
+
 /** One delivery as the handler sees it: the body as the library parsed it, the envelope from what the host sent. */
 function deliver(consumer: OrderConsumer, broker: Record<string, unknown>, body: Record<string, unknown>, log: RecordingLog) {
-  const triggerMetadata = triggerMetadataAsTheHostSendsIt({ Subject: 'OrderPlaced', ...broker }, body);
-  return consumer.consume(envelopeFromInvocation({ triggerMetadata }), body, log);
+  const triggerMetadata = triggerMetadataAsTheHostSendsIt({ Subject: 'OrderPlaced', Label: broker.Subject ?? 'OrderPlaced', ...broker }, body);
+  return consumer.consume(envelopeOf({ triggerMetadata }, body), body, log);
 }
 
 describe('broker fields a message body can write (the host copies its top-level properties over them)', () => {
@@ -79,5 +83,30 @@ describe('broker fields a message body can write (the host copies its top-level 
     // delivery lost its lock) is judged, not recalled.
     const valid = await deliver(consumer, { MessageId: 'bad-1', SequenceNumber: 11, DeliveryCount: 2 }, orderPlaced('o-1'), log);
     expect(valid.outcome.kind).toBe('created');
+  });
+
+  it("a structured CloudEvent's subject attribute does not stand for the broker's Subject: the order is created", async () => {
+    const store = new InMemoryDocumentStore();
+    const consumer = consumerOn(store);
+    const log = new RecordingLog();
+    // The contract: the type in the Service Bus subject, or the CloudEvents type. The event's own
+    // `subject` (what the event is about, here the order) is written over the broker's Subject.
+    const event = { specversion: '1.0', id: 'e-1', source: '/shop', type: 'com.shop.OrderPlaced', subject: 'orders/o-88', data: orderPlaced('o-88') };
+    const result = await deliver(consumer, { MessageId: 'e-1', SequenceNumber: 5, DeliveryCount: 1, ContentType: 'application/cloudevents+json', Subject: 'OrderPlaced' }, event, log);
+    expect(result.outcome.kind === 'invalid' ? result.outcome.error.description : result.outcome.kind).toBe('created');
+  });
+
+  it('application properties keep what the broker carried when the body has an applicationProperties field', async () => {
+    const store = new InMemoryDocumentStore();
+    const consumer = consumerOn(store);
+    const log = new RecordingLog();
+    // The key is pinned by idempotency-key (a producer's, or an operator's resubmitted copy's); the body's field is data.
+    const body = { ...orderPlaced('o-89'), applicationProperties: { note: 'from the shop' } };
+    const triggerMetadata = triggerMetadataAsTheHostSendsIt(
+      { MessageId: 'copy-2', SequenceNumber: 6, DeliveryCount: 1, Subject: 'OrderPlaced', Label: 'OrderPlaced', ApplicationProperties: { 'idempotency-key': 'k-o-89' }, UserProperties: { 'idempotency-key': 'k-o-89' } },
+      body,
+    );
+    const result = await consumer.consume(envelopeOf({ triggerMetadata }, body), body, log);
+    expect(result.dedupKey).toBe('k-o-89');
   });
 });
