@@ -21,48 +21,77 @@ export interface MessageEnvelope {
   readonly traceparent?: string;
 }
 
-/** What a Service Bus–triggered function knows of its delivery: the host's metadata and the invocation's trace context. */
-export function envelopeFromInvocation(context: { readonly triggerMetadata?: Readonly<Record<string, unknown>>; readonly traceContext?: { readonly traceParent?: string | null } }): MessageEnvelope {
+/**
+ * What a Service Bus–triggered function knows of its delivery: the host's metadata and the
+ * invocation's trace context. `body` is the message as the handler was given it: the fields it may
+ * have written over are not taken for the broker's (envelopeFromTriggerMetadata).
+ */
+export function envelopeFromInvocation(
+  context: { readonly triggerMetadata?: Readonly<Record<string, unknown>>; readonly traceContext?: { readonly traceParent?: string | null } },
+  body?: unknown,
+): MessageEnvelope {
   const traceparent = context.traceContext?.traceParent ?? undefined;
-  return { ...envelopeFromTriggerMetadata(context.triggerMetadata), ...(traceparent ? { traceparent } : {}) };
+  return { ...envelopeFromTriggerMetadata(context.triggerMetadata, body), ...(traceparent ? { traceparent } : {}) };
 }
 
-export function envelopeFromTriggerMetadata(metadata: Readonly<Record<string, unknown>> | undefined): MessageEnvelope {
+/**
+ * The envelope from the trigger metadata. The host writes each top-level property of a JSON object
+ * body over the field of the same name, case ignored (azure-functions-host Utility.ApplyBindingData),
+ * so with the body at hand a field it names is read from the host's back-compat copy when that one is
+ * intact (`label` for `subject`, `userProperties` for `applicationProperties`), or not at all: a
+ * delivery count or sequence number the body names is unknown, never the sender's number. The
+ * MessageId, correlation id and content type are the sender's either way.
+ */
+export function envelopeFromTriggerMetadata(metadata: Readonly<Record<string, unknown>> | undefined, body?: unknown): MessageEnvelope {
   const m = metadata ?? {};
+  const written = brokerFieldsTheBodyNames(body);
+  const broker = (name: string, copy?: string): unknown => {
+    if (!written.has(name.toLowerCase())) return m[name];
+    return copy !== undefined && !written.has(copy.toLowerCase()) ? m[copy] : undefined;
+  };
   return {
     messageId: text(m.messageId),
     correlationId: text(m.correlationId),
     contentType: text(m.contentType),
-    subject: text(m.subject) ?? text(m.label),
-    deliveryCount: integer(m.deliveryCount),
-    sequenceNumber: integer(m.sequenceNumber),
-    enqueuedTimeUtc: text(m.enqueuedTimeUtc),
-    applicationProperties: record(m.applicationProperties) ?? record(m.userProperties) ?? {},
+    subject: text(broker('subject', 'label')) ?? text(broker('label')),
+    deliveryCount: integer(broker('deliveryCount')),
+    sequenceNumber: integer(broker('sequenceNumber')),
+    enqueuedTimeUtc: text(broker('enqueuedTimeUtc')),
+    applicationProperties: record(broker('applicationProperties', 'userProperties')) ?? record(broker('userProperties')) ?? {},
   };
 }
 
-/** The fields only the broker writes, by lower-cased name: the app trusts them because no sender can set them. */
-const brokerOwnFields = new Map<string, 'deliveryCount' | 'sequenceNumber'>([
-  ['deliverycount', 'deliveryCount'],
-  ['sequencenumber', 'sequenceNumber'],
-]);
+/** The metadata names the envelope reads, lower-cased: the only ones a body's names are checked against. */
+const readFieldNames: ReadonlySet<string> = new Set(['subject', 'label', 'deliverycount', 'sequencenumber', 'enqueuedtimeutc', 'applicationproperties', 'userproperties']);
 
 /**
- * The envelope without the broker's own fields that the body may have written over. The Functions
- * host copies each top-level property of a JSON object body into the trigger metadata, over the
- * broker's field of the same name, case ignored (azure-functions-host Utility.ApplyBindingData): a
- * body `{"sequenceNumber": 7}` arrives as sequenceNumber "7", a sender's number, not the broker's.
- * Such a body reaches the handler as that object, so its own names say which fields may be the
- * sender's: those are unknown, as when the broker sends none (a first delivery, nothing to recall).
+ * The metadata fields a body may have written over, lower-cased: its own top-level names, when the
+ * handler was given it as an object (the host reads only a JSON object body this way). Only names the
+ * envelope reads are kept, so a body with many properties costs a walk and no copy.
+ */
+function brokerFieldsTheBodyNames(body: unknown): ReadonlySet<string> {
+  const names = new Set<string>();
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || ArrayBuffer.isView(body)) return names;
+  for (const name in body) {
+    const lower = name.toLowerCase();
+    if (readFieldNames.has(lower) && Object.hasOwn(body, name)) names.add(lower);
+  }
+  return names;
+}
+
+/**
+ * The envelope without a delivery count or sequence number the body names: for a caller that built
+ * the envelope without the body (envelopeFromTriggerMetadata above does this itself). The consumer
+ * trusts both as the broker's: what it reads first, and which rejection it recalls.
  */
 export function withoutFieldsTheBodyMayHaveWritten(envelope: MessageEnvelope, body: unknown): MessageEnvelope {
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || ArrayBuffer.isView(body)) return envelope;
-  let trusted = envelope;
-  for (const name in body) {
-    const field = brokerOwnFields.get(name.toLowerCase());
-    if (field !== undefined && Object.hasOwn(body, name)) trusted = { ...trusted, [field]: undefined };
-  }
-  return trusted;
+  const written = brokerFieldsTheBodyNames(body);
+  if (!written.has('deliverycount') && !written.has('sequencenumber')) return envelope;
+  return {
+    ...envelope,
+    ...(written.has('deliverycount') ? { deliveryCount: undefined } : {}),
+    ...(written.has('sequencenumber') ? { sequenceNumber: undefined } : {}),
+  };
 }
 
 /**

@@ -46,6 +46,51 @@ describe('envelopeFromTriggerMetadata', () => {
   });
 });
 
+describe('envelopeFromTriggerMetadata with the body the handler was given', () => {
+  // As the host sends it: the broker's fields, then the body's top-level properties written over them.
+  const metadata = (over: Record<string, unknown>) => ({
+    messageId: 'm',
+    subject: 'OrderPlaced',
+    label: 'OrderPlaced',
+    deliveryCount: 2,
+    sequenceNumber: 9,
+    enqueuedTimeUtc: '2026-12-03T10:00:00Z',
+    applicationProperties: { 'idempotency-key': 'k' },
+    userProperties: { 'idempotency-key': 'k' },
+    ...over,
+  });
+
+  it("reads a field the body wrote from the host's back-compat copy, or not at all", () => {
+    const body = { subject: 'orders/o-1', applicationProperties: { a: 1 }, deliveryCount: 7, SequenceNumber: 8, enqueuedTimeUtc: '2000-01-01T00:00:00Z' };
+    const written = metadata({ subject: 'orders/o-1', applicationProperties: { a: 1 }, deliveryCount: '7', sequenceNumber: '8', enqueuedTimeUtc: '2000-01-01T00:00:00Z' });
+    expect(envelopeFromTriggerMetadata(written, body)).toEqual({
+      messageId: 'm',
+      correlationId: undefined,
+      contentType: undefined,
+      subject: 'OrderPlaced',
+      deliveryCount: undefined,
+      sequenceNumber: undefined,
+      enqueuedTimeUtc: undefined,
+      applicationProperties: { 'idempotency-key': 'k' },
+    });
+  });
+
+  it('knows nothing of a field whose copy the body wrote too', () => {
+    const body = { subject: 's', label: 'l', applicationProperties: { a: 1 }, userProperties: { b: 2 } };
+    const envelope = envelopeFromTriggerMetadata(metadata({ ...body }), body);
+    expect(envelope.subject).toBeUndefined();
+    expect(envelope.applicationProperties).toEqual({});
+    // The body wrote the copy only: the field itself is the broker's.
+    expect(envelopeFromTriggerMetadata(metadata({ label: 'x' }), { label: 'x' }).subject).toBe('OrderPlaced');
+  });
+
+  it('reads every field as sent for a body that names none of them, and for no body', () => {
+    const plain = metadata({});
+    expect(envelopeFromTriggerMetadata(plain, { orderId: 'o', data: { subject: 'x' } })).toEqual(envelopeFromTriggerMetadata(plain));
+    expect(envelopeFromInvocation({ triggerMetadata: metadata({ subject: 'x' }) }, { subject: 'x' }).subject).toBe('OrderPlaced');
+  });
+});
+
 describe('withoutFieldsTheBodyMayHaveWritten', () => {
   const delivered = envelopeFromTriggerMetadata({ messageId: 'm', subject: 'OrderPlaced', deliveryCount: 3, sequenceNumber: 42 });
 
