@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CountingDocumentStore } from '../../../dev/store/countingDocumentStore.js';
 import { InMemoryDocumentStore } from '../../../src/idempotency/index.js';
 import { OrderConsumer } from '../../../src/orders/index.js';
+import { RejectedDeliveries, rejectedDeliveriesMaxWeight } from '../../../src/orders/rejectedDeliveries.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../../src/telemetry/index.js';
 import { RecordingLog } from '../../support/recordingLog.js';
@@ -37,5 +38,22 @@ describe('what the instance remembers of a rejected message', () => {
     expect(again.outcome.kind === 'invalid' && again.outcome.error.code).toBe('UnknownMessageType');
     const held = again.outcome.kind === 'invalid' ? again.outcome.error.description.length + again.outcome.error.message.length : Infinity;
     expect(held).toBeLessThanOrEqual(2_000);
+  });
+
+  it('holds at most its weight in text, pushing out the oldest first; an entry heavier than that is not kept and pushes nothing out', () => {
+    const envelope = (sequenceNumber: number) => ({ messageId: `m${sequenceNumber}`, sequenceNumber, deliveryCount: 2, applicationProperties: {} });
+    const memory = new RejectedDeliveries<string>(100, (text) => text.length, 10);
+    memory.remember(envelope(1), 'aaaa'); // 4 + 2 for its MessageId
+    memory.remember(envelope(2), 'bb'); // 2 + 2: 10 in all
+    expect([memory.size, memory.weight]).toEqual([2, 10]);
+    memory.remember(envelope(3), 'c'); // 3 more: the oldest goes
+    expect(memory.recall(envelope(1))).toBeUndefined();
+    expect([memory.size, memory.weight]).toEqual([2, 7]);
+    memory.remember(envelope(2), 'b'); // remembered again: its old weight is given back
+    expect(memory.weight).toBe(6);
+    memory.remember(envelope(4), 'x'.repeat(20));
+    expect(memory.recall(envelope(4))).toBeUndefined();
+    expect([memory.size, memory.weight]).toEqual([2, 6]);
+    expect(rejectedDeliveriesMaxWeight).toBe(2_000_000);
   });
 });
