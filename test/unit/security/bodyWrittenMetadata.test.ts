@@ -3,11 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore, TransientStoreError } from '../../../src/idempotency/index.js';
 import type { CommitResult, WriteOperation } from '../../../src/idempotency/index.js';
 import { OrderConsumer } from '../../../src/orders/index.js';
+import { scheduleDelayedRetry } from '../../../src/orders/delayedRetry.js';
 import { envelopeFromInvocation } from '../../../src/servicebus/index.js';
-import type { MessageEnvelope } from '../../../src/servicebus/index.js';
+import type { MessageEnvelope, ScheduledCopy } from '../../../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../../src/telemetry/index.js';
 import { triggerMetadataAsTheHostSendsIt } from '../../support/hostBindingData.js';
-import { orderPlaced } from '../../support/orderMessages.js';
+import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
+import { testRetryStateKey } from '../../support/signedRetryState.js';
 import { RecordingLog } from '../../support/recordingLog.js';
 
 // The host writes a JSON body's top-level properties over the broker's fields in the trigger
@@ -108,5 +110,22 @@ describe('broker fields a message body can write (the host copies its top-level 
     );
     const result = await consumer.consume(envelopeOf({ triggerMetadata }, body), body, log);
     expect(result.dedupKey).toBe('k-o-89');
+  });
+
+  it('two broker messages under one MessageId whose bodies name a sequence number get delayed-retry copies of their own', async () => {
+    // A conflict (another payment under the same MessageId) meets a store fault, as its original did:
+    // a copy named like the original's is dropped by duplicate detection, and the conflict with it.
+    const copies: ScheduledCopy[] = [];
+    const scheduler = { schedule: (copy: ScheduledCopy) => Promise.resolve(void copies.push(copy)), close: () => Promise.resolve() };
+    const nowMs = Date.parse('2026-12-03T12:00:00Z');
+    const policy = { inInvocationMs: 10_000, firstDelayMs: 30_000, maxDelayMs: 900_000, budgetMs: 86_400_000 };
+    const payment = paymentReceived('o-90', { paymentId: 'p-90' });
+    for (const [sequenceNumber, body] of [[20, { ...payment, sequenceNumber: 1 }], [21, { ...payment, amount: 99, sequenceNumber: 1 }]] as const) {
+      const triggerMetadata = triggerMetadataAsTheHostSendsIt({ MessageId: 'pay-90', SequenceNumber: sequenceNumber, DeliveryCount: 1, Subject: 'PaymentReceived', Label: 'PaymentReceived' }, body);
+      const outcome = await scheduleDelayedRetry(envelopeOf({ triggerMetadata }, body), body, { kind: 'retry', reason: '503' }, { scheduler, policy, now: () => new Date(nowMs), failedAtEpochMs: nowMs, signingKey: testRetryStateKey });
+      expect(outcome.kind).toBe('rescheduled');
+    }
+    expect(copies).toHaveLength(2);
+    expect(copies[0]?.messageId).not.toBe(copies[1]?.messageId);
   });
 });
