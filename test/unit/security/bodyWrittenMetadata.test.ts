@@ -128,4 +128,23 @@ describe('broker fields a message body can write (the host copies its top-level 
     expect(copies).toHaveLength(2);
     expect(copies[0]?.messageId).not.toBe(copies[1]?.messageId);
   });
+
+  it('a body only the host can read (Newtonsoft takes single quotes, JSON.parse does not) cannot plant a rejection either', async () => {
+    const store = new PartitionDownStore('o-78');
+    const consumer = consumerOn(store);
+    const log = new RecordingLog();
+    // The host parses the text leniently and writes its names over the metadata; the library cannot
+    // parse it, so the handler gets the text, and the consumer rejects it as not JSON.
+    const text = "{'orderId': 'o-78', 'messageId': 'order-o-78', 'sequenceNumber': 902}";
+    const asTheHostReadIt = { orderId: 'o-78', messageId: 'order-o-78', sequenceNumber: 902 };
+    const triggerMetadata = triggerMetadataAsTheHostSendsIt({ MessageId: 'attacker-2', SequenceNumber: 501, DeliveryCount: 1, Subject: 'OrderPlaced', Label: 'OrderPlaced' }, asTheHostReadIt);
+    const planted = await consumer.consume(envelopeOf({ triggerMetadata }, text), text, log);
+    expect(planted.outcome.kind === 'invalid' && planted.outcome.error.code).toBe('InvalidJson');
+
+    const victim = orderPlaced('o-78');
+    expect((await deliver(consumer, { MessageId: 'order-o-78', SequenceNumber: 902, DeliveryCount: 1 }, victim, log)).outcome.kind).toBe('retry');
+    store.heal();
+    const redelivered = await deliver(consumer, { MessageId: 'order-o-78', SequenceNumber: 902, DeliveryCount: 2 }, victim, log);
+    expect(redelivered.outcome.kind).toBe('created');
+  });
 });
