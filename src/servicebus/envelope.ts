@@ -64,19 +64,41 @@ export function envelopeFromTriggerMetadata(metadata: Readonly<Record<string, un
 /** The metadata names the envelope reads, lower-cased: the only ones a body's names are checked against. */
 const readFieldNames: ReadonlySet<string> = new Set(['subject', 'label', 'deliverycount', 'sequencenumber', 'enqueuedtimeutc', 'applicationproperties', 'userproperties']);
 
+/** The fields the app trusts as the broker's alone: what it reads first by, and what it recalls a rejection by. */
+const trustedBrokerFields: ReadonlySet<string> = new Set(['deliverycount', 'sequencenumber']);
+
 /**
  * The metadata fields a body may have written over, lower-cased: its own top-level names, when the
  * handler was given it as an object (the host reads only a JSON object body this way). Only names the
- * envelope reads are kept, so a body with many properties costs a walk and no copy.
+ * envelope reads are kept, so a body with many properties costs a walk and no copy. A body given as
+ * text or bytes that still looks like an object may have been read by the host, whose parser
+ * (Newtonsoft) takes what JSON.parse refuses (single quotes, bare names, comments): its names are
+ * unknown here, so the trusted fields count as written (it is refused as not JSON anyway).
  */
 function brokerFieldsTheBodyNames(body: unknown): ReadonlySet<string> {
   const names = new Set<string>();
+  if (typeof body === 'string' || body instanceof Uint8Array) return looksLikeAnObject(body) ? trustedBrokerFields : names;
   if (typeof body !== 'object' || body === null || Array.isArray(body) || ArrayBuffer.isView(body)) return names;
   for (const name in body) {
     const lower = name.toLowerCase();
     if (readFieldNames.has(lower) && Object.hasOwn(body, name)) names.add(lower);
   }
   return names;
+}
+
+/**
+ * Whether the host could take the text for a JSON object: `{` first and `}` last once white space is
+ * trimmed. Anything not plain ASCII counts as white space here, so a look is never narrower than the
+ * host's trim, and costs no decoding.
+ */
+function looksLikeAnObject(body: string | Uint8Array): boolean {
+  const codeAt = typeof body === 'string' ? (i: number) => body.charCodeAt(i) : (i: number) => body[i] ?? 0;
+  const blank = (code: number) => code <= 0x20 || code >= 0x7f;
+  let first = 0;
+  while (first < body.length && blank(codeAt(first))) first += 1;
+  let last = body.length - 1;
+  while (last > first && blank(codeAt(last))) last -= 1;
+  return last > first && codeAt(first) === 0x7b && codeAt(last) === 0x7d;
 }
 
 /**

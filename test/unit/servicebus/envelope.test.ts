@@ -100,9 +100,16 @@ describe('withoutFieldsTheBodyMayHaveWritten', () => {
     expect(withoutFieldsTheBodyMayHaveWritten(delivered, { deliveryCount: null, sequenceNumber: [1] })).toMatchObject({ deliveryCount: undefined, sequenceNumber: undefined });
   });
 
+  it('forgets both for text or bytes that the host may have read as an object, whose names it cannot know', () => {
+    const lenient = "\u00a0 {'sequenceNumber': 1} \n";
+    for (const body of [lenient, Buffer.from(lenient), '{}', Buffer.from('\ufeff{"a":1}\r\n')]) {
+      expect(withoutFieldsTheBodyMayHaveWritten(delivered, body)).toMatchObject({ messageId: 'm', subject: 'OrderPlaced', deliveryCount: undefined, sequenceNumber: undefined });
+    }
+  });
+
   it('keeps them for a body that names neither, or that the host never read as a JSON object', () => {
     expect(withoutFieldsTheBodyMayHaveWritten(delivered, { orderId: 'o', data: { sequenceNumber: 1 } })).toBe(delivered);
-    for (const body of [Buffer.from('{"sequenceNumber":1}'), [{ sequenceNumber: 1 }], null, 7]) {
+    for (const body of ['plain text', ' {"sequenceNumber":1', Buffer.from('[{"sequenceNumber":1}]'), '{', [{ sequenceNumber: 1 }], null, 7]) {
       expect(withoutFieldsTheBodyMayHaveWritten(delivered, body)).toBe(delivered);
     }
     const inherited = Object.create({ sequenceNumber: 1 }) as object;
