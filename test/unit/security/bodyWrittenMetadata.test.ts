@@ -147,4 +147,18 @@ describe('broker fields a message body can write (the host copies its top-level 
     const redelivered = await deliver(consumer, { MessageId: 'order-o-78', SequenceNumber: 902, DeliveryCount: 2 }, victim, log);
     expect(redelivered.outcome.kind).toBe('created');
   });
+
+  it('a name the host matches only when upper-cased (a long s for the S) cannot plant a rejection either', async () => {
+    const store = new PartitionDownStore('o-79');
+    const consumer = consumerOn(store);
+    const log = new RecordingLog();
+    const planted = await deliver(consumer, { MessageId: 'attacker-3', SequenceNumber: 502, DeliveryCount: 1 }, { orderId: 'o-79', messageId: 'order-o-79', '\u017fequenceNumber': 903 }, log);
+    expect(planted.outcome.kind).toBe('invalid');
+
+    const victim = orderPlaced('o-79');
+    expect((await deliver(consumer, { MessageId: 'order-o-79', SequenceNumber: 903, DeliveryCount: 1 }, victim, log)).outcome.kind).toBe('retry');
+    store.heal();
+    const redelivered = await deliver(consumer, { MessageId: 'order-o-79', SequenceNumber: 903, DeliveryCount: 2 }, victim, log);
+    expect(redelivered.outcome.kind).toBe('created');
+  });
 });
