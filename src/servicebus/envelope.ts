@@ -46,8 +46,8 @@ export function envelopeFromTriggerMetadata(metadata: Readonly<Record<string, un
   const m = metadata ?? {};
   const written = brokerFieldsTheBodyNames(body);
   const broker = (name: string, copy?: string): unknown => {
-    if (!written.has(name.toLowerCase())) return m[name];
-    return copy !== undefined && !written.has(copy.toLowerCase()) ? m[copy] : undefined;
+    if (!written.has(hostFolded(name))) return m[name];
+    return copy !== undefined && !written.has(hostFolded(copy)) ? m[copy] : undefined;
   };
   return {
     messageId: text(m.messageId),
@@ -61,16 +61,25 @@ export function envelopeFromTriggerMetadata(metadata: Readonly<Record<string, un
   };
 }
 
-/** The metadata names the envelope reads, lower-cased: the only ones a body's names are checked against. */
-const readFieldNames: ReadonlySet<string> = new Set(['subject', 'label', 'deliverycount', 'sequencenumber', 'enqueuedtimeutc', 'applicationproperties', 'userproperties']);
+/**
+ * A name as the host compares it: its binding data is an OrdinalIgnoreCase dictionary, which compares
+ * characters upper-cased, so `ſequenceNumber` (a long s, whose upper case is S) is SequenceNumber
+ * there. JavaScript's upper case maps at least those characters the same way.
+ */
+function hostFolded(name: string): string {
+  return name.toUpperCase();
+}
+
+/** The metadata names the envelope reads, as hostFolded gives them: the only ones a body's names are checked against. */
+const readFieldNames: ReadonlySet<string> = new Set(['SUBJECT', 'LABEL', 'DELIVERYCOUNT', 'SEQUENCENUMBER', 'ENQUEUEDTIMEUTC', 'APPLICATIONPROPERTIES', 'USERPROPERTIES']);
 
 /** The fields the app trusts as the broker's alone: what it reads first by, and what it recalls a rejection by. */
-const trustedBrokerFields: ReadonlySet<string> = new Set(['deliverycount', 'sequencenumber']);
+const trustedBrokerFields: ReadonlySet<string> = new Set(['DELIVERYCOUNT', 'SEQUENCENUMBER']);
 
 /**
- * The metadata fields a body may have written over, lower-cased: its own top-level names, when the
- * handler was given it as an object (the host reads only a JSON object body this way). Only names the
- * envelope reads are kept, so a body with many properties costs a walk and no copy. A body given as
+ * The metadata fields a body may have written over, as hostFolded gives them: its own top-level
+ * names, when the handler was given it as an object (the host reads only a JSON object body this
+ * way). Only names the envelope reads are kept, so a body with many properties costs a walk and no copy. A body given as
  * text or bytes that still looks like an object may have been read by the host, whose parser
  * (Newtonsoft) takes what JSON.parse refuses (single quotes, bare names, comments): its names are
  * unknown here, so the trusted fields count as written (it is refused as not JSON anyway).
@@ -80,8 +89,8 @@ function brokerFieldsTheBodyNames(body: unknown): ReadonlySet<string> {
   if (typeof body === 'string' || body instanceof Uint8Array) return looksLikeAnObject(body) ? trustedBrokerFields : names;
   if (typeof body !== 'object' || body === null || Array.isArray(body) || ArrayBuffer.isView(body)) return names;
   for (const name in body) {
-    const lower = name.toLowerCase();
-    if (readFieldNames.has(lower) && Object.hasOwn(body, name)) names.add(lower);
+    const folded = hostFolded(name);
+    if (readFieldNames.has(folded) && Object.hasOwn(body, name)) names.add(folded);
   }
   return names;
 }
@@ -108,11 +117,11 @@ function looksLikeAnObject(body: string | Uint8Array): boolean {
  */
 export function withoutFieldsTheBodyMayHaveWritten(envelope: MessageEnvelope, body: unknown): MessageEnvelope {
   const written = brokerFieldsTheBodyNames(body);
-  if (!written.has('deliverycount') && !written.has('sequencenumber')) return envelope;
+  if (!written.has('DELIVERYCOUNT') && !written.has('SEQUENCENUMBER')) return envelope;
   return {
     ...envelope,
-    ...(written.has('deliverycount') ? { deliveryCount: undefined } : {}),
-    ...(written.has('sequencenumber') ? { sequenceNumber: undefined } : {}),
+    ...(written.has('DELIVERYCOUNT') ? { deliveryCount: undefined } : {}),
+    ...(written.has('SEQUENCENUMBER') ? { sequenceNumber: undefined } : {}),
   };
 }
 

@@ -97,6 +97,8 @@ describe('withoutFieldsTheBodyMayHaveWritten', () => {
   it('forgets the delivery count and sequence number a body names at its top level, whatever their case', () => {
     expect(withoutFieldsTheBodyMayHaveWritten(delivered, { orderId: 'o', SequenceNumber: 1 })).toMatchObject({ messageId: 'm', subject: 'OrderPlaced', deliveryCount: 3, sequenceNumber: undefined });
     expect(withoutFieldsTheBodyMayHaveWritten(delivered, { deliverycount: 1 })).toMatchObject({ deliveryCount: undefined, sequenceNumber: 42 });
+    // The host upper-cases to compare: a long s is an S, a dotless i an I.
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { '\u017fequenceNumber': 1, 'del\u0131veryCount': 1 })).toMatchObject({ deliveryCount: undefined, sequenceNumber: undefined });
     expect(withoutFieldsTheBodyMayHaveWritten(delivered, { deliveryCount: null, sequenceNumber: [1] })).toMatchObject({ deliveryCount: undefined, sequenceNumber: undefined });
   });
 
