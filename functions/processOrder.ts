@@ -10,7 +10,7 @@ const consumer = createOrderConsumer(loadSettings());
 
 /** Adapts one Service Bus delivery to the consumer flow; returning completes it, throwing abandons it. */
 export async function processOrder(message: unknown, context: InvocationContext): Promise<void> {
-  const result = await consumer.consume(envelopeFromInvocation(context), message, context);
+  const result = await consumer.consume(envelopeFromInvocation(context, message), message, context);
   throwUnlessCompletable(result.outcome);
 }
 

@@ -16,7 +16,7 @@ const consumer = isFunctionDisabled('requestShipment') ? undefined : createShipm
 export async function requestShipment(message: unknown, context: InvocationContext): Promise<void> {
   const invocation = { invocationId: context.invocationId, traceparent: context.traceContext?.traceParent ?? undefined };
   if (!consumer) throw new Error('requestShipment is disabled (AzureWebJobs.requestShipment.Disabled)');
-  const result = await consumer.consume(envelopeFromTriggerMetadata(context.triggerMetadata), message, context, invocation);
+  const result = await consumer.consume(envelopeFromTriggerMetadata(context.triggerMetadata, message), message, context, invocation);
   throwUnlessCompletable(result.outcome);
 }
 

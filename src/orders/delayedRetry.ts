@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { PermanentMessageError, decideDelayedRetry } from '../idempotency/index.js';
 import type { ProcessingOutcome, RetryPolicy } from '../idempotency/index.js';
 import { applicationProperty, deriveMessageId, earliestInstant, firstEnqueuedAtProperty } from '../servicebus/index.js';
@@ -12,7 +13,8 @@ export { retryProperties } from './retryState.js';
  * a copy scheduled for later, the original dedup key in `idempotency-key` (whichever copy arrives
  * second is a duplicate) and the round's state, signed (`retry-signature`): a state that does not
  * verify is a first attempt (retryState.ts). The copy's MessageId is an HMAC of this delivery's
- * MessageId, sequence number and the round: the same on a second scheduling of the same round (a
+ * MessageId, sequence number (a digest of its body when the body named one: deliveryName) and the
+ * round: the same on a second scheduling of the same round (a
  * crash between schedule and complete; duplicate detection drops it), unknowable to a sender, and
  * never derived from a property a sender could set. The original is completed only once the copy is
  * accepted. Past the budget: the dead-letter path.
@@ -42,7 +44,7 @@ export async function scheduleDelayedRetry(
   const root = state.root ?? envelope.messageId;
   if (root === undefined || key === undefined || envelope.messageId === undefined) return failure; // nothing stable to name the copy by: let Service Bus redeliver
   const suffix = `~retry-${decision.attempt}`;
-  const messageId = deriveMessageId(`${envelope.messageId}#${envelope.sequenceNumber ?? ''}`, suffix, { secret: ctx.signingKey });
+  const messageId = deriveMessageId(`${envelope.messageId}#${deliveryName(envelope, body)}`, suffix, { secret: ctx.signingKey });
   const next = { attempt: decision.attempt, firstFailureAtEpochMs: firstFailureAt, root };
   const copy: ScheduledCopy = {
     messageId,
@@ -71,6 +73,16 @@ export async function scheduleDelayedRetry(
 }
 
 /** The host hands JSON bodies over parsed: the copy carries them as JSON text again. */
+/**
+ * What tells this broker message from another under the same MessageId: its sequence number, or,
+ * when that is unknown (the body named one, which the host wrote over the broker's), a digest of
+ * its body: the same body again is the same request, and its copy may well be dropped as a duplicate.
+ */
+function deliveryName(envelope: MessageEnvelope, body: unknown): string {
+  if (envelope.sequenceNumber !== undefined) return String(envelope.sequenceNumber);
+  return `body:${createHash('sha256').update(copyBody(body)).digest('hex')}`;
+}
+
 function copyBody(body: unknown): string | Uint8Array {
   if (typeof body === 'string' || body instanceof Uint8Array) return body;
   return JSON.stringify(body) ?? '';

@@ -1,5 +1,6 @@
 import { PermanentMessageError } from '../idempotency/index.js';
 import type { ProcessingOutcome, RetryPolicy, StoredDocument } from '../idempotency/index.js';
+import { withoutFieldsTheBodyMayHaveWritten } from '../servicebus/index.js';
 import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
 import type { LogSink, OutcomeTelemetry } from '../telemetry/index.js';
 import { applyNewerStatus } from './changeOrderStatus.js';
@@ -44,11 +45,13 @@ export class OrderConsumer {
   private readonly rejectedDeliveries: RejectedDeliveries<ConsumeResult>;
 
   constructor(private readonly options: OrderConsumerOptions) {
-    this.rejectedDeliveries = new RejectedDeliveries(options.rejectedDeliveriesCapacity);
+    this.rejectedDeliveries = new RejectedDeliveries(options.rejectedDeliveriesCapacity, textHeldBy);
   }
 
-  async consume(envelope: MessageEnvelope, body: unknown, log: LogSink): Promise<ConsumeResult> {
+  async consume(delivered: MessageEnvelope, body: unknown, log: LogSink): Promise<ConsumeResult> {
     const startedAt = performance.now();
+    // The delivery count and sequence number decide what is read first and what is recalled: only the broker's count.
+    const envelope = withoutFieldsTheBodyMayHaveWritten(delivered, body);
     const result = this.rejectedDeliveries.recall(envelope)?.result ?? (await this.decideWithRetries(envelope, body));
     this.options.telemetry.report({ ...result, envelope, durationMs: performance.now() - startedAt }, log);
     return result;
@@ -95,7 +98,7 @@ export class OrderConsumer {
     const result: ConsumeResult = { outcome: { kind: 'invalid', error }, ...known, dedupKey: known.dedupKey ?? error.dedupKey };
     try {
       await this.reject(envelope, error, result);
-      if (unreadable) this.rejectedDeliveries.remember(envelope, result);
+      if (unreadable) this.rejectedDeliveries.remember(envelope, rememberedForm(result, error));
       return result;
     } catch (recordingError) {
       return { ...known, outcome: { kind: 'retry', reason: `could not record rejection: ${errorText(recordingError)}`, cause: recordingError } };
@@ -105,6 +108,26 @@ export class OrderConsumer {
   private reject(envelope: MessageEnvelope, error: PermanentMessageError, known: Omit<ConsumeResult, 'outcome'>, evidence?: StoredDocument): Promise<void> {
     return recordRejection(envelope, { error, dedupKey: known.dedupKey, messageType: known.type, orderId: known.orderId, evidence }, this.options);
   }
+}
+
+/** The longest reason a remembered rejection keeps: the rejection record holds the whole of it. */
+const maxRememberedDescription = 500;
+
+/**
+ * What the memory keeps of a rejection: its code, its reason cut to a bound (a sender chooses how
+ * long a type name or a key is, and a flood's entries would otherwise be kept whole, 10,000 times),
+ * no cause and no second copy of the key in the error's message.
+ */
+function rememberedForm(result: ConsumeResult, error: PermanentMessageError): ConsumeResult {
+  const { description } = error;
+  const kept = description.length > maxRememberedDescription ? `${description.slice(0, maxRememberedDescription)}… (cut; the rejection record holds the whole reason)` : description;
+  return { ...result, outcome: { kind: 'invalid', error: new PermanentMessageError(error.code, kept) } };
+}
+
+/** The characters a remembered result holds. */
+function textHeldBy(result: ConsumeResult): number {
+  const error = result.outcome.kind === 'invalid' ? result.outcome.error : undefined;
+  return (error ? error.description.length + error.message.length : 0) + (result.dedupKey?.length ?? 0) + (result.type?.length ?? 0) + (result.orderId?.length ?? 0);
 }
 
 function errorText(error: unknown): string {

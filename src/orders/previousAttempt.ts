@@ -21,8 +21,9 @@ export const firstDelivery: DeliveryHistory = { previousAttemptMayHaveWritten: f
 /**
  * Only what a sender cannot set counts: the broker's delivery count (Service Bus sets it), or the
  * retry state of a delayed-retry copy when its signature verifies (retryState.ts). A sender's own
- * `retry-*` properties change nothing: its message is a first delivery. Without a signing key (no
- * delayed retries in this wiring) no copy can verify, so only the count is read.
+ * `retry-*` properties change nothing: its message is a first delivery; so does a body's top-level
+ * `deliveryCount`, which the host writes over the broker's (the consumer forgets it). Without a
+ * signing key (no delayed retries in this wiring) no copy can verify, so only the count is read.
  */
 export function deliveryHistoryOf(envelope: MessageEnvelope, body: unknown, retryState: { readonly keys?: RetryStateKeys; readonly nowMs: number }): DeliveryHistory {
   if ((envelope.deliveryCount ?? 1) > 1) return { previousAttemptMayHaveWritten: true };

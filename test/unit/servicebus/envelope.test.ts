@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PermanentMessageError } from '../../../src/idempotency/index.js';
-import { applicationProperty, decodeJsonBody, envelopeFromInvocation, envelopeFromTriggerMetadata, unwrapCloudEvent } from '../../../src/servicebus/index.js';
+import { applicationProperty, decodeJsonBody, envelopeFromInvocation, envelopeFromTriggerMetadata, unwrapCloudEvent, withoutFieldsTheBodyMayHaveWritten } from '../../../src/servicebus/index.js';
 
 describe('envelopeFromTriggerMetadata', () => {
   it('reads the fields the host sends and tolerates the ones it leaves out', () => {
@@ -43,6 +43,79 @@ describe('envelopeFromTriggerMetadata', () => {
     const envelope = envelopeFromTriggerMetadata({ applicationProperties: { 'idempotency-Key': 'k' } });
     expect(applicationProperty(envelope, 'Idempotency-Key')).toBe('k');
     expect(applicationProperty(envelopeFromTriggerMetadata({ applicationProperties: { undefined: 'x' } }), 'idempotency-key')).toBeUndefined();
+  });
+});
+
+describe('envelopeFromTriggerMetadata with the body the handler was given', () => {
+  // As the host sends it: the broker's fields, then the body's top-level properties written over them.
+  const metadata = (over: Record<string, unknown>) => ({
+    messageId: 'm',
+    subject: 'OrderPlaced',
+    label: 'OrderPlaced',
+    deliveryCount: 2,
+    sequenceNumber: 9,
+    enqueuedTimeUtc: '2026-12-03T10:00:00Z',
+    applicationProperties: { 'idempotency-key': 'k' },
+    userProperties: { 'idempotency-key': 'k' },
+    ...over,
+  });
+
+  it("reads a field the body wrote from the host's back-compat copy, or not at all", () => {
+    const body = { subject: 'orders/o-1', applicationProperties: { a: 1 }, deliveryCount: 7, SequenceNumber: 8, enqueuedTimeUtc: '2000-01-01T00:00:00Z' };
+    const written = metadata({ subject: 'orders/o-1', applicationProperties: { a: 1 }, deliveryCount: '7', sequenceNumber: '8', enqueuedTimeUtc: '2000-01-01T00:00:00Z' });
+    expect(envelopeFromTriggerMetadata(written, body)).toEqual({
+      messageId: 'm',
+      correlationId: undefined,
+      contentType: undefined,
+      subject: 'OrderPlaced',
+      deliveryCount: undefined,
+      sequenceNumber: undefined,
+      enqueuedTimeUtc: undefined,
+      applicationProperties: { 'idempotency-key': 'k' },
+    });
+  });
+
+  it('knows nothing of a field whose copy the body wrote too', () => {
+    const body = { subject: 's', label: 'l', applicationProperties: { a: 1 }, userProperties: { b: 2 } };
+    const envelope = envelopeFromTriggerMetadata(metadata({ ...body }), body);
+    expect(envelope.subject).toBeUndefined();
+    expect(envelope.applicationProperties).toEqual({});
+    // The body wrote the copy only: the field itself is the broker's.
+    expect(envelopeFromTriggerMetadata(metadata({ label: 'x' }), { label: 'x' }).subject).toBe('OrderPlaced');
+  });
+
+  it('reads every field as sent for a body that names none of them, and for no body', () => {
+    const plain = metadata({});
+    expect(envelopeFromTriggerMetadata(plain, { orderId: 'o', data: { subject: 'x' } })).toEqual(envelopeFromTriggerMetadata(plain));
+    expect(envelopeFromInvocation({ triggerMetadata: metadata({ subject: 'x' }) }, { subject: 'x' }).subject).toBe('OrderPlaced');
+  });
+});
+
+describe('withoutFieldsTheBodyMayHaveWritten', () => {
+  const delivered = envelopeFromTriggerMetadata({ messageId: 'm', subject: 'OrderPlaced', deliveryCount: 3, sequenceNumber: 42 });
+
+  it('forgets the delivery count and sequence number a body names at its top level, whatever their case', () => {
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { orderId: 'o', SequenceNumber: 1 })).toMatchObject({ messageId: 'm', subject: 'OrderPlaced', deliveryCount: 3, sequenceNumber: undefined });
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { deliverycount: 1 })).toMatchObject({ deliveryCount: undefined, sequenceNumber: 42 });
+    // The host upper-cases to compare: a long s is an S, a dotless i an I.
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { '\u017fequenceNumber': 1, 'del\u0131veryCount': 1 })).toMatchObject({ deliveryCount: undefined, sequenceNumber: undefined });
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { deliveryCount: null, sequenceNumber: [1] })).toMatchObject({ deliveryCount: undefined, sequenceNumber: undefined });
+  });
+
+  it('forgets both for text or bytes that the host may have read as an object, whose names it cannot know', () => {
+    const lenient = "\u00a0 {'sequenceNumber': 1} \n";
+    for (const body of [lenient, Buffer.from(lenient), '{}', Buffer.from('\ufeff{"a":1}\r\n')]) {
+      expect(withoutFieldsTheBodyMayHaveWritten(delivered, body)).toMatchObject({ messageId: 'm', subject: 'OrderPlaced', deliveryCount: undefined, sequenceNumber: undefined });
+    }
+  });
+
+  it('keeps them for a body that names neither, or that the host never read as a JSON object', () => {
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { orderId: 'o', data: { sequenceNumber: 1 } })).toBe(delivered);
+    for (const body of ['plain text', ' {"sequenceNumber":1', Buffer.from('[{"sequenceNumber":1}]'), '{', [{ sequenceNumber: 1 }], null, 7]) {
+      expect(withoutFieldsTheBodyMayHaveWritten(delivered, body)).toBe(delivered);
+    }
+    const inherited = Object.create({ sequenceNumber: 1 }) as object;
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, inherited)).toBe(delivered);
   });
 });
 
