@@ -130,11 +130,15 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
     fleet.start();
     if (options.ambiguous > 0) loseAnswersAfterWrites(stack, options.ambiguous);
     if (options.killEvery > 0) timers.push(setInterval(() => fleet.kill(), options.killEvery));
-    timers.push(setTimeout(() => {
-      stack.cosmos.injectFault({ statusCode: 503, times: Number.MAX_SAFE_INTEGER, forMs: options.outage });
-      outage = 'on';
-      timers.push(setTimeout(() => (outage = 'over'), options.outage));
-    }, options.outageAfter));
+    // The outage's clock starts once every consumer process is up: on a loaded machine their start-up
+    // took longer than `--outage-after` plus the outage, and the outage then met no delivery at all.
+    void waitUntil('every consumer process to start', () => fleet.ready >= options.consumers, options.timeout, 100).then(() =>
+      timers.push(setTimeout(() => {
+        stack.cosmos.injectFault({ statusCode: 503, times: Number.MAX_SAFE_INTEGER, forMs: options.outage });
+        outage = 'on';
+        timers.push(setTimeout(() => (outage = 'over'), options.outage));
+      }, options.outageAfter)),
+    ).catch(() => undefined); // a fleet that never starts fails the run's own waits, with their message
     timers.push(setInterval(() => progress(stack, fleet, startedAt, outage), 2_000));
     let carrierFaults = 0;
     timers.push(setInterval(() => stack.carrier.inject(carrierFaults++ % 2 === 0 ? { kind: 'drop-after-booking' } : { kind: 'unavailable' }), carrierFaultEveryMs));
