@@ -105,6 +105,33 @@ describe('redeliveries of an unreadable message this instance rejected', () => {
   });
 });
 
+describe('what the rejected-delivery memory keeps of a rejection', () => {
+  it('keeps a short reason whole, and a sender-sized one cut to 500 characters, saying where the whole is', async () => {
+    const store = new CountingDocumentStore(new InMemoryDocumentStore());
+    const consumer = consumerOn(store);
+    const log = new RecordingLog();
+    const reasonOf = (result: Awaited<ReturnType<OrderConsumer['consume']>>) => (result.outcome.kind === 'invalid' ? result.outcome.error.description : '');
+    const short = reasonOf(await consumer.consume(delivery('bad-s', 'OrderPlaced', 1, 80), unreadable, log));
+    expect(reasonOf(await consumer.consume(delivery('bad-s', 'OrderPlaced', 2, 80), unreadable, log))).toBe(short);
+    const longType = 'T'.repeat(2_000);
+    const whole = reasonOf(await consumer.consume(delivery('bad-l', longType, 1, 81), {}, log));
+    expect(whole.length).toBeGreaterThan(2_000);
+    const kept = reasonOf(await consumer.consume(delivery('bad-l', longType, 2, 81), {}, log));
+    expect(kept).toBe(`${whole.slice(0, 500)}… (cut; the rejection record holds the whole reason)`);
+  });
+
+  it('never takes a transient failure for a rejection: the store failing a valid order is a retry, nothing recorded', async () => {
+    const inner = new InMemoryDocumentStore();
+    const failing = Object.assign(Object.create(inner) as InMemoryDocumentStore, {
+      commit: (pk: string, ops: Parameters<InMemoryDocumentStore['commit']>[1]) => (pk === 'o-90' ? Promise.reject(new Error('socket hang up')) : inner.commit(pk, ops)),
+    });
+    const consumer = consumerOn(new CountingDocumentStore(failing));
+    const result = await consumer.consume(delivery('m-o90', 'OrderPlaced', 1, 90), orderPlaced('o-90'), new RecordingLog());
+    expect(result.outcome.kind).toBe('retry');
+    expect(inner.list(rejectedMessagesPartition('m-o90'))).toEqual([]);
+  });
+});
+
 describe('RejectedDeliveries', () => {
   const envelope = (sequenceNumber: number, deliveryCount = 2) => ({ messageId: `m-${sequenceNumber}`, sequenceNumber, deliveryCount, applicationProperties: {} });
 
