@@ -37,7 +37,8 @@ export class OfferBook {
   created(resource: { _rid: string; _self: string }, headers: IncomingMessage['headers'], kind: 'container' | 'database', databaseSelf?: string): OfferResource | undefined {
     const content = contentFrom(headers);
     if (!content && (kind === 'database' || (databaseSelf !== undefined && this.offers.has(databaseSelf)))) return undefined;
-    const rid = randomBytes(3).toString('base64');
+    // A resource id's alphabet: base64 with '-' for '/', which the SDK refuses in an id ("Id contains illegal chars").
+    const rid = randomBytes(3).toString('base64').replace(/\//g, '-');
     const offer: OfferResource = {
       id: rid,
       _rid: rid,
