@@ -1,5 +1,8 @@
 import type { BulkFilter } from './bulkFilter.js';
 
+// Where it has always been imported from; it lives in duration.ts, which timeWindow.ts also reads.
+export { parseDuration } from './duration.js';
+
 /** A dead-lettered message as the tool sees it (a subset of ServiceBusReceivedMessage). */
 export interface DeadLetteredMessage {
   readonly sequenceNumber: number;
@@ -55,10 +58,3 @@ export function bodyText(body: unknown): string {
   return JSON.stringify(body) ?? '';
 }
 
-/** `90s`, `15m`, `2h`, `7d` as milliseconds; a clear error for anything else. */
-export function parseDuration(text: string): number {
-  const match = /^(\d+)(s|m|h|d)$/.exec(text.trim());
-  if (!match) throw new Error(`"${text}" is not a duration such as 90s, 15m, 2h or 7d`);
-  const unitMs = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
-  return Number(match[1]) * unitMs;
-}

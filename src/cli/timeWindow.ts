@@ -1,4 +1,4 @@
-import { parseDuration } from './deadLetterSelection.js';
+import { parseDuration } from './duration.js';
 
 /** `--since`/`--until`: an instant, as an ISO 8601 time (`2026-12-03T08:00Z`, `2026-12-03`) or a duration ago (`2h`, `7d`). */
 export function parseInstant(text: string, nowMs: number): number {
