@@ -1,5 +1,6 @@
 import { Option } from 'commander';
 import type { Command } from 'commander';
+import { settingDefaults } from '../config.js';
 import { durationOption } from './durationOption.js';
 
 /** The options every command shares: where Service Bus and Cosmos DB are, and how long to wait for them. */
@@ -28,8 +29,8 @@ export function withGlobalOptions(program: Command, env: Readonly<Record<string,
     .option('--subscription <name>', 'the topic subscription')
     .addOption(new Option('--cosmos-endpoint <url>', 'Cosmos DB account, to show what the store knows of each message').default(env.COSMOS_ENDPOINT))
     .addOption(new Option('--cosmos-key <key>', 'Cosmos DB key; without it, DefaultAzureCredential').default(env.COSMOS_KEY, 'COSMOS_KEY'))
-    .option('--cosmos-database <name>', 'database', env.COSMOS_DATABASE ?? 'orders')
-    .option('--cosmos-container <name>', 'orders container', env.COSMOS_ORDERS_CONTAINER ?? 'orders')
+    .option('--cosmos-database <name>', 'database', env.COSMOS_DATABASE ?? settingDefaults.COSMOS_DATABASE)
+    .option('--cosmos-container <name>', 'orders container', env.COSMOS_ORDERS_CONTAINER ?? settingDefaults.COSMOS_ORDERS_CONTAINER)
     .option('--consumer-name <name>', "the consumer's CONSUMER_NAME; with --subscription the subscription's name (the fulfilment consumer's), else CONSUMER_NAME")
     .addOption(new Option('--duplicate-window <duration>', "the queue's duplicate-detection window (0s if it has none)").argParser(durationOption).default(600_000, '10m'))
     .addOption(new Option('--timeout <duration>', 'how long to wait for Service Bus or Cosmos DB to answer before giving up with the reason').argParser(durationOption).default(10_000, '10s'));

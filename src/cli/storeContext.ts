@@ -1,3 +1,4 @@
+import { settingDefaults } from '../config.js';
 import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
 import type { DlqIo } from './dlqIo.js';
 import type { GlobalOptions } from './globalOptions.js';
@@ -24,7 +25,7 @@ export async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQ
         return client.createSender(options.queue ?? 'orders');
       },
       consumerName: options.consumerName,
-      keepSeconds: Number(io.env.INBOX_MARKER_TTL_SECONDS ?? 30 * 24 * 3600),
+      keepSeconds: Number(io.env.INBOX_MARKER_TTL_SECONDS ?? settingDefaults.INBOX_MARKER_TTL_SECONDS),
       now: io.now ?? (() => Date.now()),
       out: { line: io.stdout, progress: io.stderr },
     });
