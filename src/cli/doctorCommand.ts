@@ -7,10 +7,10 @@ import type { SetupSettings } from '../config.js';
 import { createCosmosClient, isLoopbackEndpoint } from '../cosmos/index.js';
 import { exitCodeOf, formatCheckLine } from '../doctor/index.js';
 import type { CheckResult } from '../doctor/index.js';
-import type { DlqIo } from './dlqProgram.js';
+import type { DlqIo } from './dlqIo.js';
 import { checkCosmos, checkServiceBus } from './readSetup.js';
 
-/** The global options the doctor reads (the operator tool's, see dlqProgram.ts). */
+/** The global options the doctor reads (the operator tool's, see globalOptions.ts). */
 interface DoctorGlobals {
   connectionString?: string;
   namespace?: string;

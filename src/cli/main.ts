@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The operator tool's entry point (`npm run ops -- <command>`, or the package bin `orders-ops`; `npm run dlq` and `orders-dlq` are aliases).
 import { readAzdEnvironment } from './azdEnvironment.js';
-import { runDlqCli, terminalConfirm } from './dlqProgram.js';
+import { runDlqCli } from './dlqProgram.js';
+import { terminalConfirm } from './terminalConfirm.js';
 
 async function main(): Promise<number> {
   // Inside an azd project, its environment's values are defaults; the process environment wins.

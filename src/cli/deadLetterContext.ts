@@ -1,0 +1,49 @@
+import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
+import { readSubscriptionRoute } from './copyDelivery.js';
+import { deadLetterReceiver, entityPath } from './deadLetterQueue.js';
+import type { EntityAddress } from './deadLetterQueue.js';
+import type { DlqContext, Output } from './dlqCommands.js';
+import type { DlqIo } from './dlqIo.js';
+import type { GlobalOptions } from './globalOptions.js';
+import { namespaceOf, serviceBusClientOf } from './serviceBusConnection.js';
+import { checkCosmosContainer, checkServiceBusEntity } from './setupChecks.js';
+
+/** The dead-letter queue the options name (and, given an account, the store), checked before `run` and closed after it. */
+export async function withDeadLetterContext(options: GlobalOptions, io: DlqIo, run: (ctx: DlqContext) => Promise<void>): Promise<void> {
+  const address = entityOf(options);
+  // The SDK's own retries stay inside --timeout, so no single call hangs for a minute.
+  const client = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 });
+  const probe = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 0 });
+  const cosmos = options.cosmosEndpoint ? createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey, credential: io.cosmosCredential }) : undefined;
+  const container = cosmos?.database(options.cosmosDatabase).container(options.cosmosContainer);
+  const receiver = deadLetterReceiver(client, address);
+  const out: Output = { line: io.stdout, progress: io.stderr };
+  try {
+    await checkServiceBusEntity({ client: probe, address, namespace: namespaceOf(options), timeoutMs: options.timeout }).finally(() => probe.close());
+    if (container && options.cosmosEndpoint) await checkCosmosContainer({ container, endpoint: options.cosmosEndpoint, timeoutMs: options.timeout });
+    await run({
+      receiver,
+      sender: () => client.createSender(address.queue ?? address.topic ?? ''),
+      entityPath: entityPath(address),
+      resubmitTo: address.subscription,
+      route: address.topic && address.subscription ? await readSubscriptionRoute(client, address.topic, address.subscription) : undefined,
+      store: container && new CosmosDocumentStore(container),
+      consumerName: options.consumerName,
+      duplicateDetectionWindowMs: options.duplicateWindow,
+      now: io.now ?? (() => Date.now()),
+      out,
+    });
+  } finally {
+    await receiver.close();
+    await client.close();
+    cosmos?.dispose();
+  }
+}
+
+function entityOf(options: GlobalOptions): EntityAddress {
+  if (options.topic || options.subscription) {
+    if (!options.topic || !options.subscription) throw new Error('--topic and --subscription go together');
+    return { topic: options.topic, subscription: options.subscription };
+  }
+  return { queue: options.queue };
+}

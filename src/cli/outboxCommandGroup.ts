@@ -1,0 +1,63 @@
+import { Option } from 'commander';
+import type { Command } from 'commander';
+import { bulkFilterOf, planPrefix, plansOnly, withBulkOptions } from './bulkCommands.js';
+import type { BulkOptions } from './bulkCommands.js';
+import type { CommandContexts } from './commandContexts.js';
+import type { DlqIo } from './dlqIo.js';
+import { listOutbox, requeueOutbox } from './outboxCommands.js';
+import type { ListedOutboxEntry } from './outboxCommands.js';
+import { summaryLine } from './summaryLine.js';
+import { cut, idCell } from './tableCell.js';
+import { shellWord } from './terminalText.js';
+
+const outboxStates = ['pending', 'published', 'failed'] as const;
+
+/** `dlq outbox ...`: events the publisher could not send (a missing topic, a message too large), kept in Cosmos DB. */
+export function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (code: number) => void, contexts: CommandContexts): void {
+  const outbox = program.command('outbox').description('outbox entries the publisher set aside (failed: MessagingEntityNotFound, MessageSizeExceeded) or has yet to send');
+  outbox
+    .command('list')
+    .description('failed entries (or those in --state), oldest first')
+    .option('--order <orderId>', "only this order's entries")
+    .addOption(new Option('--state <state...>', 'these states instead of failed').choices(outboxStates))
+    .option('--json', 'print JSON for scripts')
+    .action(async (options: { order?: string; state?: string[]; json?: boolean }) => {
+      await contexts.store(false, async (ctx) => {
+        const rows = await listOutbox(ctx, (options.state ?? ['failed']) as (typeof outboxStates)[number][], options.order);
+        io.stdout(options.json ? JSON.stringify(rows, null, 2) : outboxTable(rows));
+      });
+    });
+  withBulkOptions(
+    outbox
+      .command('requeue [targets...]')
+      .description('put failed entries (by MessageId or <orderId>/<id>) back to pending once the cause is fixed: the publisher sends them again; a bulk run shows its plan unless --yes')
+      .option('--all', 'every failed entry'),
+    'entries',
+  )
+    .option('--json', 'print the report as JSON')
+    .action(async (targets: string[], options: BulkOptions & { json?: boolean }) => {
+      const filtered = options.group !== undefined || options.since !== undefined || options.until !== undefined;
+      if (targets.length === 0 && !options.all && !filtered) throw new Error('name outbox entries by MessageId or <orderId>/<id>, or use --all, --group, --since or --until');
+      const dryRun = plansOnly('outbox requeue', targets, options);
+      await contexts.store(false, async (ctx) => {
+        const reports = await requeueOutbox(ctx, targets, options.all === true || targets.length === 0, dryRun, bulkFilterOf(options));
+        const missing = targets.filter((t) => !reports.some((r) => r.messageId === t || `${r.orderId}/${r.id}` === t)).length;
+        const failed = reports.filter((r) => r.outcome === 'failed').length;
+        if (options.json) io.stdout(JSON.stringify({ dryRun, reports, failed, missing }, null, 2));
+        else {
+          for (const r of reports) io.stdout(`${shellWord(`${r.orderId}/${r.id}`)}  ${shellWord(r.messageId)}  ${r.outcome}  ${r.detail}`);
+          io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no failed outbox entry matched', missing, 'entry(ies)')}`);
+        }
+        setExitCode(failed > 0 || missing > 0 ? 1 : 0);
+      });
+    });
+}
+
+function outboxTable(rows: ListedOutboxEntry[]): string {
+  const header = `${cut('ORDER', 24)}  ${cut('EVENT', 16)}  ${cut('DESTINATION', 16)}  ${cut('MESSAGE ID', 40)}  ${cut('STATE', 9)}  ${cut('CREATED', 20)}  REASON`;
+  const lines = rows.map(
+    (r) =>
+      `${cut(r.orderId, 24)}  ${cut(r.eventType, 16)}  ${cut(r.destination, 16)}  ${idCell(r.messageId, 40)}  ${cut(r.state, 9)}  ${cut(r.createdAt.slice(0, 19), 20)}  ${r.reason ? `${r.reason}: ${r.detail ?? ''}` : ''}`,
+  );
+  return [header, ...lines, `${rows.length} outbox entry(ies)`].join('\n');
+}

@@ -1,0 +1,22 @@
+import { DefaultAzureCredential } from '@azure/identity';
+import { ServiceBusClient } from '@azure/service-bus';
+import type { RetryOptions } from '@azure/service-bus';
+
+/** How the tool was told to reach Service Bus: a connection string or a namespace, never both. */
+export interface ServiceBusConnectionOptions {
+  readonly connectionString?: string;
+  readonly namespace?: string;
+}
+
+export function serviceBusClientOf(options: ServiceBusConnectionOptions, retryOptions: RetryOptions): ServiceBusClient {
+  if (options.connectionString && options.namespace) throw new Error('give --connection-string or --namespace, not both');
+  if (options.connectionString) return new ServiceBusClient(options.connectionString, { retryOptions });
+  if (options.namespace) return new ServiceBusClient(options.namespace, new DefaultAzureCredential(), { retryOptions });
+  throw new Error('give --namespace <fqdn> (with az login / managed identity) or --connection-string (or SERVICEBUS_CONNECTION_STRING)');
+}
+
+/** How the namespace was named, for error messages: `--namespace`, or the connection string's Endpoint. */
+export function namespaceOf(options: ServiceBusConnectionOptions): string {
+  if (options.namespace) return options.namespace;
+  return /Endpoint=sb:\/\/([^;/]+)/i.exec(options.connectionString ?? '')?.[1] ?? '(from the connection string)';
+}

@@ -1,0 +1,12 @@
+export { isFunctionDisabled } from './functionDisabled.js';
+export { localSettingValues } from './localSettingValues.js';
+export { loadSettings } from './loadSettings.js';
+export { loadOperatorActionRetentionSeconds, loadResubmitRetention, operatorActionRetentionNames, resubmitRetentionNames } from './operatorToolSettings.js';
+export type { ResubmitRetentionSettings } from './operatorToolSettings.js';
+export { settingDeclarations } from './settingDeclarations.js';
+export type { SettingDeclarations, SettingName } from './settingDeclarations.js';
+export type { SettingDeclaration, SettingDocs, SettingReader } from './settingDeclaration.js';
+export { settingDefaults } from './settingDefaults.js';
+export type { Settings } from './settings.js';
+export { loadSetupSettings, setupSettingNames } from './setupSettings.js';
+export type { SetupSettings } from './setupSettings.js';
