@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+// The incremental mutation baseline, kept in git as reports/stryker-incremental.json.gz: Stryker writes
+// 10 MB of indented JSON (reports/stryker-incremental.json, git-ignored), whose every refresh would be a
+// multi-megabyte text diff. Before a run the plain file is written from the archive; after a run that
+// finished, the plain file is reduced to its canonical form and archived again, only if what it holds
+// changed, so an unchanged baseline stays an unchanged file whatever zlib the machine has.
+//
+// The canonical form keeps everything Stryker 10's incremental mode reads (IncrementalDiffer in
+// @stryker-mutator/core: each file's source and mutants, each with every field it had; each test file's
+// source and tests) and orders it, because Stryker numbers tests in the order the runner reported them
+// and mutants in the order it found them, which vary from one run to the next:
+// - files, test files and every object's keys sorted; mutants sorted by location, mutator, replacement;
+//   tests by position and name;
+// - tests and mutants numbered afresh in that order, and each mutant's coveredBy and killedBy mapped to
+//   the new test numbers and sorted (Stryker reads both as sets). A test number no test carries is
+//   dropped: Stryker skips it anyway, and kept it could name a test after renumbering;
+// - the run's own metadata dropped (projectRoot, config, thresholds, the dependency list and branding):
+//   Stryker reads only files and testFiles back, and projectRoot differs on every machine.
+'use strict';
+const { existsSync, readFileSync, writeFileSync } = require('node:fs');
+const { join, relative } = require('node:path');
+const { gunzipSync, gzipSync, constants } = require('node:zlib');
+
+const root = join(__dirname, '..', '..');
+const plainPath = join(root, 'reports', 'stryker-incremental.json');
+const archivePath = `${plainPath}.gz`;
+
+const byPosition = (a, b) => a.line - b.line || a.column - b.column;
+const byText = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+const sortedKeys = (record) => Object.keys(record).sort(byText);
+
+function compareMutants(a, b) {
+  return (
+    byPosition(a.location.start, b.location.start) ||
+    byPosition(a.location.end, b.location.end) ||
+    byText(a.mutatorName, b.mutatorName) ||
+    byText(a.replacement ?? '', b.replacement ?? '')
+  );
+}
+
+const noPosition = { line: 0, column: 0 };
+function compareTests(a, b) {
+  return byPosition(a.location?.start ?? noPosition, b.location?.start ?? noPosition) || byText(a.name, b.name);
+}
+
+/** Test files in name order, tests in position order, numbered afresh; returns the old-to-new ids. */
+function renumberTests(testFiles) {
+  const newIdOf = new Map();
+  const files = {};
+  for (const name of sortedKeys(testFiles)) {
+    const file = testFiles[name];
+    const tests = [...file.tests].sort(compareTests).map((test) => {
+      const id = String(newIdOf.size);
+      newIdOf.set(test.id, id);
+      return { ...test, id };
+    });
+    files[name] = { ...file, tests };
+  }
+  return { files, newIdOf };
+}
+
+function renumberMutants(files, newIdOf) {
+  const toNewIds = (ids) =>
+    ids === undefined
+      ? undefined
+      : [...new Set(ids.map((id) => newIdOf.get(id)).filter((id) => id !== undefined))].sort((a, b) => a - b);
+  let next = 0;
+  const result = {};
+  for (const name of sortedKeys(files)) {
+    const file = files[name];
+    const mutants = [...file.mutants].sort(compareMutants).map((mutant) => ({
+      ...mutant,
+      id: String(next++),
+      coveredBy: toNewIds(mutant.coveredBy),
+      killedBy: toNewIds(mutant.killedBy),
+    }));
+    result[name] = { ...file, mutants };
+  }
+  return result;
+}
+
+/** JSON with every object's keys sorted; array order is the caller's. */
+function stableStringify(value) {
+  return JSON.stringify(value, (_key, v) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(sortedKeys(v).map((k) => [k, v[k]])) : v,
+  );
+}
+
+/** The canonical text of a Stryker incremental report (see the top of this file). */
+function canonicalize(report) {
+  if (report === null || typeof report !== 'object' || typeof report.files !== 'object' || report.files === null) {
+    throw new Error('not a Stryker incremental report: it has no "files" object');
+  }
+  const { files: testFiles, newIdOf } = renumberTests(report.testFiles ?? {});
+  const canonical = {
+    schemaVersion: report.schemaVersion,
+    framework: report.framework && { name: report.framework.name, version: report.framework.version },
+    files: renumberMutants(report.files, newIdOf),
+    testFiles,
+  };
+  return `${stableStringify(canonical)}\n`;
+}
+
+// The gzip header's OS byte says which system wrote it (3 on Unix, 10 on Windows); "unknown" on all.
+const osByte = 9;
+const osUnknown = 255;
+
+/** Deterministic gzip: no name, mtime 0 (Node writes neither), one level, one OS byte. */
+function compress(text) {
+  const bytes = gzipSync(text, { level: constants.Z_BEST_COMPRESSION });
+  bytes[osByte] = osUnknown;
+  return bytes;
+}
+
+const decompress = (bytes) => gunzipSync(bytes).toString('utf8');
+
+/** Writes the plain baseline Stryker reads from the archive; false when there is no archive. */
+function restore(archive = archivePath, plain = plainPath) {
+  if (!existsSync(archive)) return false;
+  writeFileSync(plain, decompress(readFileSync(archive)));
+  return true;
+}
+
+/**
+ * Archives the plain baseline Stryker wrote, in canonical form: 'written', 'unchanged' when the archive
+ * already holds it, 'absent' when there is nothing to archive (a run with incremental mode off).
+ */
+function store(plain = plainPath, archive = archivePath) {
+  if (!existsSync(plain)) return 'absent';
+  const text = canonicalize(JSON.parse(readFileSync(plain, 'utf8')));
+  if (existsSync(archive) && decompress(readFileSync(archive)) === text) return 'unchanged';
+  writeFileSync(archive, compress(text));
+  return 'written';
+}
+
+/** The archive's path as a person would type it. */
+const archiveName = relative(process.cwd(), archivePath);
+
+module.exports = { canonicalize, compress, decompress, restore, store, plainPath, archivePath, archiveName };
+
+if (require.main === module) {
+  const command = process.argv[2];
+  if (command === 'restore') {
+    console.log(restore() ? `baseline unpacked from ${archiveName}` : `no baseline at ${archiveName}`);
+  } else if (command === 'store') {
+    console.log(`${archiveName}: ${store()}`);
+  } else {
+    console.error('usage: node tools/mutation/baseline.cjs restore|store');
+    process.exit(2);
+  }
+}
