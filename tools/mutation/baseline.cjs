@@ -15,8 +15,10 @@
 //   the new test numbers and sorted (Stryker reads both as sets). A test number no test carries is
 //   dropped: Stryker skips it anyway, and kept it could name a test after renumbering;
 // - the run's own metadata dropped (projectRoot, config, thresholds, the dependency list and branding):
-//   Stryker reads only files and testFiles back, and projectRoot differs on every machine.
+//   Stryker reads only files and testFiles back, and projectRoot differs on every machine;
+// - one line per source file and per test file, each line compressed on its own (see compress).
 'use strict';
+const { Buffer } = require('node:buffer');
 const { existsSync, readFileSync, writeFileSync } = require('node:fs');
 const { join, relative } = require('node:path');
 const { gunzipSync, gzipSync, constants } = require('node:zlib');
@@ -86,30 +88,41 @@ function stableStringify(value) {
   );
 }
 
+/** A JSON object with one entry per line, so that each source or test file's results is a line. */
+const linePerEntry = (record) => `{${Object.entries(record).map(([name, value]) => `\n${JSON.stringify(name)}:${stableStringify(value)}`)}}`;
+
 /** The canonical text of a Stryker incremental report (see the top of this file). */
 function canonicalize(report) {
   if (report === null || typeof report !== 'object' || typeof report.files !== 'object' || report.files === null) {
     throw new Error('not a Stryker incremental report: it has no "files" object');
   }
   const { files: testFiles, newIdOf } = renumberTests(report.testFiles ?? {});
-  const canonical = {
-    schemaVersion: report.schemaVersion,
-    framework: report.framework && { name: report.framework.name, version: report.framework.version },
-    files: renumberMutants(report.files, newIdOf),
-    testFiles,
-  };
-  return `${stableStringify(canonical)}\n`;
+  const framework = report.framework && { name: report.framework.name, version: report.framework.version };
+  return (
+    `{"files":${linePerEntry(renumberMutants(report.files, newIdOf))},` +
+    `"framework":${stableStringify(framework)},"schemaVersion":${stableStringify(report.schemaVersion)},` +
+    `"testFiles":${linePerEntry(testFiles)}}\n`
+  );
 }
 
 // The gzip header's OS byte says which system wrote it (3 on Unix, 10 on Windows); "unknown" on all.
 const osByte = 9;
 const osUnknown = 255;
 
-/** Deterministic gzip: no name, mtime 0 (Node writes neither), one level, one OS byte. */
-function compress(text) {
-  const bytes = gzipSync(text, { level: constants.Z_BEST_COMPRESSION });
+/** Deterministic gzip of one piece: no name, mtime 0 (Node writes neither), one level, one OS byte. */
+function gzipMember(piece) {
+  const bytes = gzipSync(piece, { level: constants.Z_BEST_COMPRESSION });
   bytes[osByte] = osUnknown;
   return bytes;
+}
+
+/**
+ * One gzip member per line (gzip allows several; gunzip and zcat read them as one text). A refresh
+ * then changes only the members of the files whose results moved, and git stores the new archive
+ * as a small delta of the old one instead of a whole new object.
+ */
+function compress(text) {
+  return Buffer.concat(text.split(/(?<=\n)/).map(gzipMember));
 }
 
 const decompress = (bytes) => gunzipSync(bytes).toString('utf8');

@@ -139,6 +139,13 @@ describe('the mutation baseline (tools/mutation/baseline.cjs)', () => {
       expect([...bytes.subarray(0, 10)]).toEqual([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 255]);
       expect(decompress(bytes)).toBe(text);
     });
+
+    it('compresses each line on its own, so a change to the results of one file leaves the bytes of the others as they were', () => {
+      const text = canonicalize(report());
+      const lines = text.split('\n').slice(0, -1);
+      expect(lines.length, 'one line that opens the report, then one per source file and one per test file').toBe(4);
+      expect(compress(text).equals(Buffer.concat(lines.map((line) => compress(`${line}\n`))))).toBe(true);
+    });
   });
 
   describe('restore and store', () => {
