@@ -6,7 +6,7 @@
 // changed, so an unchanged baseline stays an unchanged file whatever zlib the machine has.
 //
 // The canonical form keeps everything Stryker 10's incremental mode reads (IncrementalDiffer in
-// @stryker-mutator/core: each file's source and mutants, each with every field it had; each test file's
+// @stryker-mutator/core: each file's source and mutants, each with every field it uses; each test file's
 // source and tests) and orders it, because Stryker numbers tests in the order the runner reported them
 // and mutants in the order it found them, which vary from one run to the next:
 // - files, test files and every object's keys sorted; mutants sorted by location, mutator, replacement;
@@ -14,6 +14,8 @@
 // - tests and mutants numbered afresh in that order, and each mutant's coveredBy and killedBy mapped to
 //   the new test numbers and sorted (Stryker reads both as sets). A test number no test carries is
 //   dropped: Stryker skips it anyway, and kept it could name a test after renumbering;
+// - what a run scoped with --mutate writes differently for the mutants it did not run, although it
+//   means the same to Stryker, written one way (see canonicalMutant);
 // - the run's own metadata dropped (projectRoot, config, thresholds, the dependency list and branding):
 //   Stryker reads only files and testFiles back, and projectRoot differs on every machine;
 // - one line per source file and per test file, each line compressed on its own (see compress).
@@ -61,21 +63,36 @@ function renumberTests(testFiles) {
   return { files, newIdOf };
 }
 
+/** Test ids in the new numbering, each once, in order; undefined for none (Stryker reads both alike). */
+function toNewIds(ids, newIdOf) {
+  const mapped = [...new Set(ids.map((id) => newIdOf.get(id)).filter((id) => id !== undefined))];
+  return mapped.length === 0 ? undefined : mapped.sort((a, b) => a - b);
+}
+
+/**
+ * One mutant as the baseline keeps it. Left out: `static`, which Stryker decides afresh for every
+ * mutant of every run (MutantTestPlanner.planMutant overwrites it), and `relativeFileName`, its own
+ * bookkeeping that a run scoped with --mutate leaks into the report (recomputed when read back).
+ * The killing tests are added to the covering ones: Stryker reads the two as one coverage row
+ * (collectOldKilledAndCoverageMatrix), and a scoped run writes them so for the mutants it did not run.
+ */
+function canonicalMutant(mutant, id, newIdOf) {
+  const { static: _static, relativeFileName: _relativeFileName, ...kept } = mutant;
+  const killedBy = mutant.killedBy ?? [];
+  return {
+    ...kept,
+    id,
+    coveredBy: toNewIds([...(mutant.coveredBy ?? []), ...killedBy], newIdOf),
+    killedBy: toNewIds(killedBy, newIdOf),
+  };
+}
+
 function renumberMutants(files, newIdOf) {
-  const toNewIds = (ids) =>
-    ids === undefined
-      ? undefined
-      : [...new Set(ids.map((id) => newIdOf.get(id)).filter((id) => id !== undefined))].sort((a, b) => a - b);
   let next = 0;
   const result = {};
   for (const name of sortedKeys(files)) {
     const file = files[name];
-    const mutants = [...file.mutants].sort(compareMutants).map((mutant) => ({
-      ...mutant,
-      id: String(next++),
-      coveredBy: toNewIds(mutant.coveredBy),
-      killedBy: toNewIds(mutant.killedBy),
-    }));
+    const mutants = [...file.mutants].sort(compareMutants).map((mutant) => canonicalMutant(mutant, String(next++), newIdOf));
     result[name] = { ...file, mutants };
   }
   return result;

@@ -67,7 +67,7 @@ const report = (): Report => ({
           statusReason: 'expected 1 to be 2',
           testsCompleted: 2,
           duration: 31,
-          coveredBy: ['7', '3', '99'],
+          coveredBy: ['3', '99'],
           killedBy: ['7'],
           location: { start: at(1, 14), end: at(1, 19) },
         },
@@ -92,24 +92,37 @@ describe('the mutation baseline (tools/mutation/baseline.cjs)', () => {
       const [killed, ignored] = mutantsOf(shuffled, 'src/a.ts');
       the(shuffled.files['src/a.ts']).mutants = [
         { ...the(ignored), id: '0' },
-        { ...the(killed), id: '1', coveredBy: ['0', '1'], killedBy: ['1'] },
+        { ...the(killed), id: '1', coveredBy: ['0'], killedBy: ['1'] },
       ];
       the(shuffled.files['src/b.ts']).mutants = [{ ...the(mutantsOf(shuffled, 'src/b.ts')[0]), id: '2', coveredBy: ['0'] }];
       shuffled.projectRoot = '/elsewhere';
       expect(canonicalize(shuffled)).toBe(canonicalize(report()));
     });
 
-    it('keeps every field of every mutant and test, each coverage row naming the same tests', () => {
+    it('keeps every field Stryker uses of every mutant and test, each coverage row naming the same tests', () => {
       const c = parse(canonicalize(report()));
       const [ignored, killed] = mutantsOf(c, 'src/a.ts').map(the);
       expect(killed).toMatchObject({ mutatorName: 'ArithmeticOperator', replacement: '-', status: 'Killed', statusReason: 'expected 1 to be 2', testsCompleted: 2, duration: 31 });
       expect(the(killed).location).toEqual({ start: at(1, 14), end: at(1, 19) });
-      expect(testNames(c, the(killed).coveredBy), 'a test id no test carries is dropped').toEqual(['one', 'two']);
+      expect(testNames(c, the(killed).coveredBy), 'the killing test is a covering one; a test id no test carries is dropped').toEqual(['one', 'two']);
       expect(testNames(c, the(killed).killedBy)).toEqual(['two']);
-      expect(ignored).toMatchObject({ status: 'Ignored', static: true });
+      expect(ignored).toMatchObject({ status: 'Ignored', mutatorName: 'BooleanLiteral' });
+      expect(ignored, 'Stryker decides it afresh on every run').not.toHaveProperty('static');
       expect(testNames(c, the(mutantsOf(c, 'src/b.ts')[0]).coveredBy)).toEqual(['one']);
       expect(the(c.files['src/a.ts']).source).toBe(source);
       expect(the(c.testFiles['test/a.test.ts']).source).toBe(testSource);
+    });
+
+    it('writes what a run scoped with --mutate reports of the mutants it did not run as a whole run reports them', () => {
+      const scoped = report();
+      the(scoped.files['src/a.ts']).mutants = mutantsOf(scoped, 'src/a.ts').map((m) => ({
+        ...m,
+        static: false,
+        relativeFileName: 'src/a.ts',
+        coveredBy: [...(m.coveredBy ?? []), ...(m.killedBy ?? [])],
+        killedBy: m.killedBy ?? [],
+      }));
+      expect(canonicalize(scoped)).toBe(canonicalize(report()));
     });
 
     it('numbers tests and mutants afresh in file and position order, unique across the report', () => {
