@@ -38,7 +38,9 @@ export function buildEnvironment(): NodeJS.ProcessEnv {
 export function registryUnreachable(): string | undefined {
   const ping = spawnSync('npm', ['ping', '--fetch-timeout=10000', '--fetch-retries=0'], { env: buildEnvironment(), encoding: 'utf8', timeout: 20_000 });
   if (ping.status === 0) return undefined;
-  return (ping.error?.message ?? `${ping.stderr}`.split('\n').find((line) => /ERR/.test(line)) ?? `npm ping exited with ${ping.status}`).trim();
+  const lines = `${ping.stderr}`.split('\n');
+  const reason = lines.find((line) => /FetchError/.test(line)) ?? lines.find((line) => /npm error code/.test(line));
+  return (ping.error?.message ?? reason?.replace(/^npm error /, '') ?? `npm ping exited with ${ping.status}`).trim();
 }
 
 type Lock = { packages: Record<string, { version?: string; link?: boolean }> };
