@@ -43,20 +43,21 @@ export function registryUnreachable(): string | undefined {
   return (ping.error?.message ?? reason?.replace(/^npm error /, '') ?? `npm ping exited with ${ping.status}`).trim();
 }
 
-type Lock = { packages: Record<string, { version?: string; link?: boolean }> };
+type Lock = { packages: Record<string, { version?: string }> };
 
 /**
- * What an install changed in the lock: a package it resolved anew or at another version. Oryx runs
- * `npm install`, which, unlike `npm ci`, quietly re-resolves when package.json and the lock disagree:
- * then Azure would run dependencies no test here ever ran. Entries it dropped (a workspace left out
- * of the package) are not drift: nothing unpinned is installed.
+ * What an install took that the lock does not pin: Oryx runs `npm install`, which, unlike `npm ci`,
+ * quietly re-resolves when package.json and the lock disagree, and Azure would then run dependencies
+ * no test here ever ran. Compared by name and version, not by place in the tree: a workspace left out
+ * of the package drops entries and may move others, and neither installs anything unpinned.
  */
 export function lockDrift(before: Lock, after: Lock): string[] {
+  const pinned = new Set(Object.entries(before.packages).map(([path, entry]) => `${packageName(path)}@${entry.version}`));
   return Object.entries(after.packages)
-    .filter(([path]) => path !== '')
-    .flatMap(([path, entry]) => {
-      const pinned = before.packages[path];
-      if (!pinned) return [`${path}@${entry.version ?? 'link'} is not in the lock`];
-      return pinned.version === entry.version ? [] : [`${path}: lock ${pinned.version ?? 'link'}, installed ${entry.version ?? 'link'}`];
-    });
+    .filter(([path]) => path.includes('node_modules/'))
+    .map(([path, entry]) => `${packageName(path)}@${entry.version}`)
+    .filter((installed) => !pinned.has(installed))
+    .map((installed) => `${installed} is not pinned by the lock`);
 }
+
+const packageName = (path: string) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
