@@ -1,4 +1,4 @@
-import { isSecureOrLoopback, secureOrLoopbackRule } from '../http/loopbackAddress.js';
+import { isSecureOrLoopback, secureOrLoopbackRule } from '../http/index.js';
 import { ConfigurationError, checkMarkerRetention, checkParkedItemRetention, checkRequestKeyRetention } from '../idempotency/index.js';
 import type { SettingProblem } from '../idempotency/index.js';
 import { deepFreeze, parseOrThrow } from './environment.js';
