@@ -1,6 +1,6 @@
-import { PermanentMessageError, create, replace } from '../idempotency/index.js';
+import { PermanentMessageError, create, createOrClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
-import { classifyExistingRecord } from './detectDuplicate.js';
+import { outcomeOf, sameRequestAs } from './detectDuplicate.js';
 import { inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
@@ -51,9 +51,9 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
     const outOfRange = paymentOutOfRange(current.document, message.payload);
     if (outOfRange !== undefined) return { kind: 'invalid', error: new PermanentMessageError('AmountOutOfRange', outOfRange, message.key.value) };
     const marker = newInboxMarker(claimed, ctx);
-    const result = await ctx.store.commit(orderId, [create(marker), replace(withPayment(current.document, message.payload, true), current.etag)]);
-    if (result.kind === 'committed') return { kind: 'created' };
-    if (result.kind === 'already-exists' && result.operationIndex === 0) return classifyExistingRecord(claimed, marker.id, ctx);
+    const decision = await createOrClassify(ctx.store, orderId, [create(marker), replace(withPayment(current.document, message.payload, true), current.etag)], sameRequestAs(claimed));
+    if (decision.kind === 'committed') return { kind: 'created' };
+    if (decision.kind !== 'not-committed') return outcomeOf(claimed, decision, ctx);
     await pauseAfterLostRace(attempt, ctx);
   }
   return { kind: 'retry', reason: `order ${orderId} changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
