@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { isSecureOrLoopback, secureOrLoopbackRule } from './http/loopbackAddress.js';
-import { ConfigurationError, checkMarkerRetention, checkParkedItemRetention, checkRequestKeyRetention, resubmitMarginSeconds } from './idempotency/index.js';
-import type { RetryPolicy, SettingProblem } from './idempotency/index.js';
+import { ConfigurationError } from './configurationError.js';
+import type { SettingProblem } from './configurationError.js';
+import { checkMarkerRetention, checkParkedItemRetention, checkRequestKeyRetention, resubmitMarginSeconds } from './idempotency/index.js';
+import type { RetryPolicy } from './idempotency/index.js';
 import { callerIdentityModes } from './intake/intakeCaller.js';
 import type { CallerIdentityMode } from './intake/intakeCaller.js';
 

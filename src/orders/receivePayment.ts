@@ -1,6 +1,7 @@
 import { PermanentMessageError, create, createOrClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { outcomeOf, sameRequestAs } from './detectDuplicate.js';
+import { orderFailure } from './failureCodes.js';
 import { inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
@@ -49,7 +50,7 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
       return parked;
     }
     const outOfRange = paymentOutOfRange(current.document, message.payload);
-    if (outOfRange !== undefined) return { kind: 'invalid', error: new PermanentMessageError('AmountOutOfRange', outOfRange, message.key.value) };
+    if (outOfRange !== undefined) return { kind: 'invalid', error: new PermanentMessageError(orderFailure.AmountOutOfRange, outOfRange, message.key.value) };
     const marker = newInboxMarker(claimed, ctx);
     const decision = await createOrClassify(ctx.store, orderId, [create(marker), replace(withPayment(current.document, message.payload, true), current.etag)], sameRequestAs(claimed));
     if (decision.kind === 'committed') return { kind: 'created' };
@@ -94,5 +95,5 @@ function newInboxMarker(message: PaymentMessage, ctx: FlowContext): InboxMarkerD
 
 function currencyMismatch(message: ParsedOrderMessage, order: OrderDocument): ProcessingOutcome {
   const description = `PaymentReceived.currency ${(message.payload as PaymentReceived).currency} differs from order ${order.orderId}'s ${order.currency}`;
-  return { kind: 'invalid', error: new PermanentMessageError('CurrencyMismatch', description, message.key.value) };
+  return { kind: 'invalid', error: new PermanentMessageError(orderFailure.CurrencyMismatch, description, message.key.value) };
 }

@@ -3,6 +3,7 @@ import type { CreateOrClassifyResult, DocumentStore, ProcessingOutcome, Versione
 import type { OrderDocument } from '../orders/index.js';
 import { CarrierUnavailableError } from './carrierClient.js';
 import type { BookingAnswer, CarrierClient } from './carrierClient.js';
+import { shipmentFailure } from './failureCodes.js';
 import type { ShipmentEvent } from './orderAcceptedEvent.js';
 import { completed, leaseIsLive, newShipmentRecord, refused, shipmentRecordId, takenOver } from './shipmentRecord.js';
 import type { ShipmentRecord } from './shipmentRecord.js';
@@ -84,7 +85,7 @@ export async function continueFrom(stored: VersionedDocument<ShipmentRecord>, ct
       return refusedOutcome(record);
     case 'escalated': {
       const description = `the booking under this key was escalated (${record.escalation?.reason ?? 'unresolved'}); resolve it with: npm run dlq -- shipments resolve ${record.orderId}`;
-      return { outcome: { kind: 'invalid', error: new PermanentMessageError('ShipmentEscalated', description, record.idempotencyKey) } };
+      return { outcome: { kind: 'invalid', error: new PermanentMessageError(shipmentFailure.ShipmentEscalated, description, record.idempotencyKey) } };
     }
     case 'in-progress':
       if (record.owner !== caller.owner && leaseIsLive(record, ctx.now())) {
@@ -185,7 +186,7 @@ export async function releaseLease(ctx: ShipmentContext, orderId: string, idempo
 
 function refusedOutcome(record: ShipmentRecord): BookingResult {
   const description = `the carrier refused the shipment for order ${record.orderId}: ${record.refusal?.reason ?? 'no reason given'}`;
-  return { outcome: { kind: 'invalid', error: new PermanentMessageError('CarrierRefused', description, record.idempotencyKey) } };
+  return { outcome: { kind: 'invalid', error: new PermanentMessageError(shipmentFailure.CarrierRefused, description, record.idempotencyKey) } };
 }
 
 function unavailable(error: unknown): BookingResult {
