@@ -57,10 +57,13 @@ export const inProgressRetryAfterSeconds = 1;
  */
 export async function acceptOrderOnce(request: CallerOrderRequest, owner: string, ctx: IntakeContext, traceparent?: string): Promise<IntakeResult> {
   const keyId = intakeKeyRecordId(request.idempotencyKey, request.caller);
+  let readFirst = true;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const found = await findOrCreateKeyRecord(request, keyId, owner, ctx);
+    const found = await findOrCreateKeyRecord(request, keyId, owner, ctx, readFirst);
     if (found.kind === 'committed') return carryOut(request, keyId, ctx, traceparent);
-    if (found.kind === 'vanished') continue; // reported to exist, then gone (its retention ran out): create it again
+    // Reported to exist, then read as gone (its retention ran out): create it again, without a read that would say the same.
+    readFirst = found.kind !== 'vanished';
+    if (found.kind === 'vanished') continue;
     if (found.kind === 'other-request') return reusedKey();
     const existing = found.existing;
     const record = existing.document;
@@ -80,9 +83,9 @@ export async function acceptOrderOnce(request: CallerOrderRequest, owner: string
  * The key's record: read first (a client's retry finds it in one round trip), else created now
  * `in-progress`, or, when a concurrent copy created it first (409), theirs, told apart by fingerprint.
  */
-async function findOrCreateKeyRecord(request: CallerOrderRequest, keyId: string, owner: string, ctx: IntakeContext): Promise<CreateOrClassifyResult<IntakeKeyRecord>> {
+async function findOrCreateKeyRecord(request: CallerOrderRequest, keyId: string, owner: string, ctx: IntakeContext, readFirst: boolean): Promise<CreateOrClassifyResult<IntakeKeyRecord>> {
   const isSame = (record: IntakeKeyRecord): boolean => record.fingerprint === request.fingerprint;
-  const existing = await ctx.store.read<IntakeKeyRecord>(keyId, keyId);
+  const existing = readFirst ? await ctx.store.read<IntakeKeyRecord>(keyId, keyId) : undefined;
   if (existing) return classifyRecord(existing, isSame);
   return createOrClassify(ctx.store, keyId, newKeyRecord(request, owner, ctx), isSame);
 }

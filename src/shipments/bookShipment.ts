@@ -41,9 +41,12 @@ export type BookingResult = {
  * before anyone calls again.
  */
 export async function bookShipmentOnce(event: ShipmentEvent, ctx: ShipmentContext, caller: Caller): Promise<BookingResult> {
+  let readFirst = true;
   for (let round = 1; round <= ctx.maxConcurrencyAttempts; round += 1) {
-    const found = await findOrCreateRecord(event, ctx, caller);
-    if (found.kind === 'vanished') continue; // reported to exist, then gone: create it again
+    const found = await findOrCreateRecord(event, ctx, caller, readFirst);
+    // Reported to exist, then read as gone: create it again, without a read that would say the same.
+    readFirst = found.kind !== 'vanished';
+    if (found.kind === 'vanished') continue;
     if (found.kind === 'other-request') return otherRequest(found.existing.document, event);
     const settled = found.kind === 'committed' ? await callAsCreator(event, ctx, caller) : await continueFrom(found.existing, ctx, caller);
     if (settled !== 'lost-race') return settled;
@@ -55,9 +58,9 @@ export async function bookShipmentOnce(event: ShipmentEvent, ctx: ShipmentContex
  * The event's record: read first (a redelivery finds it in one round trip), else created now under the
  * caller's lease, or, when someone else created it first (409), theirs, told apart by fingerprint.
  */
-async function findOrCreateRecord(event: ShipmentEvent, ctx: ShipmentContext, caller: Caller): Promise<CreateOrClassifyResult<ShipmentRecord>> {
+async function findOrCreateRecord(event: ShipmentEvent, ctx: ShipmentContext, caller: Caller, readFirst: boolean): Promise<CreateOrClassifyResult<ShipmentRecord>> {
   const isSame = (record: ShipmentRecord): boolean => record.requestFingerprint === event.fingerprint;
-  const stored = await ctx.store.read<ShipmentRecord>(event.orderId, shipmentRecordId(event.key));
+  const stored = readFirst ? await ctx.store.read<ShipmentRecord>(event.orderId, shipmentRecordId(event.key)) : undefined;
   if (stored) return classifyRecord(stored, isSame);
   const record = newShipmentRecord({ ...event, idempotencyKey: event.key, requestFingerprint: event.fingerprint, owner: caller.owner, now: ctx.now(), leaseMs: ctx.leaseMs });
   return createOrClassify(ctx.store, event.orderId, record, isSame);

@@ -458,6 +458,22 @@ describe('what the store answers besides committed', () => {
     expect([t.store.answered, carrier.calls]).toEqual([3, []]);
   });
 
+  it('a record gone between its create\'s 409 and the read is created again at once, with no read between, and booked', async () => {
+    const carrier = new ScriptedCarrier([booked('SHP-1')]);
+    const t = answering(carrier);
+    await storeOrder(t.memory);
+    t.store.answerCommit(firstIs('create', 'shipment'), { kind: 'already-exists', operationIndex: 0 });
+    const calls: string[] = [];
+    const recording: DocumentStore = {
+      read: (pk, id) => (calls.push(`read ${id}`), t.store.read(pk, id)),
+      commit: (pk, operations) => (calls.push(`${operations.map((o) => `${o.kind} ${o.document.id}`).join(', ')}`), t.store.commit(pk, operations)),
+      find: (query) => t.store.find(query),
+    };
+    expect(await bookShipmentOnce(event, { ...t.ctx, store: recording }, { owner: 'me' })).toMatchObject({ outcome: { kind: 'created' }, shipmentId: 'SHP-1' });
+    expect(calls.slice(0, 5)).toEqual([`read ${recordId}`, `create ${recordId}`, `read ${recordId}`, `create ${recordId}`, `read ${recordId}`]);
+    expect(carrier.calls).toEqual(['book']);
+  });
+
   it('a record gone right after its create (deleted by hand) is a retry before anyone is called', async () => {
     const carrier = new ScriptedCarrier([]);
     const t = answering(carrier);
