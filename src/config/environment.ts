@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ConfigurationError } from '../idempotency/index.js';
+import { ConfigurationError } from '../configurationError.js';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 

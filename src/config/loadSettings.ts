@@ -1,6 +1,7 @@
 import { isSecureOrLoopback, secureOrLoopbackRule } from '../http/index.js';
-import { ConfigurationError, checkMarkerRetention, checkParkedItemRetention, checkRequestKeyRetention } from '../idempotency/index.js';
-import type { SettingProblem } from '../idempotency/index.js';
+import { ConfigurationError } from '../configurationError.js';
+import type { SettingProblem } from '../configurationError.js';
+import { checkMarkerRetention, checkParkedItemRetention, checkRequestKeyRetention } from '../idempotency/index.js';
 import { deepFreeze, parseOrThrow } from './environment.js';
 import type { Environment } from './environment.js';
 import { toSettings } from './settings.js';

@@ -8,6 +8,8 @@ export type { CommitResult, DocumentQuery, DocumentStore, StoredDocument, Versio
 export { decideDelayedRetry, delayedRetryDelayMs, inInvocationPauseMs } from './retrySchedule.js';
 export type { DelayedRetryDecision, RetryPolicy } from './retrySchedule.js';
 export { InMemoryDocumentStore } from './inMemoryDocumentStore.js';
+export { classifyRecord, createOrClassify, readAndClassify } from './createOrClassify.js';
+export type { CommitOrClassifyResult, CreateOrClassifyResult, ExistingRecord, IsSameRequest, VanishedRecord } from './createOrClassify.js';
 export type { OutcomeKind, ParkedItemRejected, ProcessingOutcome } from './outcome.js';
-export { ConfigurationError, PermanentMessageError, TransientStoreError } from './errors.js';
-export type { PermanentFailureCode, SettingProblem } from './errors.js';
+export { PermanentMessageError, TransientStoreError, failureCodes, permanentFailureCodes } from './errors.js';
+export type { DomainFailureCode, FailureCode, PermanentFailureCode } from './errors.js';

@@ -1,5 +1,5 @@
-import { TransientStoreError, create, replace } from '../idempotency/index.js';
-import type { CommitResult, DocumentStore, OutcomeKind, VersionedDocument, WriteOperation } from '../idempotency/index.js';
+import { TransientStoreError, classifyRecord, create, createOrClassify, replace } from '../idempotency/index.js';
+import type { CommitResult, CreateOrClassifyResult, DocumentStore, OutcomeKind, VersionedDocument, WriteOperation } from '../idempotency/index.js';
 import { messageIdNamingBody, newOutboxDocument, orderIntakeSource } from '../outbox/outboxDocument.js';
 import type { OutboxDocument } from '../outbox/outboxDocument.js';
 import { intakeKeyRecordId, leaseIsLive, orderIntakeClaimId, orderPlacedOutboxId } from './intakeDocuments.js';
@@ -57,16 +57,16 @@ export const inProgressRetryAfterSeconds = 1;
  */
 export async function acceptOrderOnce(request: CallerOrderRequest, owner: string, ctx: IntakeContext, traceparent?: string): Promise<IntakeResult> {
   const keyId = intakeKeyRecordId(request.idempotencyKey, request.caller);
+  let readFirst = true;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const existing = await ctx.store.read<IntakeKeyRecord>(keyId, keyId);
-    if (!existing) {
-      const fresh = newKeyRecord(request, owner, ctx);
-      const created = await ctx.store.commit(keyId, [create(fresh)]);
-      if (created.kind === 'committed') return carryOut(request, keyId, ctx, traceparent);
-      continue; // another copy created it first: read what it says
-    }
+    const found = await findOrCreateKeyRecord(request, keyId, owner, ctx, readFirst);
+    if (found.kind === 'committed') return carryOut(request, keyId, ctx, traceparent);
+    // Reported to exist, then read as gone (its retention ran out): create it again, without a read that would say the same.
+    readFirst = found.kind !== 'vanished';
+    if (found.kind === 'vanished') continue;
+    if (found.kind === 'other-request') return reusedKey();
+    const existing = found.existing;
     const record = existing.document;
-    if (record.fingerprint !== request.fingerprint) return reusedKey();
     // Stryker disable next-line LogicalOperator,ConditionalExpression: a completed record always holds its response, an in-progress one never does
     if (record.state === 'completed' && record.response) return { outcome: 'duplicate', response: replayed(record.response) };
     // In progress: its batch may have committed already (the owner died before step 3).
@@ -77,6 +77,17 @@ export async function acceptOrderOnce(request: CallerOrderRequest, owner: string
   }
   // Every read found the record changed again: a storm of retries of one request; ask for one more.
   return { outcome: 'retry', response: inProgress(request) };
+}
+
+/**
+ * The key's record: read first (a client's retry finds it in one round trip), else created now
+ * `in-progress`, or, when a concurrent copy created it first (409), theirs, told apart by fingerprint.
+ */
+async function findOrCreateKeyRecord(request: CallerOrderRequest, keyId: string, owner: string, ctx: IntakeContext, readFirst: boolean): Promise<CreateOrClassifyResult<IntakeKeyRecord>> {
+  const isSame = (record: IntakeKeyRecord): boolean => record.fingerprint === request.fingerprint;
+  const existing = readFirst ? await ctx.store.read<IntakeKeyRecord>(keyId, keyId) : undefined;
+  if (existing) return classifyRecord(existing, isSame);
+  return createOrClassify(ctx.store, keyId, newKeyRecord(request, owner, ctx), isSame);
 }
 
 async function carryOut(request: CallerOrderRequest, keyId: string, ctx: IntakeContext, traceparent: string | undefined): Promise<IntakeResult> {

@@ -1,7 +1,8 @@
 import { create, replace } from '../idempotency/index.js';
-import type { ParkedItemRejected, VersionedDocument, WriteOperation } from '../idempotency/index.js';
+import type { FailureCode, ParkedItemRejected, VersionedDocument, WriteOperation } from '../idempotency/index.js';
 import { appliedStatusFingerprint, inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment, withStatus } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
+import { orderFailure } from './failureCodes.js';
 import { pauseAfterLostRace } from './flowContext.js';
 import type { FlowContext } from './flowContext.js';
 import { withState } from './parkedItems.js';
@@ -68,7 +69,7 @@ export function planParkedApplication(
     taken += 1;
     const done = (change: Partial<ParkedItemDocument>): WriteOperation =>
       replace(withState(item, { ...change, appliedAt: at, ttl: ctx.markerTtlSeconds }), etag);
-    const reject = (reason: string, description: string): void => {
+    const reject = (reason: FailureCode, description: string): void => {
       rejected.push({ item, reason, description });
       operations.push(replace(withState(item, { state: 'rejected', rejection: { reason, description, rejectedAt: at }, ttl: ctx.markerTtlSeconds }), etag));
     };
@@ -83,9 +84,9 @@ export function planParkedApplication(
         reject('PayloadConflict', description);
       } else if (payment.currency !== current.currency) {
         const description = `PaymentReceived.currency ${payment.currency} differs from order ${current.orderId}'s ${current.currency}`;
-        reject('CurrencyMismatch', description);
+        reject(orderFailure.CurrencyMismatch, description);
       } else if (paymentOutOfRange(current, payment) !== undefined) {
-        reject('AmountOutOfRange', paymentOutOfRange(current, payment) as string);
+        reject(orderFailure.AmountOutOfRange, paymentOutOfRange(current, payment) as string);
       } else {
         current = withPayment(current, payment, item.claimed === true);
         markerItems.set(operations.length, item.id);
@@ -106,7 +107,7 @@ export function planParkedApplication(
     }
     const jump = versionJump(change, current.statusVersion, ctx);
     if (jump !== undefined) {
-      reject('VersionJump', jump);
+      reject(orderFailure.VersionJump, jump);
       continue;
     }
     if (change.version > current.statusVersion) {

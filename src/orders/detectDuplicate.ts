@@ -1,5 +1,5 @@
-import { PermanentMessageError } from '../idempotency/index.js';
-import type { ProcessingOutcome, StoredDocument } from '../idempotency/index.js';
+import { PermanentMessageError, readAndClassify } from '../idempotency/index.js';
+import type { ExistingRecord, IsSameRequest, ProcessingOutcome, StoredDocument, VanishedRecord } from '../idempotency/index.js';
 import { conflictDocumentId } from './documents.js';
 import type { ConflictDocument } from './documents.js';
 import type { FlowContext } from './flowContext.js';
@@ -11,28 +11,31 @@ export interface FingerprintedDocument extends StoredDocument {
   readonly messageId?: string;
 }
 
-/**
- * The store said the message's record already exists (409). One point read tells a redelivery
- * (same fingerprint: complete with no effect) from a different payload under the same key or
- * order id (a conflict: recorded and sent to the dead-letter queue, never silently dropped).
- */
-export async function classifyExistingRecord(
-  message: ParsedOrderMessage,
-  existingId: string,
-  ctx: FlowContext,
-): Promise<ProcessingOutcome> {
-  const orderId = message.payload.orderId;
-  const existing = await ctx.store.read<FingerprintedDocument>(orderId, existingId);
-  if (!existing) {
-    return { kind: 'retry', reason: `${existingId} was reported to exist but could not be read` };
-  }
-  return classifyAgainst(message, existing.document, ctx);
+/** The core's test for an order message: the record holds a fingerprint of this request (sameRequest.ts). */
+export function sameRequestAs(message: Pick<ParsedOrderMessage, 'fingerprint' | 'validatedFingerprint'>): IsSameRequest<FingerprintedDocument> {
+  return (existing) => isSameRequest(message, existing.fingerprint);
 }
 
-/** The record this message's would have been, as read: the same request is a duplicate, another a conflict. */
-export function classifyAgainst(message: ParsedOrderMessage, existing: FingerprintedDocument, ctx: FlowContext): ProcessingOutcome {
-  if (isSameRequest(message, existing.fingerprint)) return { kind: 'duplicate' };
-  return recordConflict(message, existing, ctx);
+/**
+ * What the core's decision on an existing record comes to for an order message: a redelivery (the
+ * same request) completes with no effect; a different payload under the same key or order id is a
+ * conflict, recorded and sent to the dead-letter queue, never silently dropped; a record reported to
+ * exist and then read as missing decides nothing, so the message is retried.
+ */
+export function outcomeOf(message: ParsedOrderMessage, decision: ExistingRecord<FingerprintedDocument> | VanishedRecord, ctx: FlowContext): ProcessingOutcome {
+  switch (decision.kind) {
+    case 'same-request':
+      return { kind: 'duplicate' };
+    case 'other-request':
+      return recordConflict(message, decision.existing.document, ctx);
+    case 'vanished':
+      return { kind: 'retry', reason: `${decision.id} was reported to exist but could not be read` };
+  }
+}
+
+/** The store said the message's record already exists (409): one point read decides (outcomeOf). */
+export async function classifyExistingRecord(message: ParsedOrderMessage, existingId: string, ctx: FlowContext): Promise<ProcessingOutcome> {
+  return outcomeOf(message, await readAndClassify(ctx.store, message.payload.orderId, existingId, sameRequestAs(message)), ctx);
 }
 
 /**

@@ -1,5 +1,5 @@
-import { create, replace } from '../idempotency/index.js';
-import type { ProcessingOutcome, VersionedDocument, WriteOperation } from '../idempotency/index.js';
+import { create, createOrClassify, replace } from '../idempotency/index.js';
+import type { ExistingRecord, ProcessingOutcome, VanishedRecord, WriteOperation } from '../idempotency/index.js';
 import { recordConflict } from './detectDuplicate.js';
 import { pauseAfterLostRace } from './flowContext.js';
 import type { FlowContext } from './flowContext.js';
@@ -40,12 +40,13 @@ export async function parkUntilOrderArrives(
       itemEtag === undefined ? create(fresh) : replace(fresh, itemEtag),
       lotEtag === undefined ? create(openLot) : replace(openLot, lotEtag),
     ];
-    const result = await ctx.store.commit(orderId, operations);
-    if (result.kind === 'committed') return { kind: 'parked', itemId: fresh.id };
-    if (result.operationIndex === 0) {
-      const existing = await ctx.store.read<ParkedItemDocument>(orderId, fresh.id);
-      const decided = existing && decideAgainstParked(message, existing, ctx);
+    const decision = await createOrClassify(ctx.store, orderId, operations, (item: ParkedItemDocument) => isSameAsParked(message, item));
+    if (decision.kind === 'committed') return { kind: 'parked', itemId: fresh.id };
+    if (decision.kind !== 'not-committed') {
+      const decided = decideAgainstParked(message, decision, ctx);
       if (decided) return decided;
+      // Rejected and back, or gone (its ttl ran out): parked afresh over what is there, if anything.
+      const existing = decision.kind === 'vanished' ? undefined : decision.existing;
       itemEtag = existing?.etag;
       stored = existing?.document;
       continue;
@@ -59,13 +60,10 @@ export async function parkUntilOrderArrives(
   return { kind: 'retry', reason: `order ${orderId}'s arrival gate changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
 }
 
-function decideAgainstParked(
-  message: ParsedOrderMessage,
-  existing: VersionedDocument<ParkedItemDocument>,
-  ctx: FlowContext,
-): ProcessingOutcome | undefined {
-  const item = existing.document;
-  if (!isSameAsParked(message, item)) return recordConflict(message, item, ctx);
+function decideAgainstParked(message: ParsedOrderMessage, decision: ExistingRecord<ParkedItemDocument> | VanishedRecord, ctx: FlowContext): ProcessingOutcome | undefined {
+  if (decision.kind === 'vanished') return undefined;
+  const item = decision.existing.document;
+  if (decision.kind === 'other-request') return recordConflict(message, item, ctx);
   // Waiting, applied, or discarded by an operator: this copy has nothing more to do.
   if (item.state === 'parked' || item.state === 'applied' || item.state === 'discarded') return { kind: 'duplicate' };
   return undefined;

@@ -1,5 +1,5 @@
 import { documentId } from '../cosmos/documentIds.js';
-import { create, replace } from '../idempotency/index.js';
+import { createOrClassify, readAndClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome, VersionedDocument } from '../idempotency/index.js';
 import { recordConflict } from './detectDuplicate.js';
 import { inboxMarkerId } from './documents.js';
@@ -66,12 +66,16 @@ export type PaymentClaimDecision =
  */
 export async function claimPayment(message: PaymentMessage, ctx: FlowContext & { readonly consumerName?: string }): Promise<PaymentClaimDecision> {
   const claim = newPaymentClaim(message, ctx);
-  const result = await ctx.store.commit(claim.orderId, [create(claim)]);
-  if (result.kind === 'committed') return { kind: 'apply', message };
+  const isSame = (stored: PaymentClaimDocument): boolean => sameRequestOrCopy(message, stored);
+  const created = await createOrClassify(ctx.store, claim.orderId, claim, isSame);
+  if (created.kind === 'committed') return { kind: 'apply', message };
+  let decision = created;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const existing = await ctx.store.read<PaymentClaimDocument>(claim.orderId, claim.id);
-    if (!existing) return { kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claim.id} was reported to exist but could not be read` } };
-    if (sameRequestOrCopy(message, existing.document) || !(await isVoid(existing.document, ctx))) return decideAgainstClaim(message, existing.document, ctx);
+    // The first round decides on what the create's 409 read; a lost takeover reads the claim again.
+    if (attempt > 1) decision = await readAndClassify(ctx.store, claim.orderId, claim.id, isSame);
+    if (decision.kind === 'vanished') return { kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claim.id} was reported to exist but could not be read` } };
+    const existing = decision.existing;
+    if (decision.kind === 'same-request' || !(await isVoid(existing.document, ctx))) return decideAgainstClaim(message, existing.document, ctx);
     // The claimer was rejected and holds no effect: its claim names nothing; this message takes it over.
     const takeover = await ctx.store.commit(claim.orderId, [replace(claim, existing.etag)]);
     if (takeover.kind === 'committed') return { kind: 'apply', message };

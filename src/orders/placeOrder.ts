@@ -1,8 +1,8 @@
-import { create, replace } from '../idempotency/index.js';
+import { classifyRecord, create, createOrClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { describeRejection, drainParkedItems, findParked, maxBatchOperations, planParkedApplication } from './applyParkedItems.js';
 import type { ParkedItemsResult } from './applyParkedItems.js';
-import { classifyAgainst, classifyExistingRecord } from './detectDuplicate.js';
+import { classifyExistingRecord, outcomeOf, sameRequestAs } from './detectDuplicate.js';
 import { newOrderAcceptedOutbox, newOrderDocument } from './documents.js';
 import type { OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
@@ -41,12 +41,14 @@ export async function createOrderOrDetectDuplicate(
   if (delivery.previousAttemptMayHaveWritten) {
     const stored = await ctx.store.read<OrderDocument>(order.orderId, order.id);
     // Anything but an order under its id is left to the batch and its 409, as on a first delivery.
-    if (stored?.document.docType === 'order') return classifyAgainst(message, stored.document, ctx);
+    if (stored?.document.docType === 'order') return outcomeOf(message, classifyRecord(stored, sameRequestAs(message)), ctx);
   }
   const closedLot = parkingLot(order.orderId, 'closed', order.processedAt, ctx.markerTtlSeconds);
-  const result = await ctx.store.commit(order.orderId, [create(order), create(newOrderAcceptedOutbox(order, ctx.orderEventsDestination, message.traceparent)), create(closedLot)]);
-  if (result.kind === 'committed') return { kind: 'created' };
-  if (result.kind === 'already-exists' && result.operationIndex === 0) return classifyExistingRecord(message, order.id, ctx);
+  const operations = [create(order), create(newOrderAcceptedOutbox(order, ctx.orderEventsDestination, message.traceparent)), create(closedLot)];
+  const decision = await createOrClassify(ctx.store, order.orderId, operations, sameRequestAs(message));
+  if (decision.kind === 'committed') return { kind: 'created' };
+  if (decision.kind !== 'not-committed') return outcomeOf(message, decision, ctx);
+  const { result } = decision;
   if (result.kind === 'already-exists' && result.operationIndex === 2) return createWithParkedItems(message, order, ctx);
   // An outbox entry without its order means someone deleted the order by hand: let an operator look.
   return { kind: 'retry', reason: `order ${order.orderId}: unexpected ${result.kind} on batch operation ${result.operationIndex}` };
@@ -68,17 +70,13 @@ async function createWithParkedItems(message: ParsedOrderMessage, fresh: OrderDo
     const items = await findParked(orderId, ctx);
     const plan = planParkedApplication(fresh, items, maxBatchOperations - 3, ctx);
     const closed = parkingLot(orderId, 'closed', fresh.processedAt, ctx.markerTtlSeconds);
-    const result = await ctx.store.commit(orderId, [
-      create(plan.order),
-      create(newOrderAcceptedOutbox(plan.order, ctx.orderEventsDestination, message.traceparent)),
-      replace(closed, lot.etag),
-      ...plan.operations,
-    ]);
-    if (result.kind === 'already-exists' && result.operationIndex === 0) return classifyExistingRecord(message, fresh.id, ctx);
-    if (result.kind === 'committed') {
+    const operations = [create(plan.order), create(newOrderAcceptedOutbox(plan.order, ctx.orderEventsDestination, message.traceparent)), replace(closed, lot.etag), ...plan.operations];
+    const decision = await createOrClassify(ctx.store, orderId, operations, sameRequestAs(message));
+    if (decision.kind === 'committed') {
       const rest = plan.remaining > 0 ? await drainParkedItems(orderId, ctx) : { applied: 0, rejected: [] };
       return createdWith({ applied: plan.applied + rest.applied, rejected: [...plan.rejected, ...rest.rejected] });
     }
+    if (decision.kind !== 'not-committed') return outcomeOf(message, decision, ctx);
     // A parker joined (the gate's etag moved) or the sweeper marked an item: read the partition again.
     await pauseAfterLostRace(attempt, ctx);
   }

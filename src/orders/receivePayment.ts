@@ -1,6 +1,7 @@
-import { PermanentMessageError, create, replace } from '../idempotency/index.js';
+import { PermanentMessageError, create, createOrClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
-import { classifyExistingRecord } from './detectDuplicate.js';
+import { outcomeOf, sameRequestAs } from './detectDuplicate.js';
+import { orderFailure } from './failureCodes.js';
 import { inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from './flowContext.js';
@@ -49,11 +50,11 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
       return parked;
     }
     const outOfRange = paymentOutOfRange(current.document, message.payload);
-    if (outOfRange !== undefined) return { kind: 'invalid', error: new PermanentMessageError('AmountOutOfRange', outOfRange, message.key.value) };
+    if (outOfRange !== undefined) return { kind: 'invalid', error: new PermanentMessageError(orderFailure.AmountOutOfRange, outOfRange, message.key.value) };
     const marker = newInboxMarker(claimed, ctx);
-    const result = await ctx.store.commit(orderId, [create(marker), replace(withPayment(current.document, message.payload, true), current.etag)]);
-    if (result.kind === 'committed') return { kind: 'created' };
-    if (result.kind === 'already-exists' && result.operationIndex === 0) return classifyExistingRecord(claimed, marker.id, ctx);
+    const decision = await createOrClassify(ctx.store, orderId, [create(marker), replace(withPayment(current.document, message.payload, true), current.etag)], sameRequestAs(claimed));
+    if (decision.kind === 'committed') return { kind: 'created' };
+    if (decision.kind !== 'not-committed') return outcomeOf(claimed, decision, ctx);
     await pauseAfterLostRace(attempt, ctx);
   }
   return { kind: 'retry', reason: `order ${orderId} changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
@@ -94,5 +95,5 @@ function newInboxMarker(message: PaymentMessage, ctx: FlowContext): InboxMarkerD
 
 function currencyMismatch(message: ParsedOrderMessage, order: OrderDocument): ProcessingOutcome {
   const description = `PaymentReceived.currency ${(message.payload as PaymentReceived).currency} differs from order ${order.orderId}'s ${order.currency}`;
-  return { kind: 'invalid', error: new PermanentMessageError('CurrencyMismatch', description, message.key.value) };
+  return { kind: 'invalid', error: new PermanentMessageError(orderFailure.CurrencyMismatch, description, message.key.value) };
 }

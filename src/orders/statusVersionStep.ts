@@ -1,4 +1,5 @@
 import { PermanentMessageError } from '../idempotency/index.js';
+import { orderFailure } from './failureCodes.js';
 import type { FlowContext } from './flowContext.js';
 import type { OrderStatusChanged } from './schemas.js';
 
@@ -18,5 +19,5 @@ export function versionJump(change: OrderStatusChanged, storedVersion: number, c
 }
 
 export function versionJumpError(description: string, dedupKey: string): PermanentMessageError {
-  return new PermanentMessageError('VersionJump', description, dedupKey);
+  return new PermanentMessageError(orderFailure.VersionJump, description, dedupKey);
 }

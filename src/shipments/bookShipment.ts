@@ -1,8 +1,9 @@
-import { PermanentMessageError, create, replace } from '../idempotency/index.js';
-import type { DocumentStore, ProcessingOutcome, VersionedDocument } from '../idempotency/index.js';
+import { PermanentMessageError, classifyRecord, createOrClassify, replace } from '../idempotency/index.js';
+import type { CreateOrClassifyResult, DocumentStore, ProcessingOutcome, VersionedDocument } from '../idempotency/index.js';
 import type { OrderDocument } from '../orders/index.js';
 import { CarrierUnavailableError } from './carrierClient.js';
 import type { BookingAnswer, CarrierClient } from './carrierClient.js';
+import { shipmentFailure } from './failureCodes.js';
 import type { ShipmentEvent } from './orderAcceptedEvent.js';
 import { completed, leaseIsLive, newShipmentRecord, refused, shipmentRecordId, takenOver } from './shipmentRecord.js';
 import type { ShipmentRecord } from './shipmentRecord.js';
@@ -40,30 +41,41 @@ export type BookingResult = {
  * before anyone calls again.
  */
 export async function bookShipmentOnce(event: ShipmentEvent, ctx: ShipmentContext, caller: Caller): Promise<BookingResult> {
-  const recordId = shipmentRecordId(event.key);
+  let readFirst = true;
   for (let round = 1; round <= ctx.maxConcurrencyAttempts; round += 1) {
-    const stored = await ctx.store.read<ShipmentRecord>(event.orderId, recordId);
-    if (!stored) {
-      const record = newShipmentRecord({ ...event, idempotencyKey: event.key, requestFingerprint: event.fingerprint, owner: caller.owner, now: ctx.now(), leaseMs: ctx.leaseMs });
-      const result = await ctx.store.commit(event.orderId, [create(record)]);
-      if (result.kind === 'already-exists') continue; // someone else created it first: read theirs
-      // Stryker disable next-line ConditionalExpression,StringLiteral: a create is answered committed or already-exists (the store contract); the guard narrows the type for the read below
-      if (result.kind !== 'committed') return retry(`creating the shipment record: ${result.kind}`);
-      const own = await ctx.store.read<ShipmentRecord>(event.orderId, recordId);
-      if (!own) return retry('the shipment record just created cannot be read back');
-      const settled = await callCarrier(own, ctx, caller);
-      if (settled !== 'lost-race') return settled;
-      continue;
-    }
-    const { document: record } = stored;
-    if (record.requestFingerprint !== event.fingerprint) {
-      const description = `shipment ${record.id} was started for another request under key ${JSON.stringify(event.key)}`;
-      return { outcome: { kind: 'conflict', error: new PermanentMessageError('PayloadConflict', description, event.key) } };
-    }
-    const settled = await continueFrom(stored, ctx, caller);
+    const found = await findOrCreateRecord(event, ctx, caller, readFirst);
+    // Reported to exist, then read as gone: create it again, without a read that would say the same.
+    readFirst = found.kind !== 'vanished';
+    if (found.kind === 'vanished') continue;
+    if (found.kind === 'other-request') return otherRequest(found.existing.document, event);
+    const settled = found.kind === 'committed' ? await callAsCreator(event, ctx, caller) : await continueFrom(found.existing, ctx, caller);
     if (settled !== 'lost-race') return settled;
   }
   return retry(`the shipment record kept changing: ${ctx.maxConcurrencyAttempts} rounds lost`);
+}
+
+/**
+ * The event's record: read first (a redelivery finds it in one round trip), else created now under the
+ * caller's lease, or, when someone else created it first (409), theirs, told apart by fingerprint.
+ */
+async function findOrCreateRecord(event: ShipmentEvent, ctx: ShipmentContext, caller: Caller, readFirst: boolean): Promise<CreateOrClassifyResult<ShipmentRecord>> {
+  const isSame = (record: ShipmentRecord): boolean => record.requestFingerprint === event.fingerprint;
+  const stored = readFirst ? await ctx.store.read<ShipmentRecord>(event.orderId, shipmentRecordId(event.key)) : undefined;
+  if (stored) return classifyRecord(stored, isSame);
+  const record = newShipmentRecord({ ...event, idempotencyKey: event.key, requestFingerprint: event.fingerprint, owner: caller.owner, now: ctx.now(), leaseMs: ctx.leaseMs });
+  return createOrClassify(ctx.store, event.orderId, record, isSame);
+}
+
+/** The record this caller just created, read back for its etag, then the carrier called. */
+async function callAsCreator(event: ShipmentEvent, ctx: ShipmentContext, caller: Caller): Promise<BookingResult | 'lost-race'> {
+  const own = await ctx.store.read<ShipmentRecord>(event.orderId, shipmentRecordId(event.key));
+  if (!own) return retry('the shipment record just created cannot be read back');
+  return callCarrier(own, ctx, caller);
+}
+
+function otherRequest(record: ShipmentRecord, event: ShipmentEvent): BookingResult {
+  const description = `shipment ${record.id} was started for another request under key ${JSON.stringify(event.key)}`;
+  return { outcome: { kind: 'conflict', error: new PermanentMessageError('PayloadConflict', description, event.key) } };
 }
 
 /** What a record that already exists means for this caller. 'lost-race': read it again. */
@@ -76,7 +88,7 @@ export async function continueFrom(stored: VersionedDocument<ShipmentRecord>, ct
       return refusedOutcome(record);
     case 'escalated': {
       const description = `the booking under this key was escalated (${record.escalation?.reason ?? 'unresolved'}); resolve it with: npm run dlq -- shipments resolve ${record.orderId}`;
-      return { outcome: { kind: 'invalid', error: new PermanentMessageError('ShipmentEscalated', description, record.idempotencyKey) } };
+      return { outcome: { kind: 'invalid', error: new PermanentMessageError(shipmentFailure.ShipmentEscalated, description, record.idempotencyKey) } };
     }
     case 'in-progress':
       if (record.owner !== caller.owner && leaseIsLive(record, ctx.now())) {
@@ -177,7 +189,7 @@ export async function releaseLease(ctx: ShipmentContext, orderId: string, idempo
 
 function refusedOutcome(record: ShipmentRecord): BookingResult {
   const description = `the carrier refused the shipment for order ${record.orderId}: ${record.refusal?.reason ?? 'no reason given'}`;
-  return { outcome: { kind: 'invalid', error: new PermanentMessageError('CarrierRefused', description, record.idempotencyKey) } };
+  return { outcome: { kind: 'invalid', error: new PermanentMessageError(shipmentFailure.CarrierRefused, description, record.idempotencyKey) } };
 }
 
 function unavailable(error: unknown): BookingResult {

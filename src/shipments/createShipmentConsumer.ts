@@ -3,7 +3,7 @@ import { setTimeout } from 'node:timers/promises';
 import { metrics } from '@opentelemetry/api';
 import type { Meter } from '@opentelemetry/api';
 import type { Settings } from '../config.js';
-import { ConfigurationError } from '../idempotency/index.js';
+import { ConfigurationError } from '../configurationError.js';
 import type { DocumentStore } from '../idempotency/index.js';
 import { ordersStore } from '../orders/ordersStore.js';
 import { ServiceBusRetryScheduler } from '../servicebus/index.js';

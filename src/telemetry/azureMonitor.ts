@@ -1,6 +1,6 @@
 import { ManagedIdentityCredential } from '@azure/identity';
 import type { TokenCredential } from '@azure/identity';
-import { ConfigurationError } from '../idempotency/index.js';
+import { ConfigurationError } from '../configurationError.js';
 
 import type * as DistroModule from './azureMonitorDistro.js';
 

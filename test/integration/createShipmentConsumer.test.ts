@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCarrierStandIn } from '../../dev/carrier/carrierStandIn.js';
 import type { CarrierStandIn } from '../../dev/carrier/carrierStandIn.js';
 import { loadSettings } from '../../src/config.js';
-import { ConfigurationError } from '../../src/idempotency/index.js';
+import { ConfigurationError } from '../../src/configurationError.js';
 import type { DocumentStore } from '../../src/idempotency/index.js';
 import { createShipmentConsumer, createShipmentReconciler, parseShipmentEvent, shipmentRecordId } from '../../src/shipments/index.js';
 import type { ShipmentRecord } from '../../src/shipments/index.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isFunctionDisabled, loadResubmitRetention, loadSettings, settingDefaults } from '../../src/config.js';
-import { ConfigurationError } from '../../src/idempotency/index.js';
+import { ConfigurationError } from '../../src/configurationError.js';
 import { documentedDefaults } from '../support/documentedSettings.js';
 
 const minimal = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError } from '../../../src/idempotency/index.js';
+import { ConfigurationError } from '../../../src/configurationError.js';
 import { loadSetupSettings } from '../../../src/config.js';
 import { describeSeconds, exitCodeOf, formatCheckLine, secondsOfIsoDuration } from '../../../src/doctor/index.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, PermanentMessageError, TransientStoreError, canonicalJson, fingerprintPayload, matchesQuery, maxDedupKeyLength, replace, resolveDedupKey } from '../../../src/idempotency/index.js';
+import { ConfigurationError } from '../../../src/configurationError.js';
+import { PermanentMessageError, TransientStoreError, canonicalJson, fingerprintPayload, matchesQuery, maxDedupKeyLength, replace, resolveDedupKey } from '../../../src/idempotency/index.js';
 
 describe('the typed errors', () => {
   it('carry their names, so logs and catch sites can tell them apart', () => {

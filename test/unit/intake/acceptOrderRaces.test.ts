@@ -64,6 +64,26 @@ describe('two copies of one request', () => {
     expect(await t.keyRecord('k-1')).toMatchObject({ owner: 'copy-a', state: 'in-progress' });
   });
 
+  it('creates the key record again when the one its create met (409) is gone by the time it is read: accepted once, in the usual round trips', async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    t.store.beforeCommit(isKeyWrite('copy-b'), async () => {
+      await leftInProgress(t, request, 'copy-a');
+      // Between the 409 and the read, copy-a's record runs out (its retention ends).
+      t.store.beforeRead((_pk, id) => id === intakeKeyRecordId('k-1'), async () => t.advance(t.ctx.keyRetentionSeconds));
+    });
+    const [readsBefore, commitsBefore] = [t.store.reads, t.store.commits];
+
+    const result = await acceptOrderOnce(request, 'copy-b', t.ctx);
+
+    expect(result).toMatchObject({ outcome: 'created', response: { status: 202 } });
+    expect(await t.keyRecord('k-1')).toMatchObject({ owner: 'copy-b', state: 'completed' });
+    expect(await t.memory.read('o-1', orderPlacedOutboxId('o-1'))).toBeDefined();
+    // Key: read, create (409), read (gone), read, create; then the claim and order reads, the claim batch, the completion.
+    expect(t.store.commitLog.slice(commitsBefore).filter((c) => isKeyWrite('copy-b')(c.partitionKey, c.operations)).map((c) => c.operations[0]?.kind)).toEqual(['create', 'create', 'replace']);
+    expect(t.store.reads - readsBefore).toBe(5);
+  });
+
   it('lets only one of two retries take over an expired lease: the one that loses the takeover answers 409', async () => {
     const t = intake();
     const request = await requestFor('k-1', 'o-1');

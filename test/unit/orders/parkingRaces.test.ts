@@ -43,6 +43,21 @@ describe('a parker racing other writers', () => {
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
   });
 
+  it('a copy whose parked twin runs out between the 409 and the read parks afresh, in the usual round trips', async () => {
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
+    const pay = paymentReceived('o1', { amount: 5 });
+    expect((await t.send('pay-1', 'PaymentReceived', pay)).outcome).toMatchObject({ kind: 'parked' });
+    const [item] = t.parked('o1');
+    t.store.beforeRead((_pk, id) => id === item!.id, async () => t.advance(parkedItemTtlSeconds));
+    t.store.commitLog.length = 0;
+    const reads = t.store.reads;
+    expect((await t.send('pay-1', 'PaymentReceived', pay, 2)).outcome).toEqual({ kind: 'parked', itemId: item!.id });
+    expect(t.parked('o1')).toEqual([expect.objectContaining({ id: item!.id, state: 'parked' })]);
+    // The claim, the parking batch (409 on the item), the same batch again: the item and its gate created afresh.
+    expect(t.store.commitLog.map((c) => c.operations.map((o) => o.kind).join(','))).toEqual(['create', 'create,create', 'create,create']);
+    expect(t.store.reads - reads).toBe(5);
+  });
+
   it('a copy of an item an operator discarded is a duplicate: it is not parked again', async () => {
     const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('o1', { amount: 5 });

@@ -458,6 +458,43 @@ describe('what the store answers besides committed', () => {
     expect([t.store.answered, carrier.calls]).toEqual([3, []]);
   });
 
+  /** The store as the booking calls it, each call noted: the round trips a path costs. */
+  function recorded(store: DocumentStore): { store: DocumentStore; calls: string[] } {
+    const calls: string[] = [];
+    return {
+      calls,
+      store: {
+        read: (pk, id) => (calls.push(`read ${id}`), store.read(pk, id)),
+        commit: (pk, operations) => (calls.push(operations.map((o) => `${o.kind} ${o.document.id}`).join(', ')), store.commit(pk, operations)),
+        find: (query) => store.find(query),
+      },
+    };
+  }
+
+  it('a record gone between its create\'s 409 and the read is created again at once, with no read between, and booked', async () => {
+    const carrier = new ScriptedCarrier([booked('SHP-1')]);
+    const t = answering(carrier);
+    await storeOrder(t.memory);
+    t.store.answerCommit(firstIs('create', 'shipment'), { kind: 'already-exists', operationIndex: 0 });
+    const { store, calls } = recorded(t.store);
+    expect(await bookShipmentOnce(event, { ...t.ctx, store }, { owner: 'me' })).toMatchObject({ outcome: { kind: 'created' }, shipmentId: 'SHP-1' });
+    expect(calls.slice(0, 5)).toEqual([`read ${recordId}`, `create ${recordId}`, `read ${recordId}`, `create ${recordId}`, `read ${recordId}`]);
+    expect(carrier.calls).toEqual(['book']);
+  });
+
+  it('a takeover that loses its race reads the record again in the next round, and never tries to create it', async () => {
+    const carrier = new ScriptedCarrier([booked('SHP-1')], [{ kind: 'not-found' }, { kind: 'not-found' }]);
+    const t = answering(carrier);
+    await storeOrder(t.memory);
+    await abandonedRecord(t);
+    t.store.answerCommit(firstIs('replace', 'shipment'), { kind: 'lost-race', operationIndex: 0 });
+    const { store, calls } = recorded(t.store);
+    expect(await bookShipmentOnce(event, { ...t.ctx, store }, { owner: 'me' })).toMatchObject({ outcome: { kind: 'created' }, shipmentId: 'SHP-1' });
+    expect(calls.slice(0, 4)).toEqual([`read ${recordId}`, `replace ${recordId}`, `read ${recordId}`, `replace ${recordId}`]);
+    expect(calls.filter((call) => call.startsWith('create'))).toEqual([]);
+    expect(carrier.calls).toEqual(['lookup', 'lookup', 'book']);
+  });
+
   it('a record gone right after its create (deleted by hand) is a retry before anyone is called', async () => {
     const carrier = new ScriptedCarrier([]);
     const t = answering(carrier);

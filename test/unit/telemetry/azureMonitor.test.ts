@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { ManagedIdentityCredential } from '@azure/identity';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError } from '../../../src/idempotency/index.js';
+import { ConfigurationError } from '../../../src/configurationError.js';
 import { credentialFrom, startAzureMonitor } from '../../../src/telemetry/azureMonitor.js';
 
 describe('telemetry set-up', () => {
