@@ -2,7 +2,7 @@ import { create, replace } from '../idempotency/index.js';
 import type { ParkedItemRejected, VersionedDocument, WriteOperation } from '../idempotency/index.js';
 import { appliedStatusFingerprint, inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment, withStatus } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
-import { pauseAfterLostRace } from './flowContext.js';
+import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
 import { withState } from './parkedItems.js';
 import { versionJump } from './statusVersionStep.js';

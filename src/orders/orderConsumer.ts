@@ -1,3 +1,5 @@
+import { RejectedDeliveries, decideWithRetryLayers, deliveryHistoryOf, recordRejection } from '../consumer/index.js';
+import type { DeliveryHistory } from '../consumer/index.js';
 import { PermanentMessageError } from '../idempotency/index.js';
 import type { ProcessingOutcome, RetryPolicy, StoredDocument } from '../idempotency/index.js';
 import { withoutFieldsTheBodyMayHaveWritten } from '../servicebus/index.js';
@@ -8,12 +10,7 @@ import type { FlowContext } from './flowContext.js';
 import { parseOrderMessage } from './parseOrderMessage.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { createOrderOrDetectDuplicate } from './placeOrder.js';
-import { deliveryHistoryOf } from './previousAttempt.js';
-import type { DeliveryHistory } from './previousAttempt.js';
 import { applyPaymentOnce } from './receivePayment.js';
-import { RejectedDeliveries } from './rejectedDeliveries.js';
-import { recordRejection } from './rejections.js';
-import { decideWithRetryLayers } from './retryLayers.js';
 
 export interface OrderConsumerOptions extends FlowContext {
   readonly consumerName?: string;

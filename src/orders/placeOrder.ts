@@ -5,13 +5,13 @@ import type { ParkedItemsResult } from './applyParkedItems.js';
 import { classifyAgainst, classifyExistingRecord } from './detectDuplicate.js';
 import { newOrderAcceptedOutbox, newOrderDocument } from './documents.js';
 import type { OrderDocument } from './documents.js';
-import { pauseAfterLostRace } from './flowContext.js';
+import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
 import { parkingLot, parkingLotId } from './parkedItems.js';
 import type { ParkingLotDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
-import { firstDelivery } from './previousAttempt.js';
-import type { DeliveryHistory } from './previousAttempt.js';
+import { firstDelivery } from '../consumer/index.js';
+import type { DeliveryHistory } from '../consumer/index.js';
 import type { OrderPlaced } from './schemas.js';
 
 /**

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PermanentMessageError, fingerprintPayload } from '../idempotency/index.js';
 import { orderIdSchema } from '../orders/schemas.js';
 import { describeIssues } from '../orders/schemas.js';
-import { keyOf } from '../orders/parseOrderMessage.js';
+import { keyOf } from '../consumer/index.js';
 import { decodeJsonBody, refuseAmbiguousPropertyNames, refusingUnreadable, unwrapCloudEvent } from '../servicebus/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import type { ShipmentRequest } from './carrierClient.js';

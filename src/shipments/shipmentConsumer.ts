@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PermanentMessageError } from '../idempotency/index.js';
 import type { ProcessingOutcome, RetryPolicy } from '../idempotency/index.js';
-import type { FlowContext } from '../orders/flowContext.js';
-import { recordRejection } from '../orders/rejections.js';
-import { decideWithRetryLayers } from '../orders/retryLayers.js';
+import { decideWithRetryLayers, recordRejection } from '../consumer/index.js';
+import type { RejectionContext } from '../consumer/index.js';
 import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
 import { childTraceparent } from '../telemetry/index.js';
 import type { LogSink, OutcomeTelemetry } from '../telemetry/index.js';
@@ -89,10 +88,9 @@ export class ShipmentConsumer {
     }
   }
 
-  private flowContext(): FlowContext & { consumerName: string } {
-    const { store, now, markerTtlSeconds, maxConcurrencyAttempts, consumerName } = this.options;
-    // Stryker disable next-line StringLiteral: recording a rejection publishes nothing, so no destination is read
-    return { store, now, markerTtlSeconds, maxConcurrencyAttempts, consumerName, orderEventsDestination: '' };
+  private flowContext(): RejectionContext {
+    const { store, now, markerTtlSeconds, consumerName } = this.options;
+    return { store, now, markerTtlSeconds, consumerName };
   }
 }
 

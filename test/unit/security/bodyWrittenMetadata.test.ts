@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore, TransientStoreError } from '../../../src/idempotency/index.js';
 import type { CommitResult, WriteOperation } from '../../../src/idempotency/index.js';
 import { OrderConsumer } from '../../../src/orders/index.js';
-import { scheduleDelayedRetry } from '../../../src/orders/delayedRetry.js';
+import { scheduleDelayedRetry } from '../../../src/consumer/index.js';
 import { envelopeFromInvocation } from '../../../src/servicebus/index.js';
 import type { MessageEnvelope, ScheduledCopy } from '../../../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../../src/telemetry/index.js';

@@ -1,9 +1,8 @@
 import { create, replace } from '../idempotency/index.js';
 import type { DocumentStore, PermanentMessageError, StoredDocument } from '../idempotency/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
-import { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectionDocumentId } from './documents.js';
-import type { RejectionDocument } from './documents.js';
-import type { FlowContext } from './flowContext.js';
+import { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectionDocumentId } from './rejectionDocument.js';
+import type { RejectionDocument } from './rejectionDocument.js';
 
 /**
  * The Functions Service Bus trigger cannot dead-letter with a reason: a throw only abandons. So a
@@ -20,7 +19,14 @@ import type { FlowContext } from './flowContext.js';
  * rejected is not recorded again: a flood's redeliveries never all read that one partition. That
  * read can go once its records have expired (INBOX_MARKER_TTL_SECONDS after the deploy).
  */
-type RejectionContext = FlowContext & { readonly consumerName?: string };
+export interface RejectionContext {
+  readonly store: DocumentStore;
+  readonly now: () => Date;
+  /** Scopes the record's id (`rejection|<consumer>|<MessageId>`): consumers sharing a container each reject on their own. */
+  readonly consumerName?: string;
+  /** The record's lifetime: the inbox markers'. */
+  readonly markerTtlSeconds: number;
+}
 
 export interface RejectionDetails {
   readonly error: PermanentMessageError;

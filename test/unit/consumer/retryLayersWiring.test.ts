@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ProcessingOutcome } from '../../../src/idempotency/index.js';
-import { decideWithRetryLayers } from '../../../src/orders/retryLayers.js';
+import { decideWithRetryLayers } from '../../../src/consumer/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import type { ScheduledCopy } from '../../../src/servicebus/index.js';
 import { signedRetryProperties, testRetryStateKey } from '../../support/signedRetryState.js';

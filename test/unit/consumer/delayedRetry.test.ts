@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scheduleDelayedRetry } from '../../../src/orders/delayedRetry.js';
+import { scheduleDelayedRetry } from '../../../src/consumer/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import type { RetryScheduler, ScheduledCopy } from '../../../src/servicebus/index.js';
 import { keyedCopyId, signedRetryProperties, testRetryStateKey } from '../../support/signedRetryState.js';

@@ -1,6 +1,6 @@
 import { applicationProperty } from '../servicebus/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
-import { dedupKeyOf } from './parseOrderMessage.js';
+import { dedupKeyOf } from './messageKey.js';
 import { readRetryState, retryProperties } from './retryState.js';
 import type { RetryStateKeys } from './retryState.js';
 

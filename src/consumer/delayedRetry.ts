@@ -3,10 +3,8 @@ import { PermanentMessageError, decideDelayedRetry } from '../idempotency/index.
 import type { ProcessingOutcome, RetryPolicy } from '../idempotency/index.js';
 import { applicationProperty, deriveMessageId, earliestInstant, firstEnqueuedAtProperty } from '../servicebus/index.js';
 import type { MessageEnvelope, RetryScheduler, ScheduledCopy } from '../servicebus/index.js';
-import { dedupKeyOf, idempotencyKeyProperty } from './parseOrderMessage.js';
+import { dedupKeyOf, idempotencyKeyProperty } from './messageKey.js';
 import { readRetryState, retryProperties, signRetryState } from './retryState.js';
-
-export { retryProperties } from './retryState.js';
 
 /**
  * Hands a message that is still failing after its in-invocation retries to the delayed layer:

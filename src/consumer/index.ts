@@ -1,0 +1,17 @@
+export type { ConsumerRuntime } from './consumerRuntime.js';
+export { firstDelivery, deliveryHistoryOf } from './deliveryHistory.js';
+export type { DeliveryHistory } from './deliveryHistory.js';
+export { scheduleDelayedRetry } from './delayedRetry.js';
+export { dedupKeyOf, idempotencyKeyProperty, keyOf } from './messageKey.js';
+export { pauseAfterLostRace } from './pauseAfterLostRace.js';
+export { RejectedDeliveries, rejectedDeliveriesCapacity, rejectedDeliveriesMaxWeight } from './rejectedDeliveries.js';
+export type { RememberedRejection } from './rejectedDeliveries.js';
+export { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectedMessagesPartitionCount, rejectionDocumentId } from './rejectionDocument.js';
+export type { RejectionDocument } from './rejectionDocument.js';
+export { findRejectionRecord, recordRejection } from './rejections.js';
+export type { RejectionContext, RejectionDetails } from './rejections.js';
+export { decideWithRetryLayers } from './retryLayers.js';
+export type { RetryLayers } from './retryLayers.js';
+export { readRetryState, retryProperties, signRetryState } from './retryState.js';
+export type { ReadRetryState, RetryState, RetryStateKeys } from './retryState.js';
+export { throwUnlessCompletable } from './settlement.js';
