@@ -1,3 +1,6 @@
+export { ConsumerPipeline } from './consumerPipeline.js';
+export type { PipelineOptions } from './consumerPipeline.js';
+export type { ConsumeResult, ConsumerDefinition, Delivery, Handled, InvocationInfo, MessageFacts } from './consumerDefinition.js';
 export type { ConsumerRuntime } from './consumerRuntime.js';
 export { firstDelivery, deliveryHistoryOf } from './deliveryHistory.js';
 export type { DeliveryHistory } from './deliveryHistory.js';
@@ -15,3 +18,5 @@ export type { RetryLayers } from './retryLayers.js';
 export { readRetryState, retryProperties, signRetryState } from './retryState.js';
 export type { ReadRetryState, RetryState, RetryStateKeys } from './retryState.js';
 export { throwUnlessCompletable } from './settlement.js';
+export { contentOf, readReceivedMessage } from './receivedMessage.js';
+export type { MessageContent, ReceivedMessage } from './receivedMessage.js';

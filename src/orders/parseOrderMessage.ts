@@ -1,7 +1,8 @@
-import { keyOf } from '../consumer/index.js';
+import { contentOf, keyOf, readReceivedMessage } from '../consumer/index.js';
+import type { ReceivedMessage } from '../consumer/index.js';
 import { PermanentMessageError, fingerprintPayload } from '../idempotency/index.js';
 import type { DedupKey } from '../idempotency/index.js';
-import { decodeJsonBody, refuseAmbiguousPropertyNames, refusingUnreadable, unwrapCloudEvent } from '../servicebus/index.js';
+import { refusingUnreadable } from '../servicebus/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import { describeIssues, orderMessageTypes, schemaByType } from './schemas.js';
 import type { OrderMessageType, OrderPlaced, OrderStatusChanged, PaymentReceived } from './schemas.js';
@@ -42,14 +43,19 @@ export interface ParseOptions {
  * validated payload. Throws `PermanentMessageError` for anything no redelivery can fix.
  */
 export function parseOrderMessage(envelope: MessageEnvelope, body: unknown, options: ParseOptions): ParsedOrderMessage {
-  return refusingUnreadable(() => parseBoundedOrderMessage(envelope, body, options));
+  return parseReceivedOrderMessage(readReceivedMessage(envelope, body, options.maxMessageBytes), options.consumerName);
 }
 
-/** Bound (property names, depth, size), parse, validate, and only then walk the payload to fingerprint it. */
-function parseBoundedOrderMessage(envelope: MessageEnvelope, body: unknown, options: ParseOptions): ParsedOrderMessage {
-  refuseAmbiguousPropertyNames(envelope);
-  const { cloudEvent, payload } = unwrapCloudEvent(envelope, decodeJsonBody(body, options.maxMessageBytes));
-  const key = keyOf(envelope, cloudEvent, options.consumerName);
+/** The orders consumer's parse, from the delivery the pipeline read once (bounded: property names, depth, size). */
+export function parseReceivedOrderMessage(message: ReceivedMessage, consumerName: string | undefined): ParsedOrderMessage {
+  return refusingUnreadable(() => parseOrderContent(message, consumerName));
+}
+
+/** Key, type, validate, and only then walk the payload to fingerprint it. */
+function parseOrderContent(received: ReceivedMessage, consumerName: string | undefined): ParsedOrderMessage {
+  const { envelope } = received;
+  const { cloudEvent, payload } = contentOf(received);
+  const key = keyOf(envelope, cloudEvent, consumerName);
   if (!key) {
     throw new PermanentMessageError('NoDedupKey', 'the message has no idempotency-key property, CloudEvents source and id, or MessageId');
   }
