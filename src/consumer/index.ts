@@ -20,3 +20,6 @@ export type { ReadRetryState, RetryState, RetryStateKeys } from './retryState.js
 export { throwUnlessCompletable } from './settlement.js';
 export { contentOf, readReceivedMessage } from './receivedMessage.js';
 export type { MessageContent, ReceivedMessage } from './receivedMessage.js';
+export { ordersStore } from './ordersStore.js';
+export { resolveRuntime } from './resolveRuntime.js';
+export type { ResolvedRuntime, RuntimeOverrides } from './resolveRuntime.js';
