@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CountingDocumentStore } from '../../../dev/store/countingDocumentStore.js';
 import { ConsumerPipeline, contentOf, rejectedMessagesPartition, rejectionDocumentId } from '../../../src/consumer/index.js';
-import type { ConsumeResult, ConsumerDefinition, Delivery, Handled, PipelineOptions } from '../../../src/consumer/index.js';
+import type { ConsumeResult, ConsumerDefinition, Delivery, Handled, PipelineOptions, RejectionDocument } from '../../../src/consumer/index.js';
 import { InMemoryDocumentStore, PermanentMessageError } from '../../../src/idempotency/index.js';
 import type { DocumentStore, ProcessingOutcome } from '../../../src/idempotency/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
@@ -83,7 +83,7 @@ describe('ConsumerPipeline', () => {
       const result = await pipeline.consume(delivery('bad-1'), { id: 42 }, new RecordingLog());
       expect(result).toMatchObject({ outcome: { kind: 'invalid', error: { code: 'SchemaViolation' } }, type: 'Note', dedupKey: 'bad-1' });
       expect(calls.handle).toBe(0);
-      const record = await store.read<{ reason: string; messageType: string }>(rejectedMessagesPartition('bad-1'), rejectionDocumentId('bad-1', 'notes'));
+      const record = await store.read<RejectionDocument>(rejectedMessagesPartition('bad-1'), rejectionDocumentId('bad-1', 'notes'));
       expect(record?.document).toMatchObject({ reason: 'SchemaViolation', messageType: 'Note' });
       expect(reports.map((r) => r.outcome.kind)).toEqual(['invalid']);
     });
@@ -159,23 +159,23 @@ describe('ConsumerPipeline', () => {
   describe('a conflict the handler finds', () => {
     it('is recorded with its evidence in the order\'s partition when the definition names the order', async () => {
       const store = new InMemoryDocumentStore();
-      const evidence = { id: 'conflict|note|n-4', orderId: 'a' };
+      const evidence = { id: 'conflict|note|n-4' };
       const error = new PermanentMessageError('PayloadConflict', 'another note under this key', 'note|n-4');
       const { definition } = noteDefinition([{ kind: 'conflict', error, evidence }], 'name-the-order');
       const { pipeline } = pipelineOn(definition, store);
       const result = await pipeline.consume(delivery('n-4'), { id: 'a' }, new RecordingLog());
       expect(result.outcome.kind).toBe('conflict');
-      expect((await store.read<{ messageOrderId?: string; conflictDocumentId?: string }>('a', rejectionDocumentId('n-4', 'notes')))?.document).toMatchObject({ messageOrderId: 'a', conflictDocumentId: evidence.id });
+      expect((await store.read<RejectionDocument>('a', rejectionDocumentId('n-4', 'notes')))?.document).toMatchObject({ messageOrderId: 'a', conflictDocumentId: evidence.id });
       expect(await store.read('a', evidence.id)).toBeDefined();
     });
 
     it('is recorded by MessageId alone, naming no order, when the definition says message-only', async () => {
       const store = new InMemoryDocumentStore();
       const error = new PermanentMessageError('PayloadConflict', 'another note under this key', 'note|n-5');
-      const { definition } = noteDefinition([{ kind: 'conflict', error, evidence: { id: 'conflict|note|n-5', orderId: 'a' } }], 'message-only');
+      const { definition } = noteDefinition([{ kind: 'conflict', error, evidence: { id: 'conflict|note|n-5' } }], 'message-only');
       const { pipeline } = pipelineOn(definition, store);
       await pipeline.consume(delivery('n-5'), { id: 'a' }, new RecordingLog());
-      const record = await store.read<{ messageOrderId?: string; conflictDocumentId?: string }>(rejectedMessagesPartition('n-5'), rejectionDocumentId('n-5', 'notes'));
+      const record = await store.read<RejectionDocument>(rejectedMessagesPartition('n-5'), rejectionDocumentId('n-5', 'notes'));
       expect(record?.document).toMatchObject({ reason: 'PayloadConflict' });
       expect(record?.document.messageOrderId).toBeUndefined();
       expect(await store.read('a', rejectionDocumentId('n-5', 'notes'))).toBeUndefined();
