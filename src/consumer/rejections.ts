@@ -1,6 +1,7 @@
 import { create, replace } from '../idempotency/index.js';
 import type { DocumentStore, PermanentMessageError, StoredDocument } from '../idempotency/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
+import type { ConsumerRuntime } from './consumerRuntime.js';
 import { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectionDocumentId } from './rejectionDocument.js';
 import type { RejectionDocument } from './rejectionDocument.js';
 
@@ -19,14 +20,8 @@ import type { RejectionDocument } from './rejectionDocument.js';
  * rejected is not recorded again: a flood's redeliveries never all read that one partition. That
  * read can go once its records have expired (INBOX_MARKER_TTL_SECONDS after the deploy).
  */
-export interface RejectionContext {
-  readonly store: DocumentStore;
-  readonly now: () => Date;
-  /** Scopes the record's id (`rejection|<consumer>|<MessageId>`): consumers sharing a container each reject on their own. */
-  readonly consumerName?: string;
-  /** The record's lifetime: the inbox markers'. */
-  readonly markerTtlSeconds: number;
-}
+/** `consumerName` scopes the record's id (`rejection|<consumer>|<MessageId>`); it lives as long as the inbox markers. */
+export type RejectionContext = Pick<ConsumerRuntime, 'store' | 'now' | 'consumerName' | 'markerTtlSeconds'>;
 
 export interface RejectionDetails {
   readonly error: PermanentMessageError;

@@ -1,6 +1,7 @@
 export { createOrderConsumer } from './createOrderConsumer.js';
 export type { ConsumerOverrides } from './createOrderConsumer.js';
 export { OrderConsumer } from './orderConsumer.js';
+export { orderMessages } from './orderMessages.js';
 export { createParkedItemSweeper } from './createParkedItemSweeper.js';
 export type { ParkedItemSweeper, SweeperOverrides } from './createParkedItemSweeper.js';
 export { orderNeverArrived, sweepParkedItems } from './sweepParkedItems.js';
