@@ -48,8 +48,8 @@ function readContent(envelope: MessageEnvelope, body: unknown, maxMessageBytes: 
       return unwrapCloudEvent(envelope, decodeJsonBody(body, maxMessageBytes));
     });
   } catch (error) {
-    if (error instanceof PermanentMessageError) return { unreadable: error };
-    throw error;
+    // refusingUnreadable lets nothing else out: whatever the reading threw is an unreadable body.
+    return { unreadable: error as PermanentMessageError };
   }
 }
 

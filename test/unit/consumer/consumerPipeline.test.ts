@@ -45,6 +45,10 @@ function noteDefinition(outcomes: (ProcessingOutcome | Error)[], rejectionRecord
   return { definition, calls };
 }
 
+function raise(error: Error): never {
+  throw error;
+}
+
 class ManualClock {
   constructor(public epochMs = Date.parse('2026-12-01T10:00:00Z')) {}
   readonly now = (): Date => new Date(this.epochMs);
@@ -124,6 +128,19 @@ describe('ConsumerPipeline', () => {
       const again = await pipeline.consume(delivery('bad-4', 2, 43), { id: 42 }, new RecordingLog());
       expect(again.outcome.kind).toBe('invalid');
       expect(calls.parse).toBe(2);
+    });
+  });
+
+  describe('a parse that fails for another reason than the message', () => {
+    it('is a retry naming the error: nothing is recorded or remembered, and the redelivery is parsed again', async () => {
+      const store = new CountingDocumentStore(new InMemoryDocumentStore());
+      const { definition, calls } = noteDefinition([]);
+      const failing: ConsumerDefinition<Note, string> = { ...definition, parse: (message) => (calls.parse === 0 ? (calls.parse++, raise(new TypeError('out of memory'))) : definition.parse(message)) };
+      const { pipeline } = pipelineOn(failing, store);
+      const first = await pipeline.consume(delivery('n-0', 1, 44), { id: 'a' }, new RecordingLog());
+      expect(first).toMatchObject({ outcome: { kind: 'retry', reason: 'TypeError: out of memory' }, type: 'Note' });
+      expect([store.commits, calls.handle]).toEqual([0, 0]);
+      expect((await pipeline.consume(delivery('n-0', 2, 44), { id: 'a' }, new RecordingLog())).outcome.kind).toBe('created');
     });
   });
 
