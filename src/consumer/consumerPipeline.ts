@@ -61,8 +61,7 @@ export class ConsumerPipeline<P, I = undefined> {
   private async decide(message: ReceivedMessage, info: InvocationInfo): Promise<ConsumeResult> {
     const invocation = this.definition.startInvocation(info);
     const parsed = this.parse(message);
-    const history = parsed.ok ? this.historyOf(message) : undefined;
-    const attempt = () => (parsed.ok ? this.handle(message, parsed.parsed, history as DeliveryHistory, invocation) : this.refuse(message, parsed.error));
+    const attempt = parsed.ok ? this.handler(message, parsed.parsed, invocation) : () => this.refuse(message, parsed.error);
     const result = await decideWithRetryLayers(message, attempt, this.options, (known, error) => this.rejectOrRetry(message.envelope, error, known));
     const handedBack = result.outcome.kind === 'retry' || result.outcome.kind === 'rescheduled';
     if (handedBack && this.definition.afterHandBack) await this.definition.afterHandBack(result, invocation);
@@ -88,6 +87,12 @@ export class ConsumerPipeline<P, I = undefined> {
     const known = this.definition.factsOf(undefined);
     if (error instanceof PermanentMessageError) return this.rejectOrRetry(message.envelope, error, known, true);
     return Promise.resolve(retry(known, error));
+  }
+
+  /** One attempt at the parsed message, for each round of the retry layers; the delivery history is read once, before the first. */
+  private handler(message: ReceivedMessage, parsed: P, invocation: I): () => Promise<ConsumeResult> {
+    const history = this.historyOf(message);
+    return () => this.handle(message, parsed, history, invocation);
   }
 
   private async handle(message: ReceivedMessage, parsed: P, history: DeliveryHistory, invocation: I): Promise<ConsumeResult> {
