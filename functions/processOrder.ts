@@ -2,7 +2,8 @@ import '../src/telemetry/startup.js'; // first: telemetry before the SDKs load a
 import { app } from '@azure/functions';
 import type { InvocationContext } from '@azure/functions';
 import { loadSettings } from '../src/config.js';
-import { createOrderConsumer, throwUnlessCompletable } from '../src/orders/index.js';
+import { throwUnlessCompletable } from '../src/consumer/index.js';
+import { createOrderConsumer } from '../src/orders/index.js';
 import { envelopeFromInvocation } from '../src/servicebus/index.js';
 
 // Built when the worker loads the app: a bad setting stops start-up with its name, not the first message.

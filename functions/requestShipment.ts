@@ -2,7 +2,7 @@ import '../src/telemetry/startup.js'; // first: telemetry before the SDKs load a
 import { app } from '@azure/functions';
 import type { InvocationContext } from '@azure/functions';
 import { isFunctionDisabled, loadSettings } from '../src/config.js';
-import { throwUnlessCompletable } from '../src/orders/index.js';
+import { throwUnlessCompletable } from '../src/consumer/index.js';
 import { envelopeFromTriggerMetadata } from '../src/servicebus/index.js';
 import { createShipmentConsumer } from '../src/shipments/index.js';
 

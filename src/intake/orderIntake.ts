@@ -1,10 +1,8 @@
 import type { Settings } from '../config.js';
+import { resolveRuntime } from '../consumer/index.js';
+import type { RuntimeOverrides } from '../consumer/index.js';
 import { TransientStoreError } from '../idempotency/index.js';
-import type { DocumentStore } from '../idempotency/index.js';
-import { ordersStore } from '../orders/ordersStore.js';
-import { metrics } from '@opentelemetry/api';
-import type { Meter } from '@opentelemetry/api';
-import { RequestMetrics, meterName } from '../telemetry/index.js';
+import { RequestMetrics } from '../telemetry/index.js';
 import type { LogSink } from '../telemetry/index.js';
 import { acceptOrderOnce, releaseKey } from './acceptOrder.js';
 import type { CallerOrderRequest, IntakeContext, IntakeResult } from './acceptOrder.js';
@@ -92,18 +90,15 @@ export class OrderIntake {
   }
 }
 
-export interface IntakeOverrides {
-  readonly store?: DocumentStore;
-  readonly now?: () => Date;
-  readonly meter?: Meter;
-}
+export type IntakeOverrides = Pick<RuntimeOverrides, 'meter' | 'now' | 'store'>;
 
 /** The intake from validated settings: the same store (one Cosmos client per process) as the consumers. */
 export function createOrderIntake(settings: Settings, overrides: IntakeOverrides = {}): OrderIntake {
+  const { store, now, meter } = resolveRuntime(settings, overrides);
   return new OrderIntake(
     {
-      store: overrides.store ?? ordersStore(settings),
-      now: overrides.now ?? (() => new Date()),
+      store,
+      now,
       ordersQueueName: settings.ordersQueueName,
       keyRetentionSeconds: settings.intake.keyRetentionSeconds,
       leaseSeconds: settings.intake.leaseSeconds,
@@ -111,7 +106,7 @@ export function createOrderIntake(settings: Settings, overrides: IntakeOverrides
       callerIdentity: settings.intake.callerIdentity,
     },
     settings.intake.maxBodyBytes,
-    new RequestMetrics(overrides.meter ?? metrics.getMeter(meterName)),
+    new RequestMetrics(meter),
   );
 }
 

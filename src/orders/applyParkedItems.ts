@@ -3,7 +3,7 @@ import type { FailureCode, ParkedItemRejected, VersionedDocument, WriteOperation
 import { appliedStatusFingerprint, inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment, withStatus } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { orderFailure } from './failureCodes.js';
-import { pauseAfterLostRace } from './flowContext.js';
+import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
 import { withState } from './parkedItems.js';
 import { versionJump } from './statusVersionStep.js';

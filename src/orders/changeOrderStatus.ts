@@ -3,7 +3,7 @@ import type { ProcessingOutcome } from '../idempotency/index.js';
 import { recordConflict } from './detectDuplicate.js';
 import { appliedStatusFingerprint, orderDocumentId, withStatus } from './documents.js';
 import type { OrderDocument } from './documents.js';
-import { pauseAfterLostRace } from './flowContext.js';
+import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
 import { orderArrived, parkUntilOrderArrives } from './parkEarlyArrival.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';

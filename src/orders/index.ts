@@ -1,6 +1,7 @@
 export { createOrderConsumer } from './createOrderConsumer.js';
 export type { ConsumerOverrides } from './createOrderConsumer.js';
 export { OrderConsumer } from './orderConsumer.js';
+export { orderMessages } from './orderMessages.js';
 export { createParkedItemSweeper } from './createParkedItemSweeper.js';
 export type { ParkedItemSweeper, SweeperOverrides } from './createParkedItemSweeper.js';
 export { orderNeverArrived, sweepParkedItems } from './sweepParkedItems.js';
@@ -9,10 +10,9 @@ export { parkedItemId, parkingLotId } from './parkedItems.js';
 export { isSameRequest } from './sameRequest.js';
 export type { ParkedItemDocument, ParkedItemState, ParkingLotDocument } from './parkedItems.js';
 export type { ConsumeResult, OrderConsumerOptions } from './orderConsumer.js';
-export { throwUnlessCompletable } from './settlement.js';
-export { findRejectionRecord } from './rejections.js';
-export { retryProperties } from './delayedRetry.js';
-export { dedupKeyOf, idempotencyKeyProperty, parseOrderMessage, resolveMessageType } from './parseOrderMessage.js';
+// The pipeline's own, re-exported for the callers that knew them here (the operator tool, dev/).
+export { dedupKeyOf, findRejectionRecord, idempotencyKeyProperty, retryProperties, throwUnlessCompletable } from '../consumer/index.js';
+export { parseOrderMessage, resolveMessageType } from './parseOrderMessage.js';
 export type { OrderMessage, ParsedOrderMessage, ParseOptions } from './parseOrderMessage.js';
 export {
   conflictDocumentId,

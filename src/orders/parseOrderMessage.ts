@@ -1,12 +1,11 @@
-import { PermanentMessageError, fingerprintPayload, resolveDedupKey } from '../idempotency/index.js';
+import { contentOf, keyOf, readReceivedMessage } from '../consumer/index.js';
+import type { ReceivedMessage } from '../consumer/index.js';
+import { PermanentMessageError, fingerprintPayload } from '../idempotency/index.js';
 import type { DedupKey } from '../idempotency/index.js';
-import { applicationProperty, decodeJsonBody, refuseAmbiguousPropertyNames, refusingUnreadable, unwrapCloudEvent } from '../servicebus/index.js';
-import type { CloudEventAttributes, MessageEnvelope } from '../servicebus/index.js';
+import { refusingUnreadable } from '../servicebus/index.js';
+import type { MessageEnvelope } from '../servicebus/index.js';
 import { describeIssues, orderMessageTypes, schemaByType } from './schemas.js';
 import type { OrderMessageType, OrderPlaced, OrderStatusChanged, PaymentReceived } from './schemas.js';
-
-/** The property a producer or our dead-letter tool sets to pin the dedup key across MessageIds. */
-export const idempotencyKeyProperty = 'idempotency-key';
 
 export type OrderMessage =
   | { readonly type: 'OrderPlaced'; readonly payload: OrderPlaced }
@@ -44,14 +43,19 @@ export interface ParseOptions {
  * validated payload. Throws `PermanentMessageError` for anything no redelivery can fix.
  */
 export function parseOrderMessage(envelope: MessageEnvelope, body: unknown, options: ParseOptions): ParsedOrderMessage {
-  return refusingUnreadable(() => parseBoundedOrderMessage(envelope, body, options));
+  return parseReceivedOrderMessage(readReceivedMessage(envelope, body, options.maxMessageBytes), options.consumerName);
 }
 
-/** Bound (property names, depth, size), parse, validate, and only then walk the payload to fingerprint it. */
-function parseBoundedOrderMessage(envelope: MessageEnvelope, body: unknown, options: ParseOptions): ParsedOrderMessage {
-  refuseAmbiguousPropertyNames(envelope);
-  const { cloudEvent, payload } = unwrapCloudEvent(envelope, decodeJsonBody(body, options.maxMessageBytes));
-  const key = keyOf(envelope, cloudEvent, options.consumerName);
+/** The orders consumer's parse, from the delivery the pipeline read once (bounded: property names, depth, size). */
+export function parseReceivedOrderMessage(message: ReceivedMessage, consumerName: string | undefined): ParsedOrderMessage {
+  return refusingUnreadable(() => parseOrderContent(message, consumerName));
+}
+
+/** Key, type, validate, and only then walk the payload to fingerprint it. */
+function parseOrderContent(received: ReceivedMessage, consumerName: string | undefined): ParsedOrderMessage {
+  const { envelope } = received;
+  const { cloudEvent, payload } = contentOf(received);
+  const key = keyOf(envelope, cloudEvent, consumerName);
   if (!key) {
     throw new PermanentMessageError('NoDedupKey', 'the message has no idempotency-key property, CloudEvents source and id, or MessageId');
   }
@@ -64,38 +68,6 @@ function parseBoundedOrderMessage(envelope: MessageEnvelope, body: unknown, opti
   const validated = validatedFingerprint === fingerprint ? {} : { validatedFingerprint, receivedPayload: payload };
   const base = { key, fingerprint, ...validated, messageId: envelope.messageId, ...(envelope.traceparent ? { traceparent: envelope.traceparent } : {}) };
   return { ...base, ...message } as ParsedOrderMessage;
-}
-
-/**
- * The dedup key the consumer derives for a message, without validating it: what an operator tool
- * needs to find the message's records, or to pin the key on a resubmitted copy. Undefined when the
- * message has none.
- */
-export function dedupKeyOf(envelope: MessageEnvelope, body: unknown, consumerName?: string): string | undefined {
-  let cloudEvent: CloudEventAttributes | undefined;
-  try {
-    cloudEvent = unwrapCloudEvent(envelope, decodeJsonBody(body, Number.MAX_SAFE_INTEGER)).cloudEvent;
-  } catch {
-    cloudEvent = undefined; // an unreadable body still has its MessageId or idempotency-key
-  }
-  try {
-    return keyOf(envelope, cloudEvent, consumerName)?.value;
-  } catch (error) {
-    if (error instanceof PermanentMessageError) return undefined; // a declared key that is unusable is no key
-    throw error;
-  }
-}
-
-/** The key rule every consumer of this project applies: `idempotency-key`, then CloudEvents source + id, then MessageId. */
-export function keyOf(envelope: MessageEnvelope, cloudEvent: CloudEventAttributes | undefined, consumerName?: string): DedupKey | undefined {
-  return resolveDedupKey(
-    {
-      idempotencyKey: keyText(applicationProperty(envelope, idempotencyKeyProperty)),
-      cloudEvent: cloudEvent && { id: cloudEvent.id, source: cloudEvent.source },
-      messageId: envelope.messageId,
-    },
-    consumerName,
-  );
 }
 
 /** Subject first, then the CloudEvents type's last dot-separated segment, then a `type` field. */
@@ -117,10 +89,4 @@ function validatePayload(type: OrderMessageType, payload: unknown, dedupKey: str
     throw new PermanentMessageError('SchemaViolation', `${type}: ${describeIssues(result.error)}`, dedupKey);
   }
   return { type, payload: result.data } as OrderMessage;
-}
-
-/** A numeric key (a producer that sends an integer id) is its decimal text; anything else is judged as it is. */
-function keyText(value: unknown): unknown {
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return value;
 }

@@ -7,7 +7,7 @@ import type { FlowContext } from './flowContext.js';
 import { documentId as parkedDocumentId } from '../cosmos/documentIds.js';
 import type { ParkedItemDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
-import { findRejectionRecord } from './rejections.js';
+import { findRejectionRecord } from '../consumer/index.js';
 import { isSameRequest } from './sameRequest.js';
 import type { PaymentReceived } from './schemas.js';
 

@@ -5,13 +5,13 @@ import type { ParkedItemsResult } from './applyParkedItems.js';
 import { classifyExistingRecord, outcomeOf, sameRequestAs } from './detectDuplicate.js';
 import { newOrderAcceptedOutbox, newOrderDocument } from './documents.js';
 import type { OrderDocument } from './documents.js';
-import { pauseAfterLostRace } from './flowContext.js';
+import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
 import { parkingLot, parkingLotId } from './parkedItems.js';
 import type { ParkingLotDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
-import { firstDelivery } from './previousAttempt.js';
-import type { DeliveryHistory } from './previousAttempt.js';
+import { firstDelivery } from '../consumer/index.js';
+import type { DeliveryHistory } from '../consumer/index.js';
 import type { OrderPlaced } from './schemas.js';
 
 /**
@@ -21,7 +21,7 @@ import type { OrderPlaced } from './schemas.js';
  * on the gate alone means payments or status changes came first and are parked: they are read and
  * applied in the same batch as the order (as many as a batch holds; the rest right after).
  *
- * A delivery that may follow an attempt that wrote (previousAttempt.ts) reads the order first: found,
+ * A delivery that may follow an attempt that wrote (src/consumer/deliveryHistory.ts) reads the order first: found,
  * it is told apart by fingerprint exactly as after a 409, in one round trip; not found (the attempt
  * died before its batch, or only an arrival gate is there), the batch runs as on a first delivery.
  * Another copy may store the order between that read and the batch: the batch then meets it (409)

@@ -4,15 +4,15 @@ import { outcomeOf, sameRequestAs } from './detectDuplicate.js';
 import { orderFailure } from './failureCodes.js';
 import { inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
-import { pauseAfterLostRace } from './flowContext.js';
+import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
 import { claimPayment } from './paymentClaims.js';
 import type { PaymentMessage } from './paymentClaims.js';
 import { findPaymentStoredWithoutClaim } from './paymentsBeforeClaims.js';
 import { orderArrived, parkUntilOrderArrives } from './parkEarlyArrival.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
-import { firstDelivery } from './previousAttempt.js';
-import type { DeliveryHistory } from './previousAttempt.js';
+import { firstDelivery } from '../consumer/index.js';
+import type { DeliveryHistory } from '../consumer/index.js';
 import { isSameRequest } from './sameRequest.js';
 import type { PaymentReceived } from './schemas.js';
 

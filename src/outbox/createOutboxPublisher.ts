@@ -1,9 +1,8 @@
-import { metrics } from '@opentelemetry/api';
-import type { Meter } from '@opentelemetry/api';
 import type { Settings } from '../config.js';
-import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
-import { ordersStore } from '../orders/ordersStore.js';
-import { OutboxMetrics, meterName, reportOutboxFailure, reportOutboxLag } from '../telemetry/index.js';
+import { resolveRuntime } from '../consumer/index.js';
+import type { RuntimeOverrides } from '../consumer/index.js';
+import type { VersionedDocument } from '../idempotency/index.js';
+import { OutboxMetrics, reportOutboxFailure, reportOutboxLag } from '../telemetry/index.js';
 import type { LogSink } from '../telemetry/index.js';
 import type { EventSender } from './eventSender.js';
 import { isPendingOutbox } from './outboxDocument.js';
@@ -14,10 +13,7 @@ import { ServiceBusEventSender } from './serviceBusEventSender.js';
 import { sweepOutbox } from './sweepOutbox.js';
 import type { OutboxSweepResult } from './sweepOutbox.js';
 
-export interface OutboxPublisherOverrides {
-  readonly meter?: Meter;
-  readonly now?: () => Date;
-  readonly store?: DocumentStore;
+export interface OutboxPublisherOverrides extends Pick<RuntimeOverrides, 'meter' | 'now' | 'store'> {
   readonly sender?: EventSender;
 }
 
@@ -36,14 +32,15 @@ export interface OutboxPublisher {
  */
 export function createOutboxPublisher(settings: Settings, overrides: OutboxPublisherOverrides = {}): OutboxPublisher {
   const sender = overrides.sender ?? new ServiceBusEventSender(settings.serviceBus);
+  const { store, now, meter } = resolveRuntime(settings, overrides);
   const ctx: PublishContext = {
-    store: overrides.store ?? ordersStore(settings),
+    store,
     sender,
-    now: overrides.now ?? (() => new Date()),
+    now,
     publishedTtlSeconds: settings.outbox.publishedTtlSeconds,
     markConcurrency: settings.outbox.markConcurrency,
   };
-  const outboxMetrics = new OutboxMetrics(overrides.meter ?? metrics.getMeter(meterName));
+  const outboxMetrics = new OutboxMetrics(meter);
 
   const report = (log: LogSink, source: string, result: PublishResult) => {
     for (const entry of result.published) {

@@ -1,5 +1,6 @@
 import { PermanentMessageError, classifyRecord, createOrClassify, replace } from '../idempotency/index.js';
-import type { CreateOrClassifyResult, DocumentStore, ProcessingOutcome, VersionedDocument } from '../idempotency/index.js';
+import type { ConsumerRuntime } from '../consumer/index.js';
+import type { CreateOrClassifyResult, ProcessingOutcome, VersionedDocument } from '../idempotency/index.js';
 import type { OrderDocument } from '../orders/index.js';
 import { CarrierUnavailableError } from './carrierClient.js';
 import type { BookingAnswer, CarrierClient } from './carrierClient.js';
@@ -8,14 +9,11 @@ import type { ShipmentEvent } from './orderAcceptedEvent.js';
 import { completed, leaseIsLive, newShipmentRecord, refused, shipmentRecordId, takenOver } from './shipmentRecord.js';
 import type { ShipmentRecord } from './shipmentRecord.js';
 
-export interface ShipmentContext {
-  readonly store: DocumentStore;
+/** What the booking and the reconciler need: the consumers' runtime (store, clock, lost-race rounds), the carrier and the lease. */
+export interface ShipmentContext extends Pick<ConsumerRuntime, 'store' | 'now' | 'maxConcurrencyAttempts'> {
   readonly carrier: CarrierClient;
-  readonly now: () => Date;
   /** How long an owner may call before others may reconcile: independent of any lock or timeout. */
   readonly leaseMs: number;
-  /** Rounds of read-and-write before a lost race is handed back as a retry. */
-  readonly maxConcurrencyAttempts: number;
 }
 
 /** Who is asking: one invocation (its retries included) or one reconciler run. */

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { PermanentMessageError, fingerprintPayload } from '../idempotency/index.js';
 import { orderIdSchema } from '../orders/schemas.js';
 import { describeIssues } from '../orders/schemas.js';
-import { keyOf } from '../orders/parseOrderMessage.js';
-import { decodeJsonBody, refuseAmbiguousPropertyNames, refusingUnreadable, unwrapCloudEvent } from '../servicebus/index.js';
+import { contentOf, keyOf, readReceivedMessage } from '../consumer/index.js';
+import type { ReceivedMessage } from '../consumer/index.js';
+import { refusingUnreadable } from '../servicebus/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import type { ShipmentRequest } from './carrierClient.js';
 
@@ -32,12 +33,17 @@ export interface ShipmentEvent {
  * one event books under one key. Throws `PermanentMessageError` for what no redelivery can fix.
  */
 export function parseShipmentEvent(envelope: MessageEnvelope, body: unknown, maxMessageBytes: number): ShipmentEvent {
-  return refusingUnreadable(() => parseBoundedShipmentEvent(envelope, body, maxMessageBytes));
+  return parseReceivedShipmentEvent(readReceivedMessage(envelope, body, maxMessageBytes));
 }
 
-function parseBoundedShipmentEvent(envelope: MessageEnvelope, body: unknown, maxMessageBytes: number): ShipmentEvent {
-  refuseAmbiguousPropertyNames(envelope);
-  const { cloudEvent, payload } = unwrapCloudEvent(envelope, decodeJsonBody(body, maxMessageBytes));
+/** The fulfilment consumer's parse, from the delivery the pipeline read once. */
+export function parseReceivedShipmentEvent(message: ReceivedMessage): ShipmentEvent {
+  return refusingUnreadable(() => parseShipmentContent(message));
+}
+
+function parseShipmentContent(message: ReceivedMessage): ShipmentEvent {
+  const { envelope } = message;
+  const { cloudEvent, payload } = contentOf(message);
   // The orders queue's key rule, without a consumer prefix: the carrier sees the event's own key.
   const key = keyOf(envelope, cloudEvent);
   if (!key) throw new PermanentMessageError('NoDedupKey', 'the event has no idempotency-key property, CloudEvents source and id, or MessageId');

@@ -1,4 +1,4 @@
-import { signRetryState } from '../../src/orders/retryState.js';
+import { signRetryState } from '../../src/consumer/index.js';
 
 /** The key every test signs and verifies retry state with (test/support/testSettings.ts sets the same). */
 export const testRetryStateKey = 'test-retry-state-signing-key-0123456789abcdef';

@@ -45,7 +45,7 @@ export interface KnownDefects {
    * payment): the copy whose first delivery did not reach the conflict batch (a refused write, a
    * crash) records nothing on a later delivery. Its batch [conflict, rejection] meets the other
    * copy's conflict record (409 at operation 0), and recordRejection takes a 409 on a delivery past
-   * the first for its own earlier write (src/orders/rejections.ts); the message is dead-lettered
+   * the first for its own earlier write (src/consumer/rejections.ts); the message is dead-lettered
    * with no reason recorded under its MessageId.
    */
   readonly conflictCopyUnrecorded?: boolean;

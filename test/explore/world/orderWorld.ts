@@ -46,7 +46,7 @@ export interface WorldRun {
 const silent: LogSink = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const telemetry = new OutcomeTelemetry(new OutcomeMetrics(metrics.getMeter('explore')));
 
-/** Outcomes the host completes the message on (src/orders/settlement.ts); the rest throw: redelivered. */
+/** Outcomes the host completes the message on (src/consumer/settlement.ts); the rest throw: redelivered. */
 const completes = new Set<ProcessingOutcome['kind']>(['created', 'parked', 'duplicate', 'stale', 'rescheduled']);
 
 /**

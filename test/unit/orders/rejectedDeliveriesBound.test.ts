@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CountingDocumentStore } from '../../../dev/store/countingDocumentStore.js';
 import { InMemoryDocumentStore } from '../../../src/idempotency/index.js';
 import { OrderConsumer } from '../../../src/orders/index.js';
-import { RejectedDeliveries, rejectedDeliveriesMaxWeight } from '../../../src/orders/rejectedDeliveries.js';
+import { RejectedDeliveries, rejectedDeliveriesMaxWeight } from '../../../src/consumer/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../../src/telemetry/index.js';
 import { RecordingLog } from '../../support/recordingLog.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore, TransientStoreError } from '../../../src/idempotency/index.js';
 import type { CommitResult, WriteOperation } from '../../../src/idempotency/index.js';
 import { OrderConsumer } from '../../../src/orders/index.js';
-import { scheduleDelayedRetry } from '../../../src/orders/delayedRetry.js';
+import { readReceivedMessage, scheduleDelayedRetry } from '../../../src/consumer/index.js';
 import { envelopeFromInvocation } from '../../../src/servicebus/index.js';
 import type { MessageEnvelope, ScheduledCopy } from '../../../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../../src/telemetry/index.js';
@@ -122,7 +122,7 @@ describe('broker fields a message body can write (the host copies its top-level 
     const payment = paymentReceived('o-90', { paymentId: 'p-90' });
     for (const [sequenceNumber, body] of [[20, { ...payment, sequenceNumber: 1 }], [21, { ...payment, amount: 99, sequenceNumber: 1 }]] as const) {
       const triggerMetadata = triggerMetadataAsTheHostSendsIt({ MessageId: 'pay-90', SequenceNumber: sequenceNumber, DeliveryCount: 1, Subject: 'PaymentReceived', Label: 'PaymentReceived' }, body);
-      const outcome = await scheduleDelayedRetry(envelopeOf({ triggerMetadata }, body), body, { kind: 'retry', reason: '503' }, { scheduler, policy, now: () => new Date(nowMs), failedAtEpochMs: nowMs, signingKey: testRetryStateKey });
+      const outcome = await scheduleDelayedRetry(readReceivedMessage(envelopeOf({ triggerMetadata }, body), body, 262_144), { kind: 'retry', reason: '503' }, { scheduler, policy, now: () => new Date(nowMs), failedAtEpochMs: nowMs, signingKey: testRetryStateKey });
       expect(outcome.kind).toBe('rescheduled');
     }
     expect(copies).toHaveLength(2);

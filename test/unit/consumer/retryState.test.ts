@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readRetryState, signRetryState } from '../../../src/orders/retryState.js';
+import { readRetryState, signRetryState } from '../../../src/consumer/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 
 // Retry state is read back from a message anyone with Send rights can write: only a signature the app

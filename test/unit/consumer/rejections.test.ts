@@ -4,7 +4,7 @@ import type { DocumentStore, StoredDocument } from '../../../src/idempotency/ind
 import { create } from '../../../src/idempotency/index.js';
 import { findRejectionRecord, legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectionDocumentId } from '../../../src/orders/index.js';
 import type { RejectionDocument } from '../../../src/orders/index.js';
-import { recordRejection } from '../../../src/orders/rejections.js';
+import { recordRejection } from '../../../src/consumer/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import { AnsweringStore, firstIs } from '../../support/answeringStore.js';
 

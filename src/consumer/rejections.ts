@@ -1,9 +1,9 @@
 import { create, replace } from '../idempotency/index.js';
 import type { DocumentStore, PermanentMessageError, StoredDocument } from '../idempotency/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
-import { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectionDocumentId } from './documents.js';
-import type { RejectionDocument } from './documents.js';
-import type { FlowContext } from './flowContext.js';
+import type { ConsumerRuntime } from './consumerRuntime.js';
+import { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectionDocumentId } from './rejectionDocument.js';
+import type { RejectionDocument } from './rejectionDocument.js';
 
 /**
  * The Functions Service Bus trigger cannot dead-letter with a reason: a throw only abandons. So a
@@ -20,7 +20,8 @@ import type { FlowContext } from './flowContext.js';
  * rejected is not recorded again: a flood's redeliveries never all read that one partition. That
  * read can go once its records have expired (INBOX_MARKER_TTL_SECONDS after the deploy).
  */
-type RejectionContext = FlowContext & { readonly consumerName?: string };
+/** `consumerName` scopes the record's id (`rejection|<consumer>|<MessageId>`); it lives as long as the inbox markers. */
+export type RejectionContext = Pick<ConsumerRuntime, 'store' | 'now' | 'consumerName' | 'markerTtlSeconds'>;
 
 export interface RejectionDetails {
   readonly error: PermanentMessageError;

@@ -3,10 +3,9 @@ import { PermanentMessageError, decideDelayedRetry } from '../idempotency/index.
 import type { ProcessingOutcome, RetryPolicy } from '../idempotency/index.js';
 import { applicationProperty, deriveMessageId, earliestInstant, firstEnqueuedAtProperty } from '../servicebus/index.js';
 import type { MessageEnvelope, RetryScheduler, ScheduledCopy } from '../servicebus/index.js';
-import { dedupKeyOf, idempotencyKeyProperty } from './parseOrderMessage.js';
+import { idempotencyKeyProperty } from './messageKey.js';
+import type { ReceivedMessage } from './receivedMessage.js';
 import { readRetryState, retryProperties, signRetryState } from './retryState.js';
-
-export { retryProperties } from './retryState.js';
 
 /**
  * Hands a message that is still failing after its in-invocation retries to the delayed layer:
@@ -20,13 +19,13 @@ export { retryProperties } from './retryState.js';
  * accepted. Past the budget: the dead-letter path.
  */
 export async function scheduleDelayedRetry(
-  envelope: MessageEnvelope,
-  body: unknown,
+  message: ReceivedMessage,
   failure: Extract<ProcessingOutcome, { kind: 'retry' }>,
   ctx: { readonly scheduler: RetryScheduler; readonly policy: RetryPolicy; readonly now: () => Date; readonly failedAtEpochMs: number; readonly signingKey: string; readonly previousSigningKey?: string },
 ): Promise<ProcessingOutcome> {
+  const { envelope, body } = message;
   const now = ctx.now().getTime();
-  const key = dedupKeyOf(envelope, body);
+  const key = message.retryKey();
   const state = readRetryState(envelope, key, { current: ctx.signingKey, previous: ctx.previousSigningKey }, now);
   // When this delivery first failed, before its in-invocation retries; a copy carries the first round's.
   const firstFailureAt = state.firstFailureAtEpochMs ?? ctx.failedAtEpochMs;

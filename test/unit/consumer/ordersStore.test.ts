@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadSettings } from '../../../src/config.js';
-import { ordersStore } from '../../../src/orders/ordersStore.js';
+import { ordersStore } from '../../../src/consumer/index.js';
 
 const settingsFor = (container: string, database = 'orders') =>
   loadSettings({

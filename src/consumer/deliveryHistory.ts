@@ -1,6 +1,5 @@
 import { applicationProperty } from '../servicebus/index.js';
-import type { MessageEnvelope } from '../servicebus/index.js';
-import { dedupKeyOf } from './parseOrderMessage.js';
+import type { ReceivedMessage } from './receivedMessage.js';
 import { readRetryState, retryProperties } from './retryState.js';
 import type { RetryStateKeys } from './retryState.js';
 
@@ -25,11 +24,12 @@ export const firstDelivery: DeliveryHistory = { previousAttemptMayHaveWritten: f
  * `deliveryCount`, which the host writes over the broker's (the consumer forgets it). Without a
  * signing key (no delayed retries in this wiring) no copy can verify, so only the count is read.
  */
-export function deliveryHistoryOf(envelope: MessageEnvelope, body: unknown, retryState: { readonly keys?: RetryStateKeys; readonly nowMs: number }): DeliveryHistory {
+export function deliveryHistoryOf(message: ReceivedMessage, retryState: { readonly keys?: RetryStateKeys; readonly nowMs: number }): DeliveryHistory {
+  const { envelope } = message;
   if ((envelope.deliveryCount ?? 1) > 1) return { previousAttemptMayHaveWritten: true };
-  // Most first deliveries carry no signature at all: they pay no second look at the body for the key.
+  // Most first deliveries carry no signature at all: they need no key.
   if (retryState.keys === undefined || applicationProperty(envelope, retryProperties.signature) === undefined) return firstDelivery;
   // The key the copy was signed over: as the delayed layer derived it, without the consumer's prefix.
-  const state = readRetryState(envelope, dedupKeyOf(envelope, body), retryState.keys, retryState.nowMs);
+  const state = readRetryState(envelope, message.retryKey(), retryState.keys, retryState.nowMs);
   return { previousAttemptMayHaveWritten: state.attempt > 0 };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scheduleDelayedRetry } from '../../../src/orders/delayedRetry.js';
+import { readReceivedMessage, scheduleDelayedRetry } from '../../../src/consumer/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import type { RetryScheduler, ScheduledCopy } from '../../../src/servicebus/index.js';
 import { keyedCopyId, signedRetryProperties, testRetryStateKey } from '../../support/signedRetryState.js';
@@ -23,7 +23,7 @@ function recordingScheduler() {
 
 const failure = (reason = 'store unavailable') => ({ kind: 'retry' as const, reason });
 const run = (metadata: Record<string, unknown>, body: unknown, scheduler: RetryScheduler, reason?: string, keys: { signingKey: string; previousSigningKey?: string } = { signingKey: testRetryStateKey }) =>
-  scheduleDelayedRetry(envelopeFromTriggerMetadata(metadata), body, failure(reason), { scheduler, policy, now: () => new Date(nowMs), failedAtEpochMs: nowMs - 10_000, ...keys });
+  scheduleDelayedRetry(readReceivedMessage(envelopeFromTriggerMetadata(metadata), body, 262_144), failure(reason), { scheduler, policy, now: () => new Date(nowMs), failedAtEpochMs: nowMs - 10_000, ...keys });
 
 describe('scheduleDelayedRetry', () => {
   it('names the copy with a keyed id, counts the round, keeps the key, the first failure and the last error, and signs them', async () => {

@@ -1,8 +1,9 @@
 import { setTimeout } from 'node:timers/promises';
 import { inInvocationPauseMs } from '../idempotency/index.js';
 import type { PermanentMessageError, ProcessingOutcome, RetryPolicy } from '../idempotency/index.js';
-import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
+import type { RetryScheduler } from '../servicebus/index.js';
 import { scheduleDelayedRetry } from './delayedRetry.js';
+import type { ReceivedMessage } from './receivedMessage.js';
 
 export interface RetryLayers {
   /** Without it, a failure is handed straight back to Service Bus. */
@@ -22,8 +23,7 @@ export interface RetryLayers {
  * spending deliveries. `exhausted` turns a spent retry budget into the caller's rejection.
  */
 export async function decideWithRetryLayers<R extends { readonly outcome: ProcessingOutcome }>(
-  envelope: MessageEnvelope,
-  body: unknown,
+  message: ReceivedMessage,
   decide: () => Promise<R>,
   layers: RetryLayers,
   exhausted: (known: Omit<R, 'outcome'>, error: PermanentMessageError) => Promise<R>,
@@ -44,7 +44,7 @@ export async function decideWithRetryLayers<R extends { readonly outcome: Proces
     // Settings refuse to start without the key when delayed retries are on; a wiring without it falls back to redelivery.
     return { ...result, outcome: { ...result.outcome, reason: `${result.outcome.reason}; no delayed retry: the retry state signing key is missing` } };
   }
-  const outcome = await scheduleDelayedRetry(envelope, body, result.outcome, { scheduler, policy: retry, now: layers.now, failedAtEpochMs: failedAt, signingKey: layers.retryStateKey, previousSigningKey: layers.retryStatePreviousKey });
+  const outcome = await scheduleDelayedRetry(message, result.outcome, { scheduler, policy: retry, now: layers.now, failedAtEpochMs: failedAt, signingKey: layers.retryStateKey, previousSigningKey: layers.retryStatePreviousKey });
   const { outcome: _failure, ...known } = result;
   if (outcome.kind === 'invalid') return exhausted(known, outcome.error);
   return { ...result, outcome };

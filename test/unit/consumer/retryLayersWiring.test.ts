@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ProcessingOutcome } from '../../../src/idempotency/index.js';
-import { decideWithRetryLayers } from '../../../src/orders/retryLayers.js';
+import { decideWithRetryLayers, readReceivedMessage } from '../../../src/consumer/index.js';
 import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import type { ScheduledCopy } from '../../../src/servicebus/index.js';
 import { signedRetryProperties, testRetryStateKey } from '../../support/signedRetryState.js';
@@ -12,8 +12,7 @@ describe('decideWithRetryLayers without a retry state signing key', () => {
     const scheduler = { schedule: (copy: ScheduledCopy) => (scheduled.push(copy), Promise.resolve()), close: () => Promise.resolve() };
     const failure: ProcessingOutcome = { kind: 'retry', reason: 'store unavailable' };
     const result = await decideWithRetryLayers(
-      envelopeFromTriggerMetadata({ messageId: 'm-1', sequenceNumber: 1, deliveryCount: 1 }),
-      {},
+      readReceivedMessage(envelopeFromTriggerMetadata({ messageId: 'm-1', sequenceNumber: 1, deliveryCount: 1 }), {}, 262_144),
       () => Promise.resolve({ outcome: failure, orderId: 'o-1' }),
       { retry: { inInvocationMs: 0, firstDelayMs: 1000, maxDelayMs: 60_000, budgetMs: 3_600_000 }, scheduler, now: () => new Date('2026-12-01T10:00:00Z') },
       () => Promise.reject(new Error('not exhausted')),
@@ -30,8 +29,7 @@ describe('decideWithRetryLayers during a rotation of the signing key', () => {
     const failure: ProcessingOutcome = { kind: 'retry', reason: 'store unavailable' };
     const properties = signedRetryProperties('copy-2', { dedupKey: 'm-1', attempt: 2, firstFailureAt: '2026-12-01T09:00:00.000Z', root: 'm-1' });
     const result = await decideWithRetryLayers(
-      envelopeFromTriggerMetadata({ messageId: 'copy-2', sequenceNumber: 4, deliveryCount: 1, applicationProperties: properties }),
-      {},
+      readReceivedMessage(envelopeFromTriggerMetadata({ messageId: 'copy-2', sequenceNumber: 4, deliveryCount: 1, applicationProperties: properties }), {}, 262_144),
       () => Promise.resolve({ outcome: failure, orderId: 'o-1' }),
       { retry: { inInvocationMs: 0, firstDelayMs: 1000, maxDelayMs: 60_000, budgetMs: 86_400_000 }, scheduler, retryStateKey: 'the-new-retry-state-signing-key-0123456789abcdef', retryStatePreviousKey: testRetryStateKey, now: () => new Date('2026-12-01T10:00:00Z') },
       () => Promise.reject(new Error('not exhausted')),
