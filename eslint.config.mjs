@@ -27,18 +27,18 @@ export default tseslint.config(
     // Nothing shipped may depend on the development stack or the tests.
     files: ['src/**/*.ts', 'functions/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['**/dev/**', '**/test/**'] }],
+      'no-restricted-imports': ['error', { patterns: ['**/dev/**', '**/emulators/**', '**/test/**'] }],
     },
   },
   {
     // The core stays transport- and store-agnostic: it is the part other teams lift out.
     files: ['src/idempotency/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['@azure/*', '@opentelemetry/*', '../*', '**/dev/**', '**/test/**'] }],
+      'no-restricted-imports': ['error', { patterns: ['@azure/*', '@opentelemetry/*', '../*', '**/dev/**', '**/emulators/**', '**/test/**'] }],
     },
   },
   {
-    files: ['test/**/*.ts'],
+    files: ['test/**/*.ts', 'emulators/*/test/**/*.ts'],
     plugins: { vitest },
     rules: {
       ...vitest.configs.recommended.rules,
