@@ -1,6 +1,5 @@
-import type { QueueSettings } from './queueDefinitions.js';
+import type { QueueSettings, TopicSettings } from './entityTypes.js';
 import type { CorrelationFields, RuleFilter, SubscriptionRule } from './subscriptionRules.js';
-import type { TopicSettings } from './topicEntity.js';
 
 /**
  * The ATOM entries of Service Bus's administration REST API (the one `ServiceBusAdministrationClient`

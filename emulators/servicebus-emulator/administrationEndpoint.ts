@@ -9,9 +9,8 @@ import { errorBody, feed, queueEntry, ruleEntry, subscriptionEntry, topicEntry }
 import type { AtomContext } from './administrationAtom.js';
 import { sasRefusal } from './cbsTokens.js';
 import type { SharedAccessKeys } from './cbsTokens.js';
-import type { QueueSettings } from './queueDefinitions.js';
+import type { QueueSettings, TopicSettings } from './entityTypes.js';
 import type { SubscriptionRule } from './subscriptionRules.js';
-import type { TopicSettings } from './topicEntity.js';
 
 /** What the administration API reads: the emulator's entities as they are now (rules change through the rule manager). */
 export interface AdministeredEntities {

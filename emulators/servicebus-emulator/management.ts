@@ -3,7 +3,8 @@ import { deadLetterInDeadLetterQueue } from './amqpLinks.js';
 import { uuidBytes, uuidText } from './lockTokens.js';
 import { standardMaxMessageSizeBytes } from './queueDefinitions.js';
 import { sessionIdOf } from './messageEntity.js';
-import type { AmqpMessage, MessageEntity, Settlement } from './messageEntity.js';
+import type { AmqpMessage } from './entityTypes.js';
+import type { MessageEntity, Settlement } from './messageEntity.js';
 import { decodeMessage, encodeMessage, sequenceNumberOf, toWireMessage } from './wireMessages.js';
 
 const { types } = rhea;

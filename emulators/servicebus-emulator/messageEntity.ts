@@ -2,17 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { DueTimer } from './dueTimer.js';
 import { MinHeap } from '../emulator-kit/minHeap.js';
 import { newLockToken } from './lockTokens.js';
-import type { QueueSettings } from './queueDefinitions.js';
+import type { AmqpMessage, QueueSettings } from './entityTypes.js';
 import { Sessions } from './sessions.js';
-
-/** The AMQP message as a sender gave it (rhea's shape); the broker adds its own annotations on the wire. */
-export interface AmqpMessage {
-  message_id?: string | number | Buffer;
-  ttl?: number;
-  application_properties?: Record<string, unknown>;
-  message_annotations?: Record<string, unknown>;
-  [field: string]: unknown;
-}
 
 export type MessageState = 'active' | 'deferred' | 'scheduled';
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { QueueSettings, TopicConfig } from './queueDefinitions.js';
+import type { QueueSettings } from './entityTypes.js';
+import type { TopicConfig } from './queueDefinitions.js';
 import { defaultRule, sqlFilter } from './subscriptionRules.js';
 import type { CorrelationFields, SubscriptionRule } from './subscriptionRules.js';
 

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { SqlFilterSyntaxError, defaultRule, sqlFilter } from './subscriptionRules.js';
+import type { QueueSettings, TopicSettings } from './entityTypes.js';
+import { SqlFilterSyntaxError } from './sqlSyntax.js';
+import { defaultRule, sqlFilter } from './subscriptionRules.js';
 import type { SubscriptionRule } from './subscriptionRules.js';
-import type { TopicSettings } from './topicEntity.js';
 
 /**
  * One queue's properties, named as in Service Bus, with units in the names. The same file
@@ -80,20 +81,6 @@ export interface TopicConfig {
   readonly subscriptions: Readonly<Record<string, { readonly settings: QueueSettings; readonly rules: readonly SubscriptionRule[] }>>;
 }
 export type QueueFile = z.infer<typeof queueFileSchema>;
-
-/** The emulator's own form of a queue's properties: milliseconds, as its timers use them. */
-export interface QueueSettings {
-  readonly lockDurationMs: number;
-  readonly maxDeliveryCount: number;
-  readonly defaultMessageTimeToLiveMs: number;
-  /** 0 when duplicate detection is off. */
-  readonly duplicateDetectionWindowMs: number;
-  readonly deadLetteringOnMessageExpiration: boolean;
-  /** The largest message a send may carry; Standard's 256 KB when unset. */
-  readonly maxMessageSizeBytes?: number;
-  /** Session-enabled: messages are kept and delivered per SessionId, one receiver per session. */
-  readonly requiresSession?: boolean;
-}
 
 /** Service Bus Standard's limit on one message (Premium's is set per entity). */
 export const standardMaxMessageSizeBytes = 256 * 1024;

@@ -1,6 +1,9 @@
-import type { AmqpMessage } from './messageEntity.js';
-import { SqlFilterSyntaxError, parseSqlFilter, systemFields, userPropertyKey, value } from './subscriptionRules.js';
-import type { ActionStatement, Expression, RuleAction } from './subscriptionRules.js';
+import type { AmqpMessage } from './entityTypes.js';
+import { systemFields, userPropertyKey, value } from './sqlEvaluator.js';
+import { parseSqlFilter } from './sqlParser.js';
+import { SqlFilterSyntaxError } from './sqlSyntax.js';
+import type { PropertyReference } from './sqlSyntax.js';
+import type { ActionStatement, RuleAction } from './subscriptionRules.js';
 
 /**
  * A rule's SQL action as Service Bus documents it: statements separated by `,` (a `;` after each is
@@ -25,7 +28,7 @@ export function applyRuleAction(action: RuleAction, message: AmqpMessage): AmqpM
   return result;
 }
 
-function write(message: AmqpMessage, property: Expression & { op: 'property' }, op: 'set' | 'remove', next: unknown): AmqpMessage {
+function write(message: AmqpMessage, property: PropertyReference, op: 'set' | 'remove', next: unknown): AmqpMessage {
   if (property.scope === 'sys') {
     const field = systemFields[property.name.toLowerCase()];
     if (field === undefined) return message;
@@ -57,7 +60,7 @@ function parseStatement(expression: string, text: string): ActionStatement {
   return { op: 'set', property, value: parsed.operand };
 }
 
-function propertyOf(target: string): Expression & { op: 'property' } {
+function propertyOf(target: string): PropertyReference {
   const scoped = /^(sys|user)\s*\.\s*(.+)$/i.exec(target);
   const scope = (scoped?.[1]?.toLowerCase() ?? 'user') as 'sys' | 'user';
   const raw = scoped?.[2] ?? target;

@@ -1,7 +1,8 @@
 import rhea from 'rhea';
 import type { ManagementReply } from './management.js';
 import { parseRuleAction } from './ruleActions.js';
-import { SqlFilterSyntaxError, sqlFilter } from './subscriptionRules.js';
+import { SqlFilterSyntaxError } from './sqlSyntax.js';
+import { sqlFilter } from './subscriptionRules.js';
 import type { CorrelationFields, RuleFilter, SubscriptionRule } from './subscriptionRules.js';
 import type { TopicSubscription } from './topicEntity.js';
 

@@ -1,17 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { messageTimeToLiveMs } from './messageEntity.js';
-import type { AcceptResult, AmqpMessage, MessageEntity } from './messageEntity.js';
+import type { AmqpMessage, TopicSettings } from './entityTypes.js';
+import type { AcceptResult, MessageEntity } from './messageEntity.js';
 import { applyRuleAction } from './ruleActions.js';
 import { filterMatches } from './subscriptionRules.js';
 import type { SubscriptionRule } from './subscriptionRules.js';
-
-/** A topic's own properties; each subscription has its queue-like ones. */
-export interface TopicSettings {
-  readonly defaultMessageTimeToLiveMs: number;
-  /** 0 when duplicate detection is off; it is the topic's, for every subscription. */
-  readonly duplicateDetectionWindowMs: number;
-  readonly maxMessageSizeBytes?: number;
-}
 
 export interface TopicSubscription {
   readonly name: string;

@@ -1,6 +1,7 @@
 import rhea from 'rhea';
 import { uuidBytes } from './lockTokens.js';
-import type { AmqpMessage, MessageLock, StoredMessage } from './messageEntity.js';
+import type { AmqpMessage } from './entityTypes.js';
+import type { MessageLock, StoredMessage } from './messageEntity.js';
 
 const { types } = rhea;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyRuleAction, parseRuleAction } from '../ruleActions.js';
-import { SqlFilterSyntaxError, sqlFilter } from '../subscriptionRules.js';
+import { SqlFilterSyntaxError } from '../sqlSyntax.js';
+import { sqlFilter } from '../subscriptionRules.js';
 import { subscriptionCopies } from '../topicEntity.js';
 
 const message = { message_id: 'm-1', subject: 'PaymentReceived', application_properties: { quantity: 10, priority: 'low', Secret: 's' } };

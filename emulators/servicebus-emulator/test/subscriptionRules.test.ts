@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SqlFilterSyntaxError, filterMatches, sqlFilter, subscriptionAccepts } from '../subscriptionRules.js';
+import { SqlFilterSyntaxError } from '../sqlSyntax.js';
+import { filterMatches, sqlFilter, subscriptionAccepts } from '../subscriptionRules.js';
 import type { RuleFilter } from '../subscriptionRules.js';
 
 const message = {
