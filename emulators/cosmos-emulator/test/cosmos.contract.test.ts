@@ -3,7 +3,7 @@ import type { Container, CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCosmosStandIn } from '../cosmosStandIn.js';
 import { createCosmosClient } from '../../../src/cosmos/index.js';
-import { cosmosTargets } from '../../../test/support/cosmosTargets.js';
+import { cosmosTargets } from './cosmosTargets.js';
 
 const targets = cosmosTargets('Cosmos DB contract suite');
 

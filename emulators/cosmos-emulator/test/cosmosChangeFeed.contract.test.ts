@@ -3,7 +3,7 @@ import { ChangeFeedStartFrom, StatusCodes } from '@azure/cosmos';
 import type { ChangeFeedIteratorOptions, Container, CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCosmosClient } from '../../../src/cosmos/index.js';
-import { cosmosTargets } from '../../../test/support/cosmosTargets.js';
+import { cosmosTargets } from './cosmosTargets.js';
 
 const targets = cosmosTargets('Cosmos DB change feed contract');
 
