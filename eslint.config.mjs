@@ -38,6 +38,25 @@ export default tseslint.config(
     },
   },
   {
+    // A stand-in stands on its own: none imports the app, the dev tools, the tests or another stand-in
+    // (what they share is in emulator-kit). The one exception is by design: the carrier reads
+    // Idempotency-Key with the module our client writes it with (src/http/idempotencyKeyHeader.ts).
+    files: ['emulators/**/*.ts'],
+    ignores: ['emulators/*/test/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^\\.\\./(?!emulator-kit/)[^.]', message: 'A stand-in imports no other stand-in: what they share is in emulator-kit.' },
+            { regex: '/(dev|test)/', message: 'A stand-in imports neither the dev tools nor the tests.' },
+            { regex: '/src/(?!http/idempotencyKeyHeader\\.js$)', message: 'A stand-in does not import the app.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'emulators/*/test/**/*.ts'],
     plugins: { vitest },
     rules: {

@@ -1,5 +1,7 @@
-import type { Container, CosmosClient } from '@azure/cosmos';
-import { createCosmosClient } from '../../src/cosmos/index.js';
+import { Agent } from 'node:https';
+import { CosmosClient } from '@azure/cosmos';
+import type { Container } from '@azure/cosmos';
+import { DefaultAzureCredential } from '@azure/identity';
 
 /**
  * The trigger's `connection` names a setting: a connection string (`AccountEndpoint=...;AccountKey=...;`)
@@ -20,6 +22,26 @@ export function cosmosClientFor(connection: string, settings: Readonly<Record<st
   const endpoint = settings[`${connection}__accountEndpoint`];
   if (endpoint) return createCosmosClient({ endpoint });
   throw new Error(`app setting ${connection} (or ${connection}__accountEndpoint) is not set`);
+}
+
+/**
+ * A key, or the host's managed identity. On a loopback endpoint (an emulator or the stand-in, whose
+ * certificate is self-signed) the certificate is not checked and the client stays on the given
+ * endpoint: where the real host's .NET client would refuse that certificate, this host lets the
+ * local stack run its Cosmos DB triggers.
+ */
+function createCosmosClient(options: { readonly endpoint: string; readonly key?: string }): CosmosClient {
+  const local = isLoopback(options.endpoint);
+  return new CosmosClient({
+    endpoint: options.endpoint,
+    ...(options.key ? { key: options.key } : { aadCredentials: new DefaultAzureCredential() }),
+    ...(local ? { connectionPolicy: { enableEndpointDiscovery: false }, agent: new Agent({ keepAlive: true, rejectUnauthorized: false }) } : {}),
+  });
+}
+
+function isLoopback(endpoint: string): boolean {
+  const host = new URL(endpoint).hostname;
+  return host === 'localhost' || host === '[::1]' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /** The leases container, made when the trigger says so; else it must exist, partitioned by /id, as the host requires. */

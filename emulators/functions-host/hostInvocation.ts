@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, isSpanContextValid, propagation, trace } from '@opentelemetry/api';
-import { childTraceparent } from '../../src/telemetry/index.js';
 import { programmingModel, registeredHooks } from './functionsCore.js';
 import type { RegisteredFunction } from './functionsCore.js';
 
@@ -125,7 +124,20 @@ async function invokeWithTraceParent(fn: RegisteredFunction, data: RpcTypedData,
  * one (the Service Bus SDKs' trace context property), and passes it to the worker as `traceParent`.
  */
 export function invocationTraceParent(diagnosticId: unknown): string {
-  return childTraceparent(typeof diagnosticId === 'string' ? diagnosticId : undefined);
+  const match = typeof diagnosticId === 'string' ? traceparentPattern.exec(diagnosticId.trim().toLowerCase()) : null;
+  const spanId = nonZeroHex(8);
+  if (match && !/^0+$/.test(match[1] ?? '')) return `00-${match[1]}-${spanId}-${match[3]}`;
+  return `00-${nonZeroHex(16)}-${spanId}-01`;
+}
+
+const traceparentPattern = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** W3C Trace Context forbids an all-zero trace or span id. */
+function nonZeroHex(bytes: number): string {
+  for (;;) {
+    const hex = randomBytes(bytes).toString('hex');
+    if (!/^0+$/.test(hex)) return hex;
+  }
 }
 
 /** ServiceBusTriggerBindingStrategy's binding data, as GrpcMessageConversionExtensions sends it. */

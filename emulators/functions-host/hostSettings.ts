@@ -72,3 +72,12 @@ export function requestBodySizeLimitBytes(settings: Readonly<Record<string, stri
   const bytes = Number(value);
   return /^\d+$/.test(value) && Number.isSafeInteger(bytes) ? bytes : defaultRequestBodySizeLimitBytes;
 }
+
+/**
+ * `AzureWebJobs.<name>.Disabled` (or `AzureWebJobs__<name>__Disabled`, as Linux app settings spell
+ * it) set to true or 1: the host starts no listener for that function.
+ */
+export function isFunctionDisabled(name: string, settings: Readonly<Record<string, string | undefined>>): boolean {
+  const value = settings[`AzureWebJobs.${name}.Disabled`] ?? settings[`AzureWebJobs__${name}__Disabled`];
+  return value !== undefined && ['true', '1'].includes(value.trim().toLowerCase());
+}

@@ -8,9 +8,8 @@ import type { CosmosTriggerListener, CosmosTriggerOptions } from './cosmosTrigge
 import type { RegisteredFunction } from './functionsCore.js';
 import { invokeServiceBusFunction } from './hostInvocation.js';
 import type { InvocationResult, ServiceBusDelivery } from './hostInvocation.js';
-import { isFunctionDisabled } from '../../src/config.js';
-import { dataBodyBytes } from '../../src/servicebus/index.js';
-import { requestBodySizeLimitBytes, resolveBindingExpression } from './hostSettings.js';
+import { dataSectionBytes } from './dataSection.js';
+import { isFunctionDisabled, requestBodySizeLimitBytes, resolveBindingExpression } from './hostSettings.js';
 import type { ServiceBusHostOptions } from './hostSettings.js';
 import { fileLease, processLocalLease } from './listenerLease.js';
 import { startHttpListener } from './httpTriggers.js';
@@ -191,7 +190,7 @@ export function deliveryOf(m: ServiceBusReceivedMessage): ServiceBusDelivery {
  * the stack here, before any invocation.
  */
 function bodyText(m: ServiceBusReceivedMessage): string | Uint8Array {
-  const bytes = dataBodyBytes(m);
+  const bytes = dataSectionBytes(m);
   if (bytes !== undefined) return Buffer.from(bytes).toString('utf8');
   if (typeof m.body === 'string') return m.body;
   if (m.body instanceof Uint8Array) return m.body;
