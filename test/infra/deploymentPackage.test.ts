@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
-import ignore from 'ignore';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { deploymentPackageFiles } from './packagedAppFiles.js';
 
 // What `azd deploy` zips: every file of the project that .funcignore does not exclude (azd reads it
 // with gitignore rules). Remote build is on, so Azure installs dependencies from the lock file and
@@ -19,8 +19,9 @@ function walk(dir: string, root = dir, into: string[] = []): string[] {
   return into;
 }
 
-const rules = ignore().add(readFileSync('.funcignore', 'utf8'));
-const packaged = walk('.').filter((path) => !rules.ignores(path)).sort();
+// Read as packagedApp.test.ts reads it: symbolic links followed (a worktree's node_modules is one),
+// excluded folders never walked.
+const packaged = deploymentPackageFiles('.', readFileSync('.funcignore', 'utf8'));
 const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as { main: string; scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> };
 const sources = (dir: string) => walk(dir, '.').filter((p) => p.endsWith('.ts'));
 
