@@ -27,18 +27,37 @@ export default tseslint.config(
     // Nothing shipped may depend on the development stack or the tests.
     files: ['src/**/*.ts', 'functions/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['**/dev/**', '**/test/**'] }],
+      'no-restricted-imports': ['error', { patterns: ['**/dev/**', '**/emulators/**', '**/test/**'] }],
     },
   },
   {
     // The core stays transport- and store-agnostic: it is the part other teams lift out.
     files: ['src/idempotency/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['@azure/*', '@opentelemetry/*', '../*', '**/dev/**', '**/test/**'] }],
+      'no-restricted-imports': ['error', { patterns: ['@azure/*', '@opentelemetry/*', '../*', '**/dev/**', '**/emulators/**', '**/test/**'] }],
     },
   },
   {
-    files: ['test/**/*.ts'],
+    // A stand-in stands on its own: none imports the app, the dev tools, the tests or another stand-in
+    // (what they share is in emulator-kit). The one exception is by design: the carrier reads
+    // Idempotency-Key with the module our client writes it with (src/http/idempotencyKeyHeader.ts).
+    files: ['emulators/**/*.ts'],
+    ignores: ['emulators/*/test/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^\\.\\./(?!emulator-kit/)[^.]', message: 'A stand-in imports no other stand-in: what they share is in emulator-kit.' },
+            { regex: '/(dev|test)/', message: 'A stand-in imports neither the dev tools nor the tests.' },
+            { regex: '/src/(?!http/idempotencyKeyHeader\\.js$)', message: 'A stand-in does not import the app.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'emulators/*/test/**/*.ts'],
     plugins: { vitest },
     rules: {
       ...vitest.configs.recommended.rules,

@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // Each stand-in keeps its tests beside it (emulators/<name>/test/); they run with the app's.
+    include: ['test/**/*.test.ts', 'emulators/*/test/**/*.test.ts'],
     globalSetup: ['test/support/cosmosGlobalSetup.ts'],
     // The stand-in for @azure/functions-core must be in place before any app.*() registration.
     setupFiles: ['test/support/functionsCoreStandIn.ts', 'test/support/testSettings.ts'],

@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 import base from './vitest.config.mts';
 
 // What `npm run test:mutation` runs against each mutant: the unit and integration suites of the
-// core. The suites that test only the stand-ins in dev/ (their memory, their exit, their
-// conventions, the Cosmos client's TLS trust, Azurite for Core Tools) cannot catch a mutant of src/ and are left out: Stryker runs the whole list for
+// core. The suites that test only the stand-ins (emulators/*/test, outside this include; and in
+// test/, the dev/ tools and Azurite for Core Tools) cannot catch a mutant of src/ and are left out: Stryker runs the whole list for
 // every mutant of code that runs when a module loads (a schema, a table of defaults), so each
 // second here costs minutes there. `include` is replaced, not merged: mergeConfig would append it
 // to the base's `test/**` and bring the e2e suites back. A mutant that makes a test wait for
@@ -18,10 +18,6 @@ export default defineConfig({
       'test/explore/**',
       '**/*.explore.test.ts',
       'test/unit/dev/**',
-      'test/integration/cosmosStandInMemory.test.ts',
-      'test/integration/emulatorExit.test.ts',
-      'test/integration/officialEmulatorConventions.test.ts',
-      'test/integration/cosmosCertificate.test.ts',
       'test/integration/azurite.test.ts',
     ],
     reporters: ['default'],

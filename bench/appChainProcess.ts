@@ -3,11 +3,11 @@
 // settings, the HTTP triggers on a free port, the Cosmos DB trigger with its registered intervals and
 // the timers on their default schedules, against the stack named in the environment.
 import { join } from 'node:path';
-import '../dev/host/functionsCore.js'; // before the app loads: the worker's hook that captures registrations
-import { readHostJson } from '../dev/host/hostSettings.js';
-import { loadFunctionApp } from '../dev/host/loadFunctionApp.js';
-import { startLocalFunctionsHost } from '../dev/host/localFunctionsHost.js';
-import type { RegisteredFunction } from '../dev/host/functionsCore.js';
+import '../emulators/functions-host/functionsCore.js'; // before the app loads: the worker's hook that captures registrations
+import { readHostJson } from '../emulators/functions-host/hostSettings.js';
+import { loadFunctionApp } from '../emulators/functions-host/loadFunctionApp.js';
+import { startLocalFunctionsHost } from '../emulators/functions-host/localFunctionsHost.js';
+import type { RegisteredFunction } from '../emulators/functions-host/functionsCore.js';
 import { deliveryLine, publishLine, readyLine } from './chainProcess.js';
 
 /**

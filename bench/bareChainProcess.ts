@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { CosmosClient } from '@azure/cosmos';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
-import { readHostJson } from '../dev/host/hostSettings.js';
+import { readHostJson } from '../emulators/functions-host/hostSettings.js';
 import { bareIntake, bareProcessOrder, bareRequestShipment } from './bareChainWork.js';
 import type { BareChainContext, BareOrder } from './bareChainWork.js';
 import { deliveryLine, readyLine } from './chainProcess.js';

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { CosmosClient } from '@azure/cosmos';
 import type { Container, CosmosClientOptions, Database, PluginConfig } from '@azure/cosmos';
 import { DefaultAzureCredential } from '@azure/identity';
-import { startCosmosStandIn } from '../dev/cosmos/cosmosStandIn.js';
+import { startCosmosStandIn } from '../emulators/cosmos-emulator/cosmosStandIn.js';
 import { RequestChargeRecorder } from '../dev/store/requestChargeRecorder.js';
 import { createCosmosClient } from '../src/cosmos/index.js';
 import { requiredIndexedPaths } from '../src/doctor/index.js';

@@ -10,7 +10,7 @@ import type { Container } from '@azure/cosmos';
 import { createCosmosClient } from '../src/cosmos/index.js';
 import { localContainer, localDatabase, startLocalStack } from '../dev/local/localStack.js';
 import type { LocalStack } from '../dev/local/localStack.js';
-import { tallySince } from '../dev/cosmos/requestTally.js';
+import { tallySince } from '../emulators/cosmos-emulator/requestTally.js';
 import { startChainProcess } from './chainProcess.js';
 import type { ChainProcess } from './chainProcess.js';
 import { chainReport } from './chainReport.js';

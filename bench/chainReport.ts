@@ -1,4 +1,4 @@
-import type { RequestTally } from '../dev/cosmos/requestTally.js';
+import type { RequestTally } from '../emulators/cosmos-emulator/requestTally.js';
 import type { OrderTimeline, PublisherTally } from './chainRound.js';
 
 /** One chain's half of a round. */

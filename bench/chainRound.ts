@@ -1,5 +1,5 @@
 import type { Container } from '@azure/cosmos';
-import type { CarrierStandIn } from '../dev/carrier/carrierStandIn.js';
+import type { CarrierStandIn } from '../emulators/carrier-emulator/carrierStandIn.js';
 import type { DeliveryLine, PublishLine } from './chainProcess.js';
 
 /** What the receiving processes reported of one order's messages. */

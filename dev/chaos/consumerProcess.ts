@@ -2,9 +2,9 @@
 // the local Functions host running the compiled app against the stack named in the environment.
 // Prints one JSON line per delivery (function, MessageId, delivery count, outcome, when it ended) for the tally.
 import { join } from 'node:path';
-import '../host/functionsCore.js'; // before the app loads: the worker's hook that captures registrations
-import { loadFunctionApp } from '../host/loadFunctionApp.js';
-import { startLocalFunctionsHost } from '../host/localFunctionsHost.js';
+import '../../emulators/functions-host/functionsCore.js'; // before the app loads: the worker's hook that captures registrations
+import { loadFunctionApp } from '../../emulators/functions-host/loadFunctionApp.js';
+import { startLocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
 import { findOutcomeLine } from '../local/outcomeLine.js';
 import { cosmosTriggerIntervalsVariable, timerLeaseDirectoryVariable } from './consumerFleet.js';
 

@@ -3,7 +3,7 @@ import type { ServiceBusClient } from '@azure/service-bus';
 import { outboxDocumentId } from '../../src/orders/index.js';
 import { messageIdFor } from '../../src/outbox/index.js';
 import { drainAll } from '../local/drainSubscription.js';
-import { loadQueueFile } from '../servicebus-emulator/index.js';
+import { loadQueueFile } from '../../emulators/servicebus-emulator/index.js';
 import type { ChaosWorkload } from './chaosWorkload.js';
 
 export interface EventFindings {

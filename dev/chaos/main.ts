@@ -14,7 +14,7 @@ import { parseDuration } from '../../src/cli/deadLetterSelection.js';
 import { localContainer, localDatabase, startLocalStack } from '../local/localStack.js';
 import type { LocalStack } from '../local/localStack.js';
 import { waitUntil } from '../local/waitUntil.js';
-import { writeKinds } from '../cosmos/ambiguousWrites.js';
+import { writeKinds } from '../../emulators/cosmos-emulator/ambiguousWrites.js';
 import { auditChaosRun } from './chaosAudit.js';
 import type { AuditFindings } from './chaosAudit.js';
 import { chaosWorkload, seededRandom } from './chaosWorkload.js';

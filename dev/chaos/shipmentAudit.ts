@@ -1,5 +1,5 @@
 import type { Container } from '@azure/cosmos';
-import type { CarrierStandIn } from '../carrier/carrierStandIn.js';
+import type { CarrierStandIn } from '../../emulators/carrier-emulator/carrierStandIn.js';
 import type { ChaosWorkload } from './chaosWorkload.js';
 
 export interface ShipmentFindings {

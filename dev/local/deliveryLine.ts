@@ -1,4 +1,4 @@
-import type { InvocationResult, ServiceBusDelivery } from '../host/hostInvocation.js';
+import type { InvocationResult, ServiceBusDelivery } from '../../emulators/functions-host/hostInvocation.js';
 import { findOutcomeLine } from './outcomeLine.js';
 
 /** One short line per delivery for a person watching `--serve`: function, MessageId, delivery, outcome. */

@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { settingDefaults } from '../../src/config.js';
-import { startCosmosStandIn } from '../cosmos/cosmosStandIn.js';
-import type { CosmosStandIn } from '../cosmos/cosmosStandIn.js';
-import { loadOfficialEmulatorConfig, loadQueueFile, startServiceBusEmulator, toQueueSettings, toTopicConfig } from '../servicebus-emulator/index.js';
-import type { ServiceBusEmulator } from '../servicebus-emulator/index.js';
+import { startCosmosStandIn } from '../../emulators/cosmos-emulator/cosmosStandIn.js';
+import type { CosmosStandIn } from '../../emulators/cosmos-emulator/cosmosStandIn.js';
+import { loadOfficialEmulatorConfig, loadQueueFile, startServiceBusEmulator, toQueueSettings, toTopicConfig } from '../../emulators/servicebus-emulator/index.js';
+import type { ServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
-import { startCarrierStandIn } from '../carrier/carrierStandIn.js';
-import type { CarrierStandIn } from '../carrier/carrierStandIn.js';
+import { startCarrierStandIn } from '../../emulators/carrier-emulator/carrierStandIn.js';
+import type { CarrierStandIn } from '../../emulators/carrier-emulator/carrierStandIn.js';
 
 export interface LocalStack {
   readonly cosmos: CosmosStandIn;
   readonly serviceBus: ServiceBusEmulator;
-  /** The carrier API requestShipment books with (dev/carrier/). */
+  /** The carrier API requestShipment books with (emulators/carrier-emulator/). */
   readonly carrier: CarrierStandIn;
   /** The app settings that point the Functions app (or Core Tools) at this stack. */
   readonly settings: Readonly<Record<string, string>>;

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { startIngestionStandIn } from '../monitor/ingestionStandIn.js';
-import type { TelemetryEnvelope } from '../monitor/ingestionStandIn.js';
+import { startIngestionStandIn } from '../../emulators/ingestion-emulator/ingestionStandIn.js';
+import type { TelemetryEnvelope } from '../../emulators/ingestion-emulator/ingestionStandIn.js';
 
 export type LocalTelemetry =
   /** The app exports to the Application Insights resource the environment names. */

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import '../host/functionsCore.js'; // before the app loads: the worker's hook that captures registrations
-import { loadFunctionApp } from '../host/loadFunctionApp.js';
-import { readHostJson } from '../host/hostSettings.js';
-import { startLocalFunctionsHost } from '../host/localFunctionsHost.js';
+import '../../emulators/functions-host/functionsCore.js'; // before the app loads: the worker's hook that captures registrations
+import { loadFunctionApp } from '../../emulators/functions-host/loadFunctionApp.js';
+import { readHostJson } from '../../emulators/functions-host/hostSettings.js';
+import { startLocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
 import { developmentStorage, ensureAzurite } from '../../tools/azurite.cjs';
 import { startLocalStack } from './localStack.js';
 import type { LocalStack } from './localStack.js';

@@ -1,4 +1,4 @@
-import type { InvocationResult } from '../host/hostInvocation.js';
+import type { InvocationResult } from '../../emulators/functions-host/hostInvocation.js';
 
 /** A function's one structured line for an invocation ("order-message", "shipment-message" or "order-request"), parsed; undefined if it wrote none. */
 export function findOutcomeLine(result: InvocationResult): Record<string, unknown> | undefined {

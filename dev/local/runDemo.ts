@@ -1,16 +1,16 @@
 import type { Container } from '@azure/cosmos';
 import { ServiceBusClient } from '@azure/service-bus';
 import Long from 'long';
-import type { RegisteredFunction } from '../host/functionsCore.js';
-import { startLocalFunctionsHost } from '../host/localFunctionsHost.js';
-import type { LocalFunctionsHost } from '../host/localFunctionsHost.js';
+import type { RegisteredFunction } from '../../emulators/functions-host/functionsCore.js';
+import { startLocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
+import type { LocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 import { rejectionDocumentId } from '../../src/orders/index.js';
 import { localContainer, localDatabase } from './localStack.js';
 import type { LocalStack } from './localStack.js';
 import { findOutcomeLine } from './outcomeLine.js';
 import { flushTelemetry } from '../../src/telemetry/azureMonitor.js';
-import { telemetrySummary } from '../monitor/telemetryReport.js';
+import { telemetrySummary } from '../../emulators/ingestion-emulator/telemetryReport.js';
 import { submitOrderOverHttp } from './intakeClient.js';
 import type { LocalTelemetry } from './localTelemetry.js';
 import type { IntakeAnswer } from './intakeClient.js';
@@ -18,7 +18,7 @@ import { sampleWorkload } from './sampleWorkload.js';
 import type { Placement } from './sampleWorkload.js';
 import { waitUntil } from './waitUntil.js';
 import { drainAll } from './drainSubscription.js';
-import { loadQueueFile } from '../servicebus-emulator/index.js';
+import { loadQueueFile } from '../../emulators/servicebus-emulator/index.js';
 
 interface Tally {
   deliveries: number;

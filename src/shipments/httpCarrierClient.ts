@@ -33,7 +33,7 @@ const notAnAnswer = new Set([401, 403, 408, 409, 425, 429]);
 /** 5xx and the statuses above: whether the carrier sent it now or keeps it under the key, nothing is settled. */
 const settlesNothing = (status: number): boolean => status >= 500 || notAnAnswer.has(status);
 
-/** The carrier's booking API over HTTP (the contract dev/carrier/ stands in for). */
+/** The carrier's booking API over HTTP (the contract emulators/carrier-emulator/ stands in for). */
 export class HttpCarrierClient implements CarrierClient {
   private readonly fetch: typeof fetch;
 

@@ -1,11 +1,11 @@
 import type { Container, CosmosClient } from '@azure/cosmos';
 import { ServiceBusClient } from '@azure/service-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
-import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
-import type { LocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
-import { startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
-import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import type { RegisteredFunction } from '../../emulators/functions-host/functionsCore.js';
+import { startLocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
+import type { LocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
+import { startServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
+import type { ServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
 import { injectCosmosFault } from '../support/cosmosFaults.js';
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { newOrderId, orderPlaced, paymentReceived } from '../support/orderMessages.js';

@@ -2,8 +2,8 @@ import { InMemoryDocumentStore } from '../../src/idempotency/index.js';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadQueueFile, startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
-import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { loadQueueFile, startServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
+import type { ServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
 import { runDlqCli } from '../../src/cli/dlqProgram.js';
 import { newOrderId, orderPlaced } from '../support/orderMessages.js';
 
@@ -124,7 +124,7 @@ describe('resubmit from every dead-letter queue in infra/servicebus-queues.json'
 
 describe('a subscription whose rules the tool cannot vouch for', () => {
   it('refuses the resubmit, says why, and leaves the original dead-lettered', async () => {
-    const { sqlFilter, toTopicConfig } = await import('../../dev/servicebus-emulator/index.js');
+    const { sqlFilter, toTopicConfig } = await import('../../emulators/servicebus-emulator/index.js');
     const base = toTopicConfig(loadQueueFile().topics['order-events']!);
     const fulfilment = base.subscriptions.fulfilment!;
     const patterned = await startServiceBusEmulator({

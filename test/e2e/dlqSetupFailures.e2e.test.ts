@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
-import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { startServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
+import type { ServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
 import { runDlqCli } from '../../src/cli/dlqProgram.js';
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { testQueue } from '../support/waiting.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadQueueFile, startServiceBusEmulator, toQueueSettings, toTopicConfig } from '../../dev/servicebus-emulator/index.js';
-import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { loadQueueFile, startServiceBusEmulator, toQueueSettings, toTopicConfig } from '../../emulators/servicebus-emulator/index.js';
+import type { ServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
 import { runDlqCli } from '../../src/cli/dlqProgram.js';
 import { requiredIndexedPaths } from '../../src/doctor/index.js';
 import type { CheckResult } from '../../src/doctor/index.js';

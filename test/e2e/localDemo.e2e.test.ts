@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
-import { registeredFunctions } from '../../dev/host/functionsCore.js';
+import type { RegisteredFunction } from '../../emulators/functions-host/functionsCore.js';
+import { registeredFunctions } from '../../emulators/functions-host/functionsCore.js';
 import { startLocalStack } from '../../dev/local/localStack.js';
 import type { LocalStack } from '../../dev/local/localStack.js';
 import { runDemo } from '../../dev/local/runDemo.js';

@@ -1,9 +1,9 @@
 import type { TokenCredential } from '@azure/identity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCosmosStandIn } from '../../dev/cosmos/cosmosStandIn.js';
-import type { CosmosStandIn } from '../../dev/cosmos/cosmosStandIn.js';
-import { startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
-import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { startCosmosStandIn } from '../../emulators/cosmos-emulator/cosmosStandIn.js';
+import type { CosmosStandIn } from '../../emulators/cosmos-emulator/cosmosStandIn.js';
+import { startServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
+import type { ServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
 import { runDlqCli } from '../../src/cli/dlqProgram.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 

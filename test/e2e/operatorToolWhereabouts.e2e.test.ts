@@ -3,8 +3,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
-import type { ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { startServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
+import type { ServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
 import { runDlqCli } from '../../src/cli/dlqProgram.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { Container, CosmosClient } from '@azure/cosmos';
 import { ServiceBusClient } from '@azure/service-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registeredFunctions } from '../../dev/host/functionsCore.js';
-import type { InvocationResult } from '../../dev/host/hostInvocation.js';
-import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
-import type { LocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
+import { registeredFunctions } from '../../emulators/functions-host/functionsCore.js';
+import type { InvocationResult } from '../../emulators/functions-host/hostInvocation.js';
+import { startLocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
+import type { LocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
 import { startLocalStack } from '../../dev/local/localStack.js';
 import type { LocalStack } from '../../dev/local/localStack.js';
 import { runDlqCli } from '../../src/cli/dlqProgram.js';

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Container, CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registeredFunctions } from '../../dev/host/functionsCore.js';
-import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
-import type { InvocationResult } from '../../dev/host/hostInvocation.js';
-import type { HttpListener } from '../../dev/host/httpTriggers.js';
-import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
-import type { LocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
+import { registeredFunctions } from '../../emulators/functions-host/functionsCore.js';
+import type { RegisteredFunction } from '../../emulators/functions-host/functionsCore.js';
+import type { InvocationResult } from '../../emulators/functions-host/hostInvocation.js';
+import type { HttpListener } from '../../emulators/functions-host/httpTriggers.js';
+import { startLocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
+import type { LocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
 import { findOutcomeLine } from '../../dev/local/outcomeLine.js';
 import { startLocalStack } from '../../dev/local/localStack.js';
 import type { LocalStack } from '../../dev/local/localStack.js';

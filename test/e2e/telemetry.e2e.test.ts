@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startIngestionStandIn } from '../../dev/monitor/ingestionStandIn.js';
-import type { IngestionStandIn, TelemetryEnvelope } from '../../dev/monitor/ingestionStandIn.js';
-import { metricTotals, tablesOf, traceDimensions, traceTree } from '../../dev/monitor/telemetryReport.js';
+import { startIngestionStandIn } from '../../emulators/ingestion-emulator/ingestionStandIn.js';
+import type { IngestionStandIn, TelemetryEnvelope } from '../../emulators/ingestion-emulator/ingestionStandIn.js';
+import { metricTotals, tablesOf, traceDimensions, traceTree } from '../../emulators/ingestion-emulator/telemetryReport.js';
 import { azureMonitorOptions } from '../../src/telemetry/azureMonitorDistro.js';
 
 // `npm run local` as a user with APPLICATIONINSIGHTS_CONNECTION_STRING set runs it, in its own

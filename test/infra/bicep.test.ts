@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { timeSpanToMs } from '../../dev/host/hostSettings.js';
-import { parseNcrontab } from '../../dev/host/timerTriggers.js';
+import { timeSpanToMs } from '../../emulators/functions-host/hostSettings.js';
+import { parseNcrontab } from '../../emulators/functions-host/timerTriggers.js';
 import { loadSettings } from '../../src/config.js';
 import { checkMarkerRetention } from '../../src/idempotency/index.js';
 import { testTenantId } from './armExpressions.js';

@@ -41,7 +41,7 @@ describe('the deployment package (.funcignore, remote build)', () => {
   });
 
   it('holds nothing of this machine or of development: no node_modules, build output, settings, tests or tools', () => {
-    const outsiders = packaged.filter((p) => /^(node_modules|dist|dev|test|bench|tools|infra|docs|coverage|\.ci|\.azure)\//.test(p) || /^local\.settings/.test(p));
+    const outsiders = packaged.filter((p) => /^(node_modules|dist|dev|emulators|test|bench|tools|infra|docs|coverage|\.ci|\.azure)\//.test(p) || /^local\.settings/.test(p));
     expect(outsiders).toEqual([]);
     expect(packaged.every((p) => /^(src|functions)\/.*\.ts$/.test(p) || ['host.json', 'package.json', 'package-lock.json', 'tsconfig.json', '.funcignore'].includes(p)), packaged.join('\n')).toBe(true);
   });

@@ -4,9 +4,9 @@
 // { "dist/functions/processOrder.js": ["processOrder"], ... }.
 import { readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import '../../dev/host/functionsCore.js'; // before the app loads: the worker's hook that captures registrations
-import { registeredFunctions } from '../../dev/host/functionsCore.js';
-import { filesMatching } from '../../dev/host/loadFunctionApp.js';
+import '../../emulators/functions-host/functionsCore.js'; // before the app loads: the worker's hook that captures registrations
+import { registeredFunctions } from '../../emulators/functions-host/functionsCore.js';
+import { filesMatching } from '../../emulators/functions-host/loadFunctionApp.js';
 
 const appRoot = process.argv[2];
 if (!appRoot) throw new Error('usage: packagedAppLoader.ts <app root>');

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Container, CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registeredFunctions } from '../../dev/host/functionsCore.js';
-import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
-import { startLocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
-import type { LocalFunctionsHost } from '../../dev/host/localFunctionsHost.js';
+import { registeredFunctions } from '../../emulators/functions-host/functionsCore.js';
+import type { RegisteredFunction } from '../../emulators/functions-host/functionsCore.js';
+import { startLocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
+import type { LocalFunctionsHost } from '../../emulators/functions-host/localFunctionsHost.js';
 import { createOrdersContainer, documentsOf, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { newOrderId, orderPlaced } from '../support/orderMessages.js';
 

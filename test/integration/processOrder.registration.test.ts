@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { programmingModel } from '../../dev/host/functionsCore.js';
-import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
-import { rpcTriggerMetadata } from '../../dev/host/hostInvocation.js';
+import { programmingModel } from '../../emulators/functions-host/functionsCore.js';
+import type { RegisteredFunction } from '../../emulators/functions-host/functionsCore.js';
+import { rpcTriggerMetadata } from '../../emulators/functions-host/hostInvocation.js';
 import { applicationProperty, envelopeFromTriggerMetadata } from '../../src/servicebus/index.js';
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { loadProcessOrder } from '../support/processOrderHarness.js';

@@ -2,8 +2,8 @@ import { Agent } from 'node:https';
 import { CosmosClient } from '@azure/cosmos';
 import type { CosmosClientOptions, PluginConfig } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCosmosStandIn } from '../../dev/cosmos/cosmosStandIn.js';
-import type { CosmosStandIn } from '../../dev/cosmos/cosmosStandIn.js';
+import { startCosmosStandIn } from '../../emulators/cosmos-emulator/cosmosStandIn.js';
+import type { CosmosStandIn } from '../../emulators/cosmos-emulator/cosmosStandIn.js';
 import { RequestChargeRecorder } from '../../dev/store/requestChargeRecorder.js';
 
 // Against a real account the bench adds up x-ms-request-charge; the stand-in answers 1 RU for each

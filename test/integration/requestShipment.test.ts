@@ -1,7 +1,7 @@
 import type { Container, CosmosClient } from '@azure/cosmos';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startCarrierStandIn } from '../../dev/carrier/carrierStandIn.js';
-import type { CarrierStandIn } from '../../dev/carrier/carrierStandIn.js';
+import { startCarrierStandIn } from '../../emulators/carrier-emulator/carrierStandIn.js';
+import type { CarrierStandIn } from '../../emulators/carrier-emulator/carrierStandIn.js';
 import { replace } from '../../src/idempotency/index.js';
 import type { RetryScheduler, ScheduledCopy } from '../../src/servicebus/index.js';
 import type { DocumentStore } from '../../src/idempotency/index.js';

@@ -2,8 +2,8 @@ import { ServiceBusClient } from '@azure/service-bus';
 import type { ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
 import Long from 'long';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultRule, startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
-import type { QueueSettings, ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { defaultRule, startServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
+import type { QueueSettings, ServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
 import { ServiceBusRetryScheduler, chooseServiceBusClient } from '../../src/servicebus/index.js';
 
 const settings: QueueSettings = { lockDurationMs: 30_000, maxDeliveryCount: 3, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 60_000, deadLetteringOnMessageExpiration: false };

@@ -1,8 +1,8 @@
 import { ServiceBusClient } from '@azure/service-bus';
 import type { ServiceBusReceivedMessage } from '@azure/service-bus';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
-import type { QueueSettings, ServiceBusEmulator } from '../../dev/servicebus-emulator/index.js';
+import { startServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
+import type { QueueSettings, ServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
 import { ServiceBusEventSender, TransientSendError, isRefusal, toServiceBusMessage } from '../../src/outbox/index.js';
 import type { OutboxMessage } from '../../src/outbox/index.js';
 

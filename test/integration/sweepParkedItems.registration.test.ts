@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { registeredFunctions } from '../../dev/host/functionsCore.js';
-import { parseNcrontab } from '../../dev/host/timerTriggers.js';
+import { registeredFunctions } from '../../emulators/functions-host/functionsCore.js';
+import { parseNcrontab } from '../../emulators/functions-host/timerTriggers.js';
 
 describe('sweepParkedItems registration (what the host receives)', () => {
   it('is a timer trigger on %PARKED_SWEEP_SCHEDULE%, not run on every start-up', async () => {

@@ -1,7 +1,7 @@
 import { request } from 'node:https';
 import { inject } from 'vitest';
-import { faultControlPath } from '../../dev/cosmos/cosmosStandIn.js';
-import type { FaultRule } from '../../dev/cosmos/cosmosStandIn.js';
+import { faultControlPath } from '../../emulators/cosmos-emulator/cosmosStandIn.js';
+import type { FaultRule } from '../../emulators/cosmos-emulator/cosmosStandIn.js';
 
 /** Asks this run's Cosmos stand-in to fail matching requests, as a throttled or failing account would. */
 export function injectCosmosFault(rule: FaultRule): Promise<void> {

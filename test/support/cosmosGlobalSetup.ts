@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { startCosmosStandIn } from '../../dev/cosmos/cosmosStandIn.js';
+import { startCosmosStandIn } from '../../emulators/cosmos-emulator/cosmosStandIn.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,2 +1,2 @@
 // Setup file: installs the worker's '@azure/functions-core' before any test imports the app.
-import '../../dev/host/functionsCore.js';
+import '../../emulators/functions-host/functionsCore.js';

@@ -1,9 +1,9 @@
 import type { Container, CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll } from 'vitest';
-import { registeredFunctions } from '../../dev/host/functionsCore.js';
-import type { RegisteredFunction } from '../../dev/host/functionsCore.js';
-import { invokeServiceBusFunction } from '../../dev/host/hostInvocation.js';
-import type { InvocationResult, ServiceBusDelivery } from '../../dev/host/hostInvocation.js';
+import { registeredFunctions } from '../../emulators/functions-host/functionsCore.js';
+import type { RegisteredFunction } from '../../emulators/functions-host/functionsCore.js';
+import { invokeServiceBusFunction } from '../../emulators/functions-host/hostInvocation.js';
+import type { InvocationResult, ServiceBusDelivery } from '../../emulators/functions-host/hostInvocation.js';
 import { findOutcomeLine } from '../../dev/local/outcomeLine.js';
 import { createOrdersContainer, testCosmosClient } from './cosmosTestContainer.js';
 import { newOrderId, orderPlaced } from './orderMessages.js';

@@ -11,7 +11,7 @@ import type { MessageEnvelope } from '../../src/servicebus/index.js';
 import { HttpCarrierClient, ShipmentConsumer } from '../../src/shipments/index.js';
 import type { BookingAnswer, BookingRequest, CarrierClient, LookupAnswer, ShipmentContext } from '../../src/shipments/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../src/telemetry/index.js';
-import type { CarrierStandIn } from '../../dev/carrier/carrierStandIn.js';
+import type { CarrierStandIn } from '../../emulators/carrier-emulator/carrierStandIn.js';
 import { newOrderId, orderPlaced } from './orderMessages.js';
 import { testRetryStateKey } from './signedRetryState.js';
 

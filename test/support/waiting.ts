@@ -1,5 +1,5 @@
 import { waitUntil } from '../../dev/local/waitUntil.js';
-import type { QueueSettings } from '../../dev/servicebus-emulator/index.js';
+import type { QueueSettings } from '../../emulators/servicebus-emulator/index.js';
 
 /** Polls until the condition holds; fails naming what it waited for. */
 export function eventually(what: string, condition: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {

@@ -34,7 +34,7 @@ export interface CarrierModelOptions {
 }
 
 /**
- * The carrier behind `Idempotency-Key` (the contract dev/carrier/carrierStandIn.ts stands in for),
+ * The carrier behind `Idempotency-Key` (the contract emulators/carrier-emulator/carrierStandIn.ts stands in for),
  * as the `fetch` the real HttpCarrierClient calls, so the client's own mapping of statuses (a kept
  * 503 is no answer, 409 is in flight) is what the flows see. Every call is an await point: the
  * request arrives (the key goes in flight), then, at a later step, the carrier answers. Keys are

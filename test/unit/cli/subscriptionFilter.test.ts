@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { routeCopy } from '../../../src/cli/copyDelivery.js';
 import type { SubscriptionRoute } from '../../../src/cli/copyDelivery.js';
 import { matchesFilter, UnsupportedFilterError } from '../../../src/cli/subscriptionFilter.js';
-import { loadQueueFile } from '../../../dev/servicebus-emulator/index.js';
+import { loadQueueFile } from '../../../emulators/servicebus-emulator/index.js';
 
 const event = { body: {}, subject: 'OrderAccepted', sessionId: 'o-1', applicationProperties: { region: 'eu', attempt: 2 } };
 const sql = (sqlExpression: string) => ({ sqlExpression });

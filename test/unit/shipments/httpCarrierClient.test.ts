@@ -8,7 +8,7 @@ import { CarrierUnavailableError, HttpCarrierClient } from '../../../src/shipmen
 const testNow = (): Date => new Date('2026-12-01T10:00:00Z');
 
 // Pure logic: how the client reads each answer. A fetch that answers as told (the wire itself is
-// covered by test/contract/carrier.contract.test.ts against the stand-in).
+// covered by emulators/carrier-emulator/test/carrier.contract.test.ts against the stand-in).
 function clientAnswering(status: number, body: string, headers: Record<string, string> = {}, seen: { url?: string; init?: RequestInit }[] = []): HttpCarrierClient {
   const fetchStub = (async (url: URL | string, init?: RequestInit) => {
     seen.push({ url: String(url), init });

@@ -1,0 +1,12 @@
+export { startServiceBusEmulator } from './serviceBusEmulator.js';
+export type { ServiceBusEmulator, ServiceBusEmulatorOptions } from './serviceBusEmulator.js';
+export { azureDefaultQueueSettings, defaultQueueFilePath, loadQueueFile, toQueueSettings, toTopicConfig } from './queueDefinitions.js';
+export type { QueueDefinition, QueueFile, SubscriptionDefinition, TopicConfig, TopicDefinition } from './queueDefinitions.js';
+export type { AmqpMessage, QueueSettings, TopicSettings } from './entityTypes.js';
+export { defaultRule, sqlFilter } from './subscriptionRules.js';
+export { parseSqlFilter } from './sqlParser.js';
+export { SqlFilterSyntaxError } from './sqlSyntax.js';
+export type { CorrelationFields, RuleFilter, SubscriptionRule } from './subscriptionRules.js';
+export type { TopicEntity } from './topicEntity.js';
+export type { MessageEntity, StoredMessage } from './messageEntity.js';
+export { isoDurationMs, loadOfficialEmulatorConfig } from './officialEmulatorConfig.js';
