@@ -2,7 +2,7 @@ import type { ServiceBusClient, ServiceBusReceiver } from '@azure/service-bus';
 import type { Command } from 'commander';
 import { loadOperatorActionRetentionSeconds } from '../config.js';
 import type { DocumentStore } from '../idempotency/index.js';
-import { intakeKeyRecordId } from '../intake/intakeDocuments.js';
+import { intakeKeyRecordId } from '../intake/index.js';
 import { listOperatorActions } from './auditCommands.js';
 import { entityPath, peekAll } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';

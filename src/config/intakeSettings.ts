@@ -1,7 +1,12 @@
-import { callerIdentityModes } from '../intake/intakeCaller.js';
-import type { CallerIdentityMode } from '../intake/intakeCaller.js';
 import { days } from './days.js';
 import { oneOf, wholeNumber } from './settingKinds.js';
+
+/**
+ * Whom the intake takes a caller to be (INTAKE_CALLER_IDENTITY): `shared`, everyone who reaches it
+ * with the function key; `entra`, the principal App Service authentication names (src/intake/intakeCaller.ts).
+ */
+export type CallerIdentityMode = 'shared' | 'entra';
+export const callerIdentityModes: readonly CallerIdentityMode[] = ['shared', 'entra'];
 
 /** The HTTP intake, POST /api/orders. */
 export const intakeSettings = {

@@ -1,5 +1,5 @@
 import type { RetryPolicy } from '../idempotency/index.js';
-import type { CallerIdentityMode } from '../intake/intakeCaller.js';
+import type { CallerIdentityMode } from './intakeSettings.js';
 import type { ParsedSettings } from './settingsSchema.js';
 
 /** The app's settings as its parts take them: grouped by concern, durations in the unit each part uses. */

@@ -13,3 +13,4 @@ export type { CommitOrClassifyResult, CreateOrClassifyResult, ExistingRecord, Is
 export type { OutcomeKind, ParkedItemRejected, ProcessingOutcome } from './outcome.js';
 export { PermanentMessageError, TransientStoreError, failureCodes, permanentFailureCodes } from './errors.js';
 export type { DomainFailureCode, FailureCode, PermanentFailureCode } from './errors.js';
+export { documentId, escapeIdPart, isCosmosSafeId, maxCosmosIdLength } from './documentIds.js';

@@ -1,7 +1,7 @@
 import { TransientStoreError, classifyRecord, create, createOrClassify, replace } from '../idempotency/index.js';
 import type { CommitResult, CreateOrClassifyResult, DocumentStore, OutcomeKind, VersionedDocument, WriteOperation } from '../idempotency/index.js';
-import { messageIdNamingBody, newOutboxDocument, orderIntakeSource } from '../outbox/outboxDocument.js';
-import type { OutboxDocument } from '../outbox/outboxDocument.js';
+import { messageIdNamingBody, newOutboxDocument, orderIntakeSource } from '../outbox/index.js';
+import type { OutboxDocument } from '../outbox/index.js';
 import { intakeKeyRecordId, leaseIsLive, orderIntakeClaimId, orderPlacedOutboxId } from './intakeDocuments.js';
 import type { IntakeKeyRecord, OrderIntakeClaim } from './intakeDocuments.js';
 import { callerScope } from './intakeCaller.js';

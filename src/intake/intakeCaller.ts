@@ -1,3 +1,4 @@
+import type { CallerIdentityMode } from '../config/index.js';
 import { problem } from './intakeResponse.js';
 import type { IntakeResponse } from './intakeResponse.js';
 
@@ -10,8 +11,9 @@ import type { IntakeResponse } from './intakeResponse.js';
  *   sets its own ("External requests aren't allowed to set these headers":
  *   https://learn.microsoft.com/azure/app-service/configure-authentication-user-identities).
  */
-export type CallerIdentityMode = 'shared' | 'entra';
-export const callerIdentityModes: readonly CallerIdentityMode[] = ['shared', 'entra'];
+// A setting's values are the settings' to declare (src/config imports no app folder); re-exported here.
+export { callerIdentityModes } from '../config/index.js';
+export type { CallerIdentityMode } from '../config/index.js';
 
 /** The scope an Idempotency-Key and an order's claim belong to. */
 export type IntakeCaller = { readonly kind: 'shared' } | { readonly kind: 'entra'; readonly objectId: string };

@@ -1,4 +1,4 @@
-import { documentId } from '../cosmos/documentIds.js';
+import { documentId } from '../idempotency/index.js';
 import { callerScope, sharedCaller } from './intakeCaller.js';
 import type { IntakeCaller } from './intakeCaller.js';
 import type { IntakeResponse } from './intakeResponse.js';

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 import { fingerprintPayload } from '../idempotency/index.js';
-import { readBoundedBody } from '../http/readBoundedBody.js';
-import { readIdempotencyKey } from '../http/readIdempotencyKey.js';
-import { issuePaths, orderPlacedSchema } from '../orders/schemas.js';
-import type { OrderPlaced } from '../orders/schemas.js';
+import { readBoundedBody } from '../http/index.js';
+import { readIdempotencyKey } from '../http/index.js';
+import { issuePaths, orderPlacedSchema } from '../orders/index.js';
+import type { OrderPlaced } from '../orders/index.js';
 import { problem } from './intakeResponse.js';
 import type { IntakeResponse } from './intakeResponse.js';
 

@@ -1,6 +1,6 @@
-import { documentId } from '../cosmos/documentIds.js';
-import { newOutboxDocument } from '../outbox/outboxDocument.js';
-import type { OutboxDocument } from '../outbox/outboxDocument.js';
+import { documentId } from '../idempotency/index.js';
+import { newOutboxDocument } from '../outbox/index.js';
+import type { OutboxDocument } from '../outbox/index.js';
 import { addMoney, isExactAmount, maxExactAmount, multiplyMoney } from './money.js';
 import type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, PaymentReceived } from './schemas.js';
 

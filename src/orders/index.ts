@@ -31,5 +31,5 @@ export type {
   OrderDocument,
   RejectionDocument,
 } from './documents.js';
-export { orderMessageTypes, orderStatuses } from './schemas.js';
+export { describeIssues, issuePaths, orderIdSchema, orderMessageTypes, orderPlacedSchema, orderStatuses } from './schemas.js';
 export type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, PaymentReceived } from './schemas.js';

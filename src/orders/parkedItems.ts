@@ -1,4 +1,4 @@
-import { documentId } from '../cosmos/documentIds.js';
+import { documentId } from '../idempotency/index.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import type { OrderStatusChanged, PaymentReceived } from './schemas.js';
 

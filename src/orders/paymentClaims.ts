@@ -1,10 +1,10 @@
-import { documentId } from '../cosmos/documentIds.js';
+import { documentId } from '../idempotency/index.js';
 import { createOrClassify, readAndClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome, VersionedDocument } from '../idempotency/index.js';
 import { recordConflict } from './detectDuplicate.js';
 import { inboxMarkerId } from './documents.js';
 import type { FlowContext } from './flowContext.js';
-import { documentId as parkedDocumentId } from '../cosmos/documentIds.js';
+import { documentId as parkedDocumentId } from '../idempotency/index.js';
 import type { ParkedItemDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { findRejectionRecord } from '../consumer/index.js';

@@ -1,4 +1,4 @@
-export { idempotencyKeyHeader, idempotencyKeyValue } from '../http/idempotencyKeyHeader.js';
+export { idempotencyKeyHeader, idempotencyKeyValue } from '../http/index.js';
 
 /** Retry-After in seconds or as an HTTP date, in milliseconds from `nowEpochMs` (the caller's clock); undefined when absent or unreadable. */
 export function retryAfterMs(value: string | null, nowEpochMs: number): number | undefined {

@@ -1,5 +1,5 @@
-import { isSecureOrLoopback, secureOrLoopbackRule } from '../http/loopbackAddress.js';
-import { withClientSpan } from '../telemetry/outgoingCall.js';
+import { isSecureOrLoopback, secureOrLoopbackRule } from '../http/index.js';
+import { withClientSpan } from '../telemetry/index.js';
 import { idempotencyKeyHeader, idempotencyKeyValue, retryAfterMs } from './carrierHeaders.js';
 import { CarrierUnavailableError } from './carrierClient.js';
 import type { BookingAnswer, BookingRequest, CarrierAnswer, CarrierClient, LookupAnswer } from './carrierClient.js';

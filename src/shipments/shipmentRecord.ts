@@ -1,4 +1,4 @@
-import { documentId } from '../cosmos/documentIds.js';
+import { documentId } from '../idempotency/index.js';
 import type { CarrierAnswer, ShipmentRequest } from './carrierClient.js';
 
 export type ShipmentState = 'in-progress' | 'completed' | 'refused' | 'escalated';
