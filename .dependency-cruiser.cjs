@@ -20,7 +20,8 @@ module.exports = {
     {
       name: 'functions-through-the-index',
       severity: 'error',
-      comment: "The functions are thin: they use src/ through its folders' index.ts. startup.ts is imported for its effect, first, before any SDK loads: the index would load them.",
+      comment:
+        "The functions are thin: they use src/ through its folders' index.ts. startup.ts is imported for its effect, first, before any SDK loads: the index would load them.",
       from: { path: '^functions/' },
       to: { path: '^src/[^/]+/', pathNot: ['^src/[^/]+/index\\.ts$', '^src/telemetry/startup\\.ts$'] },
     },

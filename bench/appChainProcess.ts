@@ -41,7 +41,15 @@ async function main(): Promise<void> {
       if (result.error !== undefined) console.error(`app chain: ${fn.metadata.name} ${delivery.messageId ?? ''} failed: ${String(result.error)}`);
       const name = fn.metadata.name;
       if (name !== 'processOrder' && name !== 'requestShipment') return;
-      process.stdout.write(deliveryLine({ fn: name, orderId: delivery.sessionId, enqueuedAt: delivery.enqueuedTime?.getTime(), deliveryCount: delivery.deliveryCount, failed: result.error !== undefined }));
+      process.stdout.write(
+        deliveryLine({
+          fn: name,
+          orderId: delivery.sessionId,
+          enqueuedAt: delivery.enqueuedTime?.getTime(),
+          deliveryCount: delivery.deliveryCount,
+          failed: result.error !== undefined,
+        }),
+      );
     },
   });
   await host.cosmosTriggers;

@@ -42,8 +42,13 @@ async function main(): Promise<void> {
     receiver.subscribe(
       {
         processMessage: async (m) => {
-          const failed = await handle(m).then(() => false, (error: unknown) => (console.error(`bare chain: ${fn} ${String(m.messageId)} failed: ${String(error)}`), true));
-          process.stdout.write(deliveryLine({ fn, orderId: m.sessionId, enqueuedAt: m.enqueuedTimeUtc?.getTime(), deliveryCount: (m.deliveryCount ?? 0) + 1, failed }));
+          const failed = await handle(m).then(
+            () => false,
+            (error: unknown) => (console.error(`bare chain: ${fn} ${String(m.messageId)} failed: ${String(error)}`), true),
+          );
+          process.stdout.write(
+            deliveryLine({ fn, orderId: m.sessionId, enqueuedAt: m.enqueuedTimeUtc?.getTime(), deliveryCount: (m.deliveryCount ?? 0) + 1, failed }),
+          );
           // As the host does: a failed invocation abandons the message.
           if (failed) throw new Error(`${fn} failed`);
         },
@@ -51,7 +56,9 @@ async function main(): Promise<void> {
       },
       { autoCompleteMessages: true, maxConcurrentCalls: host.maxConcurrentCalls },
     );
-  subscribe('processOrder', bus.createReceiver(setting('ORDERS_QUEUE_NAME'), receiverOptions), (m) => bareProcessOrder(ctx, m.body as BareOrder, String(m.messageId)));
+  subscribe('processOrder', bus.createReceiver(setting('ORDERS_QUEUE_NAME'), receiverOptions), (m) =>
+    bareProcessOrder(ctx, m.body as BareOrder, String(m.messageId)),
+  );
   subscribe('requestShipment', bus.createReceiver(setting('ORDER_EVENTS_TOPIC_NAME'), setting('FULFILMENT_SUBSCRIPTION_NAME'), receiverOptions), (m) => {
     const key = `${String(m.applicationProperties?.['cloudEvents:source'])}|${String(m.applicationProperties?.['cloudEvents:id'])}`;
     return bareRequestShipment(ctx, m.body as { orderId: string; customerId: string; currency: string; total: number }, key);

@@ -34,7 +34,13 @@ export async function openBenchAccount(env: Readonly<Record<string, string | und
   return accountOn(client, charges, 'model', 'the Cosmos stand-in in this process', () => standIn.close());
 }
 
-async function accountOn(client: CosmosClient, charges: RequestChargeRecorder, source: ChargeSource, label: string, closeServer: () => Promise<void>): Promise<BenchAccount> {
+async function accountOn(
+  client: CosmosClient,
+  charges: RequestChargeRecorder,
+  source: ChargeSource,
+  label: string,
+  closeServer: () => Promise<void>,
+): Promise<BenchAccount> {
   const { database } = await client.databases.createIfNotExists({ id: `bench-${randomUUID().slice(0, 8)}` });
   return {
     source,
@@ -54,7 +60,12 @@ async function createOrdersContainer(database: Database, id: string): Promise<Co
     id,
     partitionKey: { paths: ['/orderId'] },
     defaultTtl: -1,
-    indexingPolicy: { indexingMode: 'consistent', automatic: true, includedPaths: requiredIndexedPaths.map((path) => ({ path })), excludedPaths: [{ path: '/*' }] },
+    indexingPolicy: {
+      indexingMode: 'consistent',
+      automatic: true,
+      includedPaths: requiredIndexedPaths.map((path) => ({ path })),
+      excludedPaths: [{ path: '/*' }],
+    },
   });
   return container;
 }

@@ -54,13 +54,18 @@ export async function runChainBench(argv: readonly string[]): Promise<boolean> {
   const chains: Chain[] = [];
   const cosmos = [] as { dispose(): void }[];
   try {
-    for (const [name, script] of [['app', 'appChainProcess.ts'], ['bare', 'bareChainProcess.ts']] as const) {
+    for (const [name, script] of [
+      ['app', 'appChainProcess.ts'],
+      ['bare', 'bareChainProcess.ts'],
+    ] as const) {
       const stack = await startLocalStack({ wellKnownPorts: false });
       const client = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
       cosmos.push(client);
       const deliveries = new Map<string, OrderDeliveries>();
       const publisher = emptyPublisherTally();
-      const started = await startChainProcess(script, stack.settings, 120_000, (line) => (line.chain === 'delivery' ? recordDelivery(deliveries, line) : recordPublish(publisher, line))).catch(async (error: unknown) => {
+      const started = await startChainProcess(script, stack.settings, 120_000, (line) =>
+        line.chain === 'delivery' ? recordDelivery(deliveries, line) : recordPublish(publisher, line),
+      ).catch(async (error: unknown) => {
         await stack.close();
         throw error;
       });
@@ -69,7 +74,13 @@ export async function runChainBench(argv: readonly string[]): Promise<boolean> {
     const half = async (chain: Chain, label: string, count: number): Promise<ChainHalf> => {
       const orderIds = Array.from({ length: count }, (_, i) => `${run}-${chain.name}-${label}-${i}`);
       chain.orderIds.push(...orderIds);
-      const before = { requests: chain.stack.cosmos.requests(), publisher: { ...chain.publisher }, chainCpuMs: chain.process.cpuMs(), benchCpu: process.cpuUsage(), at: performance.now() };
+      const before = {
+        requests: chain.stack.cosmos.requests(),
+        publisher: { ...chain.publisher },
+        chainCpuMs: chain.process.cpuMs(),
+        benchCpu: process.cpuUsage(),
+        at: performance.now(),
+      };
       const { sentAt, refused } = await submitOrders(chain.process.url, orderIds, options.concurrency);
       await waitForBookings(chain.stack.carrier, chain.orderIds.length, timeoutMs);
       const wallMs = performance.now() - before.at;
@@ -77,8 +88,17 @@ export async function runChainBench(argv: readonly string[]): Promise<boolean> {
       await new Promise((resolve) => setTimeout(resolve, 1500));
       const requests = tallySince(before.requests, chain.stack.cosmos.requests());
       const benchCpu = process.cpuUsage(before.benchCpu);
-      const cpu = { chainMs: (chain.process.cpuMs() ?? Number.NaN) - (before.chainCpuMs ?? Number.NaN), benchMs: (benchCpu.user + benchCpu.system) / 1000, wallMs };
-      const publisher = { invocations: chain.publisher.invocations - before.publisher.invocations, documents: chain.publisher.documents - before.publisher.documents, entries: chain.publisher.entries - before.publisher.entries, busyMs: chain.publisher.busyMs - before.publisher.busyMs };
+      const cpu = {
+        chainMs: (chain.process.cpuMs() ?? Number.NaN) - (before.chainCpuMs ?? Number.NaN),
+        benchMs: (benchCpu.user + benchCpu.system) / 1000,
+        wallMs,
+      };
+      const publisher = {
+        invocations: chain.publisher.invocations - before.publisher.invocations,
+        documents: chain.publisher.documents - before.publisher.documents,
+        entries: chain.publisher.entries - before.publisher.entries,
+        busyMs: chain.publisher.busyMs - before.publisher.busyMs,
+      };
       const timelines = await readTimelines(chain.container, sentAt, chain.deliveries, 30_000);
       return { timelines, refused, requests, cpu, publisher };
     };
@@ -109,5 +129,11 @@ function exactlyOnce(chain: Chain): ExactlyOnce {
   for (const booking of chain.stack.carrier.bookings()) perOrder.set(booking.orderReference, (perOrder.get(booking.orderReference) ?? 0) + 1);
   const notOnce = chain.orderIds.filter((id) => perOrder.get(id) !== 1);
   const count = (fn: 'processOrder' | 'requestShipment') => chain.orderIds.reduce((n, id) => n + (chain.deliveries.get(id)?.[fn] ?? 0), 0);
-  return { chain: chain.name, orders: chain.orderIds.length, bookings: chain.stack.carrier.stats().bookings, notOnce, deliveries: { processOrder: count('processOrder'), requestShipment: count('requestShipment') } };
+  return {
+    chain: chain.name,
+    orders: chain.orderIds.length,
+    bookings: chain.stack.carrier.stats().bookings,
+    notOnce,
+    deliveries: { processOrder: count('processOrder'), requestShipment: count('requestShipment') },
+  };
 }

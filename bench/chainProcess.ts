@@ -60,7 +60,12 @@ export function processCpuMs(pid: number | undefined): number | undefined {
  * reaches the process itself), with only PATH, HOME and the stack's settings in its environment, and
  * waits for its ready line. Its delivery and publish lines go to `onLine`; anything else it prints, to this process's stderr.
  */
-export async function startChainProcess(script: string, settings: Readonly<Record<string, string>>, timeoutMs: number, onLine: (line: ReportedLine) => void): Promise<ChainProcess> {
+export async function startChainProcess(
+  script: string,
+  settings: Readonly<Record<string, string>>,
+  timeoutMs: number,
+  onLine: (line: ReportedLine) => void,
+): Promise<ChainProcess> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(__dirname, script)], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...settings },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -85,16 +85,32 @@ function requestRows(apps: readonly ChainHalf[], bares: readonly ChainHalf[]): s
   const keys = [...new Set([...Object.keys(app), ...Object.keys(bare)])].sort();
   const total = (t: Record<string, number>) => Object.values(t).reduce((n, v) => n + v, 0);
   const row = (label: string, a: number, b: number) => `  ${label.padEnd(48)} ${a.toFixed(2).padStart(8)} ${b.toFixed(2).padStart(9)}`;
-  return [`  ${''.padEnd(48)} ${'app'.padStart(8)} ${'bare'.padStart(9)}`, ...keys.map((key) => row(key, app[key] ?? 0, bare[key] ?? 0)), row('total', total(app), total(bare))];
+  return [
+    `  ${''.padEnd(48)} ${'app'.padStart(8)} ${'bare'.padStart(9)}`,
+    ...keys.map((key) => row(key, app[key] ?? 0, bare[key] ?? 0)),
+    row('total', total(app), total(bare)),
+  ];
 }
 
 function cpuRows(apps: readonly ChainHalf[], bares: readonly ChainHalf[]): string[] {
-  const orders = (halves: readonly ChainHalf[]) => Math.max(1, halves.reduce((n, h) => n + h.timelines.length, 0));
+  const orders = (halves: readonly ChainHalf[]) =>
+    Math.max(
+      1,
+      halves.reduce((n, h) => n + h.timelines.length, 0),
+    );
   const sum = (halves: readonly ChainHalf[], value: (h: ChainHalf) => number) => halves.reduce((n, h) => n + value(h), 0);
   const perOrder = (halves: readonly ChainHalf[], value: (h: ChainHalf) => number) => sum(halves, value) / orders(halves);
-  const busy = (halves: readonly ChainHalf[], value: (h: ChainHalf) => number) => `${((100 * sum(halves, value)) / Math.max(1, sum(halves, (h) => h.cpu.wallMs))).toFixed(0)} %`;
+  const busy = (halves: readonly ChainHalf[], value: (h: ChainHalf) => number) =>
+    `${(
+      (100 * sum(halves, value)) /
+      Math.max(
+        1,
+        sum(halves, (h) => h.cpu.wallMs),
+      )
+    ).toFixed(0)} %`;
   const row = (label: string, app: string, bare: string) => `  ${label.padEnd(48)} ${app.padStart(14)} ${bare.padStart(14)}`;
-  const both = (value: (h: ChainHalf) => number) => [apps, bares].map((halves) => `${perOrder(halves, value).toFixed(2)} (${busy(halves, value)})`) as [string, string];
+  const both = (value: (h: ChainHalf) => number) =>
+    [apps, bares].map((halves) => `${perOrder(halves, value).toFixed(2)} (${busy(halves, value)})`) as [string, string];
   const invocations = sum(apps, (h) => h.publisher.invocations);
   return [
     row('', 'app', 'bare'),
@@ -102,7 +118,11 @@ function cpuRows(apps: readonly ChainHalf[], bares: readonly ChainHalf[]): strin
     row('bench process CPU: stand-ins, clients (busy)', ...both((h) => h.cpu.benchMs)),
     row('outbox publisher time (busy)', ...both((h) => h.publisher.busyMs)),
     row('publisher invocations per order', (invocations / orders(apps)).toFixed(2), '-'),
-    row('change-feed documents, entries per invocation', `${(sum(apps, (h) => h.publisher.documents) / Math.max(1, invocations)).toFixed(1)}, ${(sum(apps, (h) => h.publisher.entries) / Math.max(1, invocations)).toFixed(1)}`, '-'),
+    row(
+      'change-feed documents, entries per invocation',
+      `${(sum(apps, (h) => h.publisher.documents) / Math.max(1, invocations)).toFixed(1)}, ${(sum(apps, (h) => h.publisher.entries) / Math.max(1, invocations)).toFixed(1)}`,
+      '-',
+    ),
   ];
 }
 
@@ -123,7 +143,10 @@ export function chainReport(setup: ChainBenchSetup, rounds: readonly PairedRound
     row('bare SDK chain', bares),
     `  ${'ratio app / bare (paired, median)'.padEnd(34)} ${median(ratios).toFixed(2).padStart(8)}x`,
     `  latency app / bare: p50 ${latencyRatio(apps, bares, 50)}x, p99 ${latencyRatio(apps, bares, 99)}x`,
-    ...rounds.map((r, i) => `  round ${i + 1}: app ${ordersPerSecond(r.app).toFixed(1)} orders/s, bare ${ordersPerSecond(r.bare).toFixed(1)} orders/s (${(ratios[i] ?? 0).toFixed(2)}x)`),
+    ...rounds.map(
+      (r, i) =>
+        `  round ${i + 1}: app ${ordersPerSecond(r.app).toFixed(1)} orders/s, bare ${ordersPerSecond(r.bare).toFixed(1)} orders/s (${(ratios[i] ?? 0).toFixed(2)}x)`,
+    ),
     '',
     "Where the time goes (ms per order: the client's clock, the documents' timestamps, the broker's enqueued times)",
     `  ${'stage'.padEnd(48)} ${'app p50'.padStart(8)} ${'app p99'.padStart(8)} ${'bare p50'.padStart(9)} ${'bare p99'.padStart(9)}`,
@@ -146,8 +169,12 @@ export function chainReport(setup: ChainBenchSetup, rounds: readonly PairedRound
     const refused = refusals(check.chain === 'app' ? apps : bares);
     const good = check.notOnce.length === 0 && check.bookings === check.orders && refused === 0;
     ok &&= good;
-    lines.push(`  ${good ? 'ok  ' : 'FAIL'} ${check.chain}: ${check.orders} orders, ${check.bookings} bookings at the carrier, ${check.notOnce.length} not booked exactly once, ${refused} requests not answered 202`);
-    lines.push(`       ${check.chain}: deliveries per order: processOrder ${(check.deliveries.processOrder / check.orders).toFixed(2)}, requestShipment ${(check.deliveries.requestShipment / check.orders).toFixed(2)}`);
+    lines.push(
+      `  ${good ? 'ok  ' : 'FAIL'} ${check.chain}: ${check.orders} orders, ${check.bookings} bookings at the carrier, ${check.notOnce.length} not booked exactly once, ${refused} requests not answered 202`,
+    );
+    lines.push(
+      `       ${check.chain}: deliveries per order: processOrder ${(check.deliveries.processOrder / check.orders).toFixed(2)}, requestShipment ${(check.deliveries.requestShipment / check.orders).toFixed(2)}`,
+    );
     for (const orderId of check.notOnce.slice(0, 10)) lines.push(`         ${orderId}`);
   }
   return { lines, ok };

@@ -62,14 +62,24 @@ export interface RoundResult {
   readonly refused: Readonly<Record<string, number>>;
 }
 
-export const newOrder = (orderId: string) => ({ orderId, customerId: 'bench', currency: 'EUR', lines: [{ sku: 'sku-1', quantity: 2, unitPrice: 12.5 }], placedAt: '2026-12-01T08:00:00Z' });
+export const newOrder = (orderId: string) => ({
+  orderId,
+  customerId: 'bench',
+  currency: 'EUR',
+  lines: [{ sku: 'sku-1', quantity: 2, unitPrice: 12.5 }],
+  placedAt: '2026-12-01T08:00:00Z',
+});
 
 /**
  * Closed loop at the door: `concurrency` clients, each posting its next order as soon as the last one
  * is answered, until all are sent. Each chain then runs at its own limit with the same requests in
  * flight at the intake; what the later stages cannot keep up with waits in the queue or the topic.
  */
-export async function submitOrders(baseUrl: string, orderIds: readonly string[], concurrency: number): Promise<{ sentAt: Map<string, number>; refused: Record<string, number> }> {
+export async function submitOrders(
+  baseUrl: string,
+  orderIds: readonly string[],
+  concurrency: number,
+): Promise<{ sentAt: Map<string, number>; refused: Record<string, number> }> {
   const sentAt = new Map<string, number>();
   const refused: Record<string, number> = {};
   let next = 0;
@@ -82,7 +92,10 @@ export async function submitOrders(baseUrl: string, orderIds: readonly string[],
         headers: { 'Content-Type': 'application/json', 'Idempotency-Key': `"key-${orderId}"` },
         body: JSON.stringify(newOrder(orderId)),
         signal: AbortSignal.timeout(30_000),
-      }).then(async (response) => (await response.arrayBuffer(), response.status), () => 'no answer');
+      }).then(
+        async (response) => (await response.arrayBuffer(), response.status),
+        () => 'no answer',
+      );
       if (status !== 202) refused[status] = (refused[status] ?? 0) + 1;
     }
   };
@@ -112,17 +125,27 @@ interface TimedDocument {
  * lines (the booking's write lands just after the carrier's answer, and requestShipment's line after
  * that, so both are read until every order has them).
  */
-export async function readTimelines(container: Container, sentAt: ReadonlyMap<string, number>, deliveries: ReadonlyMap<string, OrderDeliveries>, timeoutMs: number): Promise<OrderTimeline[]> {
+export async function readTimelines(
+  container: Container,
+  sentAt: ReadonlyMap<string, number>,
+  deliveries: ReadonlyMap<string, OrderDeliveries>,
+  timeoutMs: number,
+): Promise<OrderTimeline[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const timelines = await timelinesOnce(container, sentAt, deliveries);
     if (timelines.length === sentAt.size) return timelines;
-    if (Date.now() > deadline) throw new Error(`${sentAt.size - timelines.length} of ${sentAt.size} orders have no complete timeline after ${timeoutMs / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(`${sentAt.size - timelines.length} of ${sentAt.size} orders have no complete timeline after ${timeoutMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
-async function timelinesOnce(container: Container, sentAt: ReadonlyMap<string, number>, deliveries: ReadonlyMap<string, OrderDeliveries>): Promise<OrderTimeline[]> {
+async function timelinesOnce(
+  container: Container,
+  sentAt: ReadonlyMap<string, number>,
+  deliveries: ReadonlyMap<string, OrderDeliveries>,
+): Promise<OrderTimeline[]> {
   const query = "SELECT c.orderId, c.docType, c.acceptedAt, c.processedAt, c.shipmentBookedAt FROM c WHERE c.docType = 'intake' OR c.docType = 'order'";
   const { resources } = await container.items.query<TimedDocument>(query).fetchAll();
   const byOrder = new Map<string, TimedDocument[]>();

@@ -57,9 +57,21 @@ async function main(): Promise<void> {
     for (let round = 1; round <= rounds; round += 1) {
       for (const [index, { name }] of target.scenarios.entries()) {
         const entry = entries.get(name)!;
-        const project = async () => { const [rate, cost] = await measure(target, index, name); entry.project.push(rate); entry.cost = cost; };
-        const onPreloaded = async () => { if (preloaded) { const [rate, cost] = await measure(preloaded, index, name); entry.preloaded.push(rate); entry.preloadedCost = cost; } };
-        const bareRun = async () => { entry.bare.push(await timed(await bare[name]!(messagesPerRound))); };
+        const project = async () => {
+          const [rate, cost] = await measure(target, index, name);
+          entry.project.push(rate);
+          entry.cost = cost;
+        };
+        const onPreloaded = async () => {
+          if (preloaded) {
+            const [rate, cost] = await measure(preloaded, index, name);
+            entry.preloaded.push(rate);
+            entry.preloadedCost = cost;
+          }
+        };
+        const bareRun = async () => {
+          entry.bare.push(await timed(await bare[name]!(messagesPerRound)));
+        };
         // Which runs first alternates by round, so none always meets a colder process.
         const order = round % 2 === 1 ? [project, bareRun, onPreloaded] : [onPreloaded, bareRun, project];
         for (const step of order) await step();
@@ -70,9 +82,10 @@ async function main(): Promise<void> {
     printRates(entries, account.label);
     // The model's table comes from fixed ids (what the docs quote); the timed run's counts are in the rates table above.
     const costs = account.source === 'model' ? await publishedPathCosts() : [...entries.values()].map((e) => e.cost!);
-    const source = account.source === 'model'
-      ? "priced by Microsoft's published charges (dev/store/requestUnitModel.ts; the stand-in answers 1 RU for everything), each path over 3 messages of fixed ids"
-      : 'as the account charged them (x-ms-request-charge), over the last round';
+    const source =
+      account.source === 'model'
+        ? "priced by Microsoft's published charges (dev/store/requestUnitModel.ts; the stand-in answers 1 RU for everything), each path over 3 messages of fixed ids"
+        : 'as the account charged them (x-ms-request-charge), over the last round';
     console.log(`\nDocuments, bytes (JSON body, without Cosmos DB's system properties) and request units per message, ${source}:`);
     console.log(renderCostTable(costs, account.source));
     if (preloaded) printPreloaded(entries, preloaded);
@@ -100,7 +113,9 @@ interface Preloaded extends Target {
 async function preloadedTarget(account: BenchAccount, factor: number): Promise<Preloaded> {
   const beside = await documentsTheRunLeaves();
   if (factor * beside > maxPreloadedDocuments) {
-    throw new Error(`--preload ${factor}x would load ${(factor * beside).toLocaleString('en-US')} documents (at most ${maxPreloadedDocuments.toLocaleString('en-US')}: the stand-in holds about 1.3 KB of heap per document); lower BENCH_MESSAGES (100 loads about 240,000) or the factor`);
+    throw new Error(
+      `--preload ${factor}x would load ${(factor * beside).toLocaleString('en-US')} documents (at most ${maxPreloadedDocuments.toLocaleString('en-US')}: the stand-in holds about 1.3 KB of heap per document); lower BENCH_MESSAGES (100 loads about 240,000) or the factor`,
+    );
   }
   const container = await account.createContainer('orders-preloaded');
   const documents = await preloadOrders(container, factor * beside);
@@ -124,11 +139,17 @@ async function timed(run: Deliver): Promise<number> {
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
 function printRates(entries: ReadonlyMap<string, Entry>, label: string): void {
-  console.log(`\nConsumer paths, ${messagesPerRound} messages x ${rounds} interleaved rounds, ${concurrency} in flight, Node ${process.version}, against ${label}`);
-  console.log(`${'path'.padEnd(38)} ${'round trips'.padStart(11)} ${'msg/s'.padStart(8)} ${'bare SDK msg/s'.padStart(15)} ${'vs bare'.padStart(8)} ${'RU/msg'.padStart(7)}`);
+  console.log(
+    `\nConsumer paths, ${messagesPerRound} messages x ${rounds} interleaved rounds, ${concurrency} in flight, Node ${process.version}, against ${label}`,
+  );
+  console.log(
+    `${'path'.padEnd(38)} ${'round trips'.padStart(11)} ${'msg/s'.padStart(8)} ${'bare SDK msg/s'.padStart(15)} ${'vs bare'.padStart(8)} ${'RU/msg'.padStart(7)}`,
+  );
   for (const [name, entry] of entries) {
     const [project, bare] = [median(entry.project), median(entry.bare)];
-    console.log(`${name.padEnd(38)} ${entry.cost!.trips.toFixed(2).padStart(11)} ${project.toFixed(0).padStart(8)} ${bare.toFixed(0).padStart(15)} ${(project / bare).toFixed(2).padStart(7)}x ${entry.cost!.requestUnits.toFixed(1).padStart(7)}`);
+    console.log(
+      `${name.padEnd(38)} ${entry.cost!.trips.toFixed(2).padStart(11)} ${project.toFixed(0).padStart(8)} ${bare.toFixed(0).padStart(15)} ${(project / bare).toFixed(2).padStart(7)}x ${entry.cost!.requestUnits.toFixed(1).padStart(7)}`,
+    );
   }
 }
 
@@ -136,10 +157,14 @@ function printPreloaded(entries: ReadonlyMap<string, Entry>, preloaded: Preloade
   // The count beside is what one message per path leaves in memory, times the run: an estimate, not a count.
   console.log(`
 The same paths on a container preloaded with ${preloaded.documents.toLocaleString('en-US')} documents (about ${(preloaded.documents / preloaded.beside).toFixed(0)}x the ~${preloaded.beside.toLocaleString('en-US')} the run leaves in the first), rounds interleaved:`);
-  console.log(`${'path'.padEnd(38)} ${'msg/s'.padStart(8)} ${'msg/s preloaded'.padStart(16)} ${'ratio'.padStart(6)} ${'RU/msg'.padStart(7)} ${'RU/msg preloaded'.padStart(17)}`);
+  console.log(
+    `${'path'.padEnd(38)} ${'msg/s'.padStart(8)} ${'msg/s preloaded'.padStart(16)} ${'ratio'.padStart(6)} ${'RU/msg'.padStart(7)} ${'RU/msg preloaded'.padStart(17)}`,
+  );
   for (const [name, entry] of entries) {
     const [plainRate, loadedRate] = [median(entry.project), median(entry.preloaded)];
-    console.log(`${name.padEnd(38)} ${plainRate.toFixed(0).padStart(8)} ${loadedRate.toFixed(0).padStart(16)} ${(loadedRate / plainRate).toFixed(2).padStart(6)} ${entry.cost!.requestUnits.toFixed(1).padStart(7)} ${entry.preloadedCost!.requestUnits.toFixed(1).padStart(17)}`);
+    console.log(
+      `${name.padEnd(38)} ${plainRate.toFixed(0).padStart(8)} ${loadedRate.toFixed(0).padStart(16)} ${(loadedRate / plainRate).toFixed(2).padStart(6)} ${entry.cost!.requestUnits.toFixed(1).padStart(7)} ${entry.preloadedCost!.requestUnits.toFixed(1).padStart(17)}`,
+    );
   }
 }
 

@@ -18,7 +18,13 @@ export interface ConsumerScenario {
 }
 export type Consume = (messageId: string, subject: string, body: unknown, deliveryCount?: number, sequenceNumber?: number) => Promise<unknown>;
 
-export const order = (orderId: string, customerId = 'c') => ({ orderId, customerId, currency: 'EUR', lines: [{ sku: 's', quantity: 1, unitPrice: 10 }], placedAt: '2026-11-30T08:00:00Z' });
+export const order = (orderId: string, customerId = 'c') => ({
+  orderId,
+  customerId,
+  currency: 'EUR',
+  lines: [{ sku: 's', quantity: 1, unitPrice: 10 }],
+  placedAt: '2026-11-30T08:00:00Z',
+});
 /** One payment per order: a payment is claimed by its paymentId, so a shared one would make every other a conflict. */
 export const payment = (orderId: string) => ({ orderId, paymentId: `pay-${orderId}`, amount: 1, currency: 'EUR', receivedAt: '2026-11-30T08:00:00Z' });
 export type NewIds = (n: number) => string[];
@@ -60,9 +66,27 @@ export function placeOrders(consume: Consume, newIds: NewIds = ids): (n: number)
 export function consumerScenarios(consume: Consume, newIds: NewIds = ids): ConsumerScenario[] {
   const preparedOrders = placeOrders(consume, newIds);
   return [
-    { name: 'OrderPlaced, new', prepare: async (n) => { const o = newIds(n); return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!)); } },
-    { name: 'OrderPlaced, duplicate (redelivered)', prepare: async (n) => { const o = await preparedOrders(n); return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!), 2); } },
-    { name: 'PaymentReceived, new', prepare: async (n) => { const o = await preparedOrders(n); return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!)); } },
+    {
+      name: 'OrderPlaced, new',
+      prepare: async (n) => {
+        const o = newIds(n);
+        return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!));
+      },
+    },
+    {
+      name: 'OrderPlaced, duplicate (redelivered)',
+      prepare: async (n) => {
+        const o = await preparedOrders(n);
+        return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!), 2);
+      },
+    },
+    {
+      name: 'PaymentReceived, new',
+      prepare: async (n) => {
+        const o = await preparedOrders(n);
+        return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!));
+      },
+    },
     {
       name: 'PaymentReceived, duplicate (redelivered)',
       prepare: async (n) => {
@@ -71,12 +95,28 @@ export function consumerScenarios(consume: Consume, newIds: NewIds = ids): Consu
         return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!), 2);
       },
     },
-    { name: 'PaymentReceived, early (parked)', prepare: async (n) => { const o = newIds(n); return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!)); } },
+    {
+      name: 'PaymentReceived, early (parked)',
+      prepare: async (n) => {
+        const o = newIds(n);
+        return (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!));
+      },
+    },
     {
       name: 'OrderPlaced, one payment parked',
-      prepare: async (n) => { const o = newIds(n); await runAll(n, (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!))); return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!)); },
+      prepare: async (n) => {
+        const o = newIds(n);
+        await runAll(n, (i) => consume(`p-${o[i]}`, 'PaymentReceived', payment(o[i]!)));
+        return (i) => consume(`m-${o[i]}`, 'OrderPlaced', order(o[i]!));
+      },
     },
-    { name: 'conflict, first delivery', prepare: async (n) => { const o = await preparedOrders(n); return (i) => consume(`x-${o[i]}`, 'OrderPlaced', order(o[i]!, 'other'), 1, 7); } },
+    {
+      name: 'conflict, first delivery',
+      prepare: async (n) => {
+        const o = await preparedOrders(n);
+        return (i) => consume(`x-${o[i]}`, 'OrderPlaced', order(o[i]!, 'other'), 1, 7);
+      },
+    },
     {
       name: 'conflict, each redelivery',
       prepare: async (n) => {
@@ -88,7 +128,11 @@ export function consumerScenarios(consume: Consume, newIds: NewIds = ids): Consu
     {
       name: 'invalid, each redelivery',
       // Each its own broker message (sequence number), redelivered to the instance that rejected it, which remembers it.
-      prepare: async (n) => { const o = newIds(n); await runAll(n, (i) => consume(`bad-${o[i]}`, 'OrderPlaced', '{"orderId":', 1, 1_000 + i)); return (i) => consume(`bad-${o[i]}`, 'OrderPlaced', '{"orderId":', 2, 1_000 + i); },
+      prepare: async (n) => {
+        const o = newIds(n);
+        await runAll(n, (i) => consume(`bad-${o[i]}`, 'OrderPlaced', '{"orderId":', 1, 1_000 + i));
+        return (i) => consume(`bad-${o[i]}`, 'OrderPlaced', '{"orderId":', 2, 1_000 + i);
+      },
     },
   ];
 }
@@ -96,7 +140,9 @@ export function consumerScenarios(consume: Consume, newIds: NewIds = ids): Consu
 /** Runs `run(0..n-1)` with `concurrency` in flight. */
 export async function runAll(n: number, run: Deliver): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < n) await run(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) await run(next++);
+    }),
+  );
 }

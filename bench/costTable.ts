@@ -53,7 +53,10 @@ export async function publishedPathCosts(): Promise<PathCost[]> {
 
 export function renderCostTable(costs: readonly PathCost[], source: ChargeSource): string {
   const ru = source === 'model' ? 'RU (published model)' : 'RU (x-ms-request-charge)';
-  const rows = costs.map((c) => `| ${c.name} | ${count(c.trips)} | ${count(c.documentsWritten)} (${bytes(c.bytesWritten)}) | ${count(c.documentsRead)} (${bytes(c.bytesRead)}) | ${c.requestUnits.toFixed(1)} |`);
+  const rows = costs.map(
+    (c) =>
+      `| ${c.name} | ${count(c.trips)} | ${count(c.documentsWritten)} (${bytes(c.bytesWritten)}) | ${count(c.documentsRead)} (${bytes(c.bytesRead)}) | ${c.requestUnits.toFixed(1)} |`,
+  );
   return [`| Path, per message | Round trips | Documents written (bytes) | Documents read (bytes) | ${ru} |`, '|---|---|---|---|---|', ...rows].join('\n');
 }
 

@@ -13,7 +13,8 @@ export function preloadFactorFrom(args: readonly string[]): number | undefined {
   if (at < 0) return undefined;
   const text = args[at + 1] ?? '';
   const factor = Number(/^(\d{1,3})x?$/.exec(text)?.[1]);
-  if (!Number.isInteger(factor) || factor < 1 || factor > 100) throw new Error(`--preload takes a factor from 1x to 100x, such as --preload 10x; got '${text}'`);
+  if (!Number.isInteger(factor) || factor < 1 || factor > 100)
+    throw new Error(`--preload takes a factor from 1x to 100x, such as --preload 10x; got '${text}'`);
   return factor;
 }
 
@@ -22,7 +23,10 @@ export async function preloadOrders(container: Container, documents: number): Pr
   const orderIds = ids(Math.ceil(documents / documentsPerOrder));
   await runAll(orderIds.length, async (i) => {
     const orderId = orderIds[i]!;
-    const ops: OperationInput[] = [orderDoc(orderId), outboxDoc(orderId), gateDoc(orderId, 'closed'), inboxDoc(orderId)].map((resourceBody) => ({ operationType: 'Create', resourceBody }));
+    const ops: OperationInput[] = [orderDoc(orderId), outboxDoc(orderId), gateDoc(orderId, 'closed'), inboxDoc(orderId)].map((resourceBody) => ({
+      operationType: 'Create',
+      resourceBody,
+    }));
     await container.items.batch(ops, orderId);
   });
   return orderIds.length * documentsPerOrder;

@@ -9,7 +9,10 @@ const intake = createOrderIntake(loadSettings());
 /** POST /api/orders with an Idempotency-Key: the order is accepted once, its OrderPlaced published through the outbox. */
 export async function submitOrder(request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> {
   // The body as a stream: the intake reads it with its bound (INTAKE_MAX_BODY_BYTES), never whole.
-  const response = await intake.handle({ headers: request.headers, body: request.body as ReadableStream<Uint8Array> | null }, { invocationId: context.invocationId, log: context, traceparent: context.traceContext?.traceParent ?? undefined });
+  const response = await intake.handle(
+    { headers: request.headers, body: request.body as ReadableStream<Uint8Array> | null },
+    { invocationId: context.invocationId, log: context, traceparent: context.traceContext?.traceParent ?? undefined },
+  );
   return { status: response.status, headers: response.headers, body: JSON.stringify(response.body) };
 }
 

@@ -13,4 +13,13 @@ export {
   settingDefaults,
   setupSettingNames,
 } from './config/index.js';
-export type { ResubmitRetentionSettings, SettingDeclaration, SettingDeclarations, SettingDocs, SettingName, SettingReader, Settings, SetupSettings } from './config/index.js';
+export type {
+  ResubmitRetentionSettings,
+  SettingDeclaration,
+  SettingDeclarations,
+  SettingDocs,
+  SettingName,
+  SettingReader,
+  Settings,
+  SetupSettings,
+} from './config/index.js';

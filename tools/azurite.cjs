@@ -66,7 +66,9 @@ async function ensureAzurite(options) {
   if (busy.length === Object.keys(ports).length) return { state: 'already-running', stop: async () => {} };
   if (busy.length > 0) {
     const taken = busy.map((b) => `${b.port} (${b.service})`).join(', ');
-    throw new Error(`AzureWebJobsStorage=UseDevelopmentStorage=true needs Azurite on 127.0.0.1:${ports.blob}-${ports.table}, but ${taken} is taken by something else: stop it, or set AzureWebJobsStorage to a storage account`);
+    throw new Error(
+      `AzureWebJobsStorage=UseDevelopmentStorage=true needs Azurite on 127.0.0.1:${ports.blob}-${ports.table}, but ${taken} is taken by something else: stop it, or set AzureWebJobsStorage to a storage account`,
+    );
   }
   const child = startProcess(ports, options.location);
   await waitUntilListening(child, ports);
@@ -77,9 +79,27 @@ async function ensureAzurite(options) {
 function startProcess(ports, location) {
   mkdirSync(location, { recursive: true });
   const bin = join(require.resolve('azurite/package.json'), '..', 'dist', 'src', 'azurite.js');
-  const args = [bin, '--silent', '--location', location, '--blobHost', '127.0.0.1', '--blobPort', String(ports.blob), '--queueHost', '127.0.0.1', '--queuePort', String(ports.queue), '--tableHost', '127.0.0.1', '--tablePort', String(ports.table),
+  const args = [
+    bin,
+    '--silent',
+    '--location',
+    location,
+    '--blobHost',
+    '127.0.0.1',
+    '--blobPort',
+    String(ports.blob),
+    '--queueHost',
+    '127.0.0.1',
+    '--queuePort',
+    String(ports.queue),
+    '--tableHost',
+    '127.0.0.1',
+    '--tablePort',
+    String(ports.table),
     // No telemetry of Azurite's own (it would call out to the internet), and any API version the SDKs send.
-    '--disableTelemetry', '--skipApiVersionCheck'];
+    '--disableTelemetry',
+    '--skipApiVersionCheck',
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderrText = '';
   child.stderr.on('data', (chunk) => {
@@ -91,7 +111,8 @@ function startProcess(ports, location) {
 async function waitUntilListening(child, ports) {
   const deadline = Date.now() + startTimeoutMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`Azurite exited before it listened (${child.exitCode ?? child.signalCode}): ${child.stderrText.trim() || 'no output'}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`Azurite exited before it listened (${child.exitCode ?? child.signalCode}): ${child.stderrText.trim() || 'no output'}`);
     if ((await portsInUse(ports)).length === Object.keys(ports).length) return;
     if (Date.now() > deadline) {
       await stopProcess(child);

@@ -13,4 +13,9 @@ export const developmentStorage: 'UseDevelopmentStorage=true';
 export const wellKnownPorts: Readonly<AzuritePorts>;
 export function wantsDevelopmentStorage(value: string | undefined): boolean;
 export function hostStorageSetting(appRoot: string, env?: Readonly<Record<string, string | undefined>>): string | undefined;
-export function ensureAzurite(options: { storage: string | undefined; location: string; ports?: AzuritePorts; log?: (line: string) => void }): Promise<AzuriteHandle>;
+export function ensureAzurite(options: {
+  storage: string | undefined;
+  location: string;
+  ports?: AzuritePorts;
+  log?: (line: string) => void;
+}): Promise<AzuriteHandle>;

@@ -13,7 +13,9 @@ const appRoot = join(__dirname, '..');
 async function main() {
   const probe = spawnSync('func', ['--version'], { stdio: 'ignore', shell: process.platform === 'win32' });
   if (probe.error || probe.status !== 0) {
-    console.error('Azure Functions Core Tools (func) is not installed: run `npm run local -- --serve` for the Docker-free local stack with this app, or install Core Tools v4 and the settings it prints (docs/local-stack.md).');
+    console.error(
+      'Azure Functions Core Tools (func) is not installed: run `npm run local -- --serve` for the Docker-free local stack with this app, or install Core Tools v4 and the settings it prints (docs/local-stack.md).',
+    );
     return 1;
   }
   const azurite = await ensureAzurite({ storage: hostStorageSetting(appRoot), location: join(appRoot, '.azurite'), log: (line) => console.log(line) });

@@ -7,7 +7,8 @@ import type { SettingDeclaration } from '../src/config.js';
  * fails when the files differ.
  */
 
-export const tablesBegin = '<!-- The tables below are generated from the settings\' declaration (src/config/) by `npm run settings:write`: edit the declaration, not the tables. -->';
+export const tablesBegin =
+  "<!-- The tables below are generated from the settings' declaration (src/config/) by `npm run settings:write`: edit the declaration, not the tables. -->";
 export const tablesEnd = '<!-- End of the generated tables. -->';
 
 const tableTitles = { host: "## The Functions host's own", app: "## The app's" } as const;

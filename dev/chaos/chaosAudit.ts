@@ -18,7 +18,9 @@ export interface AuditFindings {
 /** Compares what the store and the dead-letter queue hold with what the workload says they must. */
 export async function auditChaosRun(workload: ChaosWorkload, container: Container, deadLettered: readonly ServiceBusReceivedMessage[]): Promise<AuditFindings> {
   const { resources: orders } = await container.items
-    .query<{ orderId: string; amountPaid: number; paymentCount: number; status: string; statusVersion: number }>("SELECT c.orderId, c.amountPaid, c.paymentCount, c.status, c.statusVersion FROM c WHERE c.docType = 'order'")
+    .query<{ orderId: string; amountPaid: number; paymentCount: number; status: string; statusVersion: number }>(
+      "SELECT c.orderId, c.amountPaid, c.paymentCount, c.status, c.statusVersion FROM c WHERE c.docType = 'order'",
+    )
     .fetchAll();
   const found = new Map(orders.map((o) => [o.orderId, o]));
   const doubleEffects: string[] = [];
@@ -29,9 +31,12 @@ export async function auditChaosRun(workload: ChaosWorkload, container: Containe
       lostEffects.push(`${orderId}: no order document`);
       continue;
     }
-    if (got.paymentCount > want.paymentCount || got.amountPaid > want.amountPaid) doubleEffects.push(`${orderId}: ${got.paymentCount} payments, ${got.amountPaid} paid (want ${want.paymentCount}, ${want.amountPaid})`);
-    if (got.paymentCount < want.paymentCount || got.amountPaid < want.amountPaid) lostEffects.push(`${orderId}: ${got.paymentCount} payments, ${got.amountPaid} paid (want ${want.paymentCount}, ${want.amountPaid})`);
-    if (got.statusVersion !== want.statusVersion || got.status !== want.status) lostEffects.push(`${orderId}: status ${got.status} v${got.statusVersion} (want ${want.status} v${want.statusVersion})`);
+    if (got.paymentCount > want.paymentCount || got.amountPaid > want.amountPaid)
+      doubleEffects.push(`${orderId}: ${got.paymentCount} payments, ${got.amountPaid} paid (want ${want.paymentCount}, ${want.amountPaid})`);
+    if (got.paymentCount < want.paymentCount || got.amountPaid < want.amountPaid)
+      lostEffects.push(`${orderId}: ${got.paymentCount} payments, ${got.amountPaid} paid (want ${want.paymentCount}, ${want.amountPaid})`);
+    if (got.statusVersion !== want.statusVersion || got.status !== want.status)
+      lostEffects.push(`${orderId}: status ${got.status} v${got.statusVersion} (want ${want.status} v${want.statusVersion})`);
   }
   const unexpectedOrders = orders.map((o) => o.orderId).filter((id) => !workload.expected.has(id));
   const { resources: parked } = await container.items

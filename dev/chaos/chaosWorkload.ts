@@ -21,7 +21,13 @@ export interface ChaosWorkload {
   readonly conflicts: ServiceBusMessage[];
   readonly expected: Map<string, ExpectedOrder>;
   readonly rejections: ExpectedRejection[];
-  readonly counts: { readonly orders: number; readonly reversed: number; readonly resendsSameId: number; readonly resendsNewId: number; readonly hostile: number };
+  readonly counts: {
+    readonly orders: number;
+    readonly reversed: number;
+    readonly resendsSameId: number;
+    readonly resendsNewId: number;
+    readonly hostile: number;
+  };
 }
 
 export interface ChaosWorkloadOptions {
@@ -51,10 +57,22 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
   const at = '2026-12-01T10:00:00Z';
   for (let i = 0; i < orders; i += 1) {
     const orderId = `chaos-${options.run}-${String(i).padStart(5, '0')}`;
-    const placed: ServiceBusMessage = { messageId: `placed-${orderId}`, subject: 'OrderPlaced', body: { orderId, customerId: `c-${i % 17}`, currency: 'EUR', lines: [{ sku: 'SKU-1', quantity: 1 + (i % 3), unitPrice: 12.5 }], placedAt: at } };
-    const payments = [10, 2.5].map((amount, p): ServiceBusMessage => ({ messageId: `pay-${orderId}-${p}`, subject: 'PaymentReceived', body: { orderId, paymentId: `p-${orderId}-${p}`, amount, currency: 'EUR', receivedAt: at } }));
+    const placed: ServiceBusMessage = {
+      messageId: `placed-${orderId}`,
+      subject: 'OrderPlaced',
+      body: { orderId, customerId: `c-${i % 17}`, currency: 'EUR', lines: [{ sku: 'SKU-1', quantity: 1 + (i % 3), unitPrice: 12.5 }], placedAt: at },
+    };
+    const payments = [10, 2.5].map((amount, p): ServiceBusMessage => ({
+      messageId: `pay-${orderId}-${p}`,
+      subject: 'PaymentReceived',
+      body: { orderId, paymentId: `p-${orderId}-${p}`, amount, currency: 'EUR', receivedAt: at },
+    }));
     const versions = random() < 0.3 ? [3, 1, 2] : [1, 2, 3];
-    const changes = versions.map((v): ServiceBusMessage => ({ messageId: `status-${orderId}-${v}`, subject: 'OrderStatusChanged', body: { orderId, status: statuses[v - 1], version: v, changedAt: at } }));
+    const changes = versions.map((v): ServiceBusMessage => ({
+      messageId: `status-${orderId}-${v}`,
+      subject: 'OrderStatusChanged',
+      body: { orderId, status: statuses[v - 1], version: v, changedAt: at },
+    }));
     const isReversed = random() < options.reversedShare;
     if (isReversed) reversed += 1;
     const group = isReversed ? [...payments, ...changes, placed] : [placed, ...payments, ...changes];
@@ -73,15 +91,40 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
   }
   const victim = `chaos-${options.run}-00000`;
   const conflicts: ServiceBusMessage[] = [
-    { messageId: `placed-${victim}-edited`, subject: 'OrderPlaced', body: { orderId: victim, customerId: 'someone-else', currency: 'EUR', lines: [{ sku: 'SKU-X', quantity: 9, unitPrice: 1 }], placedAt: at } },
-    { messageId: `pay-${victim}-0-edited`, subject: 'PaymentReceived', applicationProperties: { 'idempotency-key': `pay-${victim}-0` }, body: { orderId: victim, paymentId: `p-${victim}-0`, amount: 99, currency: 'EUR', receivedAt: at } },
+    {
+      messageId: `placed-${victim}-edited`,
+      subject: 'OrderPlaced',
+      body: { orderId: victim, customerId: 'someone-else', currency: 'EUR', lines: [{ sku: 'SKU-X', quantity: 9, unitPrice: 1 }], placedAt: at },
+    },
+    {
+      messageId: `pay-${victim}-0-edited`,
+      subject: 'PaymentReceived',
+      applicationProperties: { 'idempotency-key': `pay-${victim}-0` },
+      body: { orderId: victim, paymentId: `p-${victim}-0`, amount: 99, currency: 'EUR', receivedAt: at },
+    },
     { messageId: `status-${victim}-3-edited`, subject: 'OrderStatusChanged', body: { orderId: victim, status: 'Cancelled', version: 3, changedAt: at } },
   ];
   const hostile: [ServiceBusMessage, ExpectedRejection['reason']][] = [
     [{ messageId: `hostile-${options.run}-json`, subject: 'OrderPlaced', body: '{"orderId": ' }, 'InvalidJson'],
     [{ messageId: `hostile-${options.run}-deep`, subject: 'OrderPlaced', body: `${'['.repeat(50_000)}${']'.repeat(50_000)}` }, 'BodyTooDeep'],
-    [{ messageId: `hostile-${options.run}-key`, subject: 'OrderPlaced', applicationProperties: { 'idempotency-key': '   ' }, body: { orderId: `chaos-${options.run}-hostile`, customerId: 'c', currency: 'EUR', lines: [{ sku: 'S', quantity: 1, unitPrice: 1 }], placedAt: at } }, 'InvalidIdempotencyKey'],
-    [{ messageId: `hostile-${options.run}-ce`, subject: 'OrderPlaced', applicationProperties: { 'cloudEvents:id': 'e-1' }, body: { orderId: `chaos-${options.run}-hostile-ce`, customerId: 'c', currency: 'EUR', lines: [{ sku: 'S', quantity: 1, unitPrice: 1 }], placedAt: at } }, 'InvalidCloudEvent'],
+    [
+      {
+        messageId: `hostile-${options.run}-key`,
+        subject: 'OrderPlaced',
+        applicationProperties: { 'idempotency-key': '   ' },
+        body: { orderId: `chaos-${options.run}-hostile`, customerId: 'c', currency: 'EUR', lines: [{ sku: 'S', quantity: 1, unitPrice: 1 }], placedAt: at },
+      },
+      'InvalidIdempotencyKey',
+    ],
+    [
+      {
+        messageId: `hostile-${options.run}-ce`,
+        subject: 'OrderPlaced',
+        applicationProperties: { 'cloudEvents:id': 'e-1' },
+        body: { orderId: `chaos-${options.run}-hostile-ce`, customerId: 'c', currency: 'EUR', lines: [{ sku: 'S', quantity: 1, unitPrice: 1 }], placedAt: at },
+      },
+      'InvalidCloudEvent',
+    ],
   ];
   // Spread the hostile ones through the first wave.
   hostile.forEach(([message], n) => sends.splice(Math.floor(((n + 1) * sends.length) / (hostile.length + 1)), 0, message));

@@ -20,7 +20,9 @@ startLocalFunctionsHost(functions, {
   cosmos: { intervals: JSON.parse(settings[cosmosTriggerIntervalsVariable] ?? '{}') as Record<string, number> },
   onInvocation: (fn, delivery, result) => {
     const line = findOutcomeLine(result);
-    process.stdout.write(`${JSON.stringify({ chaos: 'delivery', fn: fn.metadata.name, messageId: delivery.messageId, deliveryCount: delivery.deliveryCount, outcome: line?.outcome ?? 'none', at: Date.now() })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ chaos: 'delivery', fn: fn.metadata.name, messageId: delivery.messageId, deliveryCount: delivery.deliveryCount, outcome: line?.outcome ?? 'none', at: Date.now() })}\n`,
+    );
   },
 });
 process.stdout.write(`${JSON.stringify({ chaos: 'ready', pid: process.pid })}\n`);

@@ -65,7 +65,11 @@ export async function runFlood(options: FloodOptions): Promise<boolean> {
   const run = Date.now().toString(36);
   const stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs });
   const leases = mkdtempSync(join(tmpdir(), 'flood-timer-leases-'));
-  const fleet = new ConsumerFleet(options.consumers, { ...process.env, ...stack.settings, ...floodSettings, [timerLeaseDirectoryVariable]: leases }, seededRandom(options.seed + 1));
+  const fleet = new ConsumerFleet(
+    options.consumers,
+    { ...process.env, ...stack.settings, ...floodSettings, [timerLeaseDirectoryVariable]: leases },
+    seededRandom(options.seed + 1),
+  );
   const stored = new Map<string, number>();
   fleet.onDelivery = ({ fn, messageId, outcome, at }) => {
     if (fn === 'processOrder' && messageId !== undefined && outcome === 'created' && !stored.has(messageId)) stored.set(messageId, at ?? Date.now());
@@ -75,22 +79,35 @@ export async function runFlood(options: FloodOptions): Promise<boolean> {
   const container = cosmos.database(localDatabase).container(localContainer);
   const sender = producer.createSender('orders');
   const ticks = Math.max(1, Math.round(options.spreadMs / tickMs));
-  const documents = async () => (await container.items.query<StoredSummary>('SELECT c.id, c.orderId, c.docType, c.state, c.ttl, c.paymentCount, c.amountPaid FROM c').fetchAll()).resources;
+  const documents = async () =>
+    (await container.items.query<StoredSummary>('SELECT c.id, c.orderId, c.docType, c.state, c.ttl, c.paymentCount, c.amountPaid FROM c').fetchAll()).resources;
   // One item is enough to say "not yet": the stand-in runs a query once per page over every document,
   // so listing thousands of parked ids every half second kept the driver's process (which also hosts the
   // broker and the store) busy for minutes between halves.
-  const stillParked = async () => (await container.items.query<string>("SELECT TOP 1 VALUE c.id FROM c WHERE c.docType = 'parked' AND c.state = 'parked'").fetchAll()).resources;
+  const stillParked = async () =>
+    (await container.items.query<string>("SELECT TOP 1 VALUE c.id FROM c WHERE c.docType = 'parked' AND c.state = 'parked'").fetchAll()).resources;
   const floods: FloodWorkload[] = [];
   // Between halves: the queue empty, every invalid message sent so far dead-lettered, every orphan
   // rejected by the sweeper, so that no half pays for the one before it.
   const settle = async () => {
     const invalid = floods.reduce((n, f) => n + f.invalidMessageIds.length, 0);
-    await waitUntil('the queue to drain and every invalid message to be dead-lettered', () => queueDepth(stack) === 0 && deadLetterDepth(stack) >= invalid, options.timeout, 250);
+    await waitUntil(
+      'the queue to drain and every invalid message to be dead-lettered',
+      () => queueDepth(stack) === 0 && deadLetterDepth(stack) >= invalid,
+      options.timeout,
+      250,
+    );
     await waitUntil('every orphan past its horizon to be rejected by the sweeper', async () => (await stillParked()).length === 0, options.timeout, 500);
   };
   // One half of a round: its workload sent and timed, then the stack settled.
   const runHalf = async (round: number, half: 'baseline' | 'flood'): Promise<{ latencies: number[]; work: string }> => {
-    const workload = floodWorkload({ valid: options.valid, flood: half === 'flood' ? options.flood : 0, ticks, seed: options.seed + round, prefix: `${run}-r${round}-${half === 'flood' ? 'flood' : 'base'}` });
+    const workload = floodWorkload({
+      valid: options.valid,
+      flood: half === 'flood' ? options.flood : 0,
+      ticks,
+      seed: options.seed + round,
+      prefix: `${run}-r${round}-${half === 'flood' ? 'flood' : 'base'}`,
+    });
     if (half === 'flood') floods.push(workload);
     validOrderIds.push(...workload.validOrderIds);
     const [deliveriesBefore, startedAt] = [fleet.tally.deliveries, Date.now()];
@@ -134,7 +151,8 @@ export async function runFlood(options: FloodOptions): Promise<boolean> {
  */
 async function warmUp(fleet: ConsumerFleet, options: FloodOptions, run: string, sendAndWait: (workload: FloodWorkload) => Promise<number[]>): Promise<void> {
   await waitUntil('every consumer process to start', () => fleet.ready >= options.consumers, options.timeout, 100);
-  for (const pass of [1, 2]) await sendAndWait(floodWorkload({ valid: options.consumers * callsPerConsumer, flood: 0, ticks: 1, seed: options.seed, prefix: `${run}-warm${pass}` }));
+  for (const pass of [1, 2])
+    await sendAndWait(floodWorkload({ valid: options.consumers * callsPerConsumer, flood: 0, ticks: 1, seed: options.seed, prefix: `${run}-warm${pass}` }));
 }
 
 /**
@@ -167,7 +185,7 @@ const deadLetterDepth = (stack: LocalStack) => stack.serviceBus.entity('orders/$
 async function deadLetteredIds(client: ServiceBusClient): Promise<Set<string>> {
   const receiver = client.createReceiver('orders', { subQueueType: 'deadLetter' });
   const ids = new Set<string>();
-  for (let from = Long.fromNumber(0); ; ) {
+  for (let from = Long.fromNumber(0); ;) {
     const page = await receiver.peekMessages(250, { fromSequenceNumber: from });
     if (page.length === 0) break;
     for (const m of page) ids.add(String(m.messageId));
@@ -193,32 +211,55 @@ function report(
   const bound = 2 * orphanOrderIds.length + invalidMessageIds.length;
   const immortal = left.filter((d) => !(typeof d.ttl === 'number' && d.ttl > 0));
   const byKind = countBy(left, (d) => `${d.docType ?? '?'}${d.state ? ` ${d.state}` : ''}`);
-  const rejectionPartitions = countBy(left.filter((d) => d.orderId.startsWith('#rejected')), (d) => d.orderId);
+  const rejectionPartitions = countBy(
+    left.filter((d) => d.orderId.startsWith('#rejected')),
+    (d) => d.orderId,
+  );
   const orders = new Map(all.filter((d) => d.docType === 'order').map((d) => [d.orderId, d]));
   const lost = validOrderIds.filter((id) => orders.get(id)?.paymentCount !== 1 || orders.get(id)?.amountPaid !== 25);
   const validDeadLettered = validOrderIds.filter((id) => deadLettered.has(`placed-${id}`) || deadLettered.has(`pay-${id}`));
   const invalidNotDeadLettered = invalidMessageIds.filter((id) => !deadLettered.has(id));
   const { pooled } = latency;
   const rows: [string, string | number][] = [
-    ['sent', `${options.rounds} paired rounds: ${options.valid} valid orders (+ a payment each) alone, and ${options.valid} with ${options.flood} flood messages, each over ${(options.spreadMs / 1000).toFixed(0)} s`],
+    [
+      'sent',
+      `${options.rounds} paired rounds: ${options.valid} valid orders (+ a payment each) alone, and ${options.valid} with ${options.flood} flood messages, each over ${(options.spreadMs / 1000).toFixed(0)} s`,
+    ],
     ['flood', `${invalidMessageIds.length} invalid, ${orphanOrderIds.length} orphans (payments and status changes for orders that never come)`],
-    ...latency.rounds.map((r, i): [string, string] => [`round ${i + 1}: p50 / p99 without, then with the flood`, `${r.baseP50} / ${r.baseP99} ms, ${r.floodP50} / ${r.floodP99} ms (${r.ratio.toFixed(2)}x)`]),
+    ...latency.rounds.map((r, i): [string, string] => [
+      `round ${i + 1}: p50 / p99 without, then with the flood`,
+      `${r.baseP50} / ${r.baseP99} ms, ${r.floodP50} / ${r.floodP99} ms (${r.ratio.toFixed(2)}x)`,
+    ]),
     ['valid orders: p50 / p99 latency without the flood', `${pooled.baseP50} ms / ${pooled.baseP99} ms`],
     ['valid orders: p50 / p99 latency with the flood', `${pooled.floodP50} ms / ${pooled.floodP99} ms (${pooled.ratio.toFixed(2)}x)`],
     ['p99 ratio: median of the rounds', `${latency.medianRatio.toFixed(2)}x`],
-    ['flood documents left after the horizon', `${left.length} (bound ${bound}: 2 per orphan, 1 per invalid), all past the horizon ${(horizonMs / 1000).toFixed(1)} s after the first round began`],
-    ['  by kind', Object.entries(byKind).map(([k, v]) => `${k} ${v}`).join(', ')],
+    [
+      'flood documents left after the horizon',
+      `${left.length} (bound ${bound}: 2 per orphan, 1 per invalid), all past the horizon ${(horizonMs / 1000).toFixed(1)} s after the first round began`,
+    ],
+    [
+      '  by kind',
+      Object.entries(byKind)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', '),
+    ],
     ['  rejection partitions used / largest', `${Object.keys(rejectionPartitions).length} / ${Math.max(0, ...Object.values(rejectionPartitions))}`],
     ['  without a time-to-live', immortal.length],
   ];
   console.log('\nFlood figures');
   for (const [label, value] of rows) console.log(`  ${label.padEnd(52)} ${value}`);
   const checks: [string, string[]][] = [
-    ['valid p99 within 2x the run without the flood', latency.medianRatio <= 2 ? [] : [`median of the rounds' p99 ratios ${latency.medianRatio.toFixed(2)}x > 2x`]],
+    [
+      'valid p99 within 2x the run without the flood',
+      latency.medianRatio <= 2 ? [] : [`median of the rounds' p99 ratios ${latency.medianRatio.toFixed(2)}x > 2x`],
+    ],
     ['nothing valid lost', lost],
     ['nothing valid dead-lettered', validDeadLettered],
     ['every invalid message dead-lettered', invalidNotDeadLettered],
-    ['flood documents bounded, each with a time-to-live', [...(left.length <= bound ? [] : [`${left.length} > ${bound}`]), ...immortal.map((d) => `${d.orderId}/${d.id}`)]],
+    [
+      'flood documents bounded, each with a time-to-live',
+      [...(left.length <= bound ? [] : [`${left.length} > ${bound}`]), ...immortal.map((d) => `${d.orderId}/${d.id}`)],
+    ],
   ];
   console.log('\nInvariants');
   for (const [label, problems] of checks) {

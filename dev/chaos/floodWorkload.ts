@@ -42,7 +42,11 @@ export function floodWorkload(options: FloodWorkloadOptions): FloodWorkload {
     const orderId = `${options.prefix}-valid-${String(i).padStart(5, '0')}`;
     validOrderIds.push(orderId);
     ticks[i % options.ticks]?.valid.push(
-      { messageId: `placed-${orderId}`, subject: 'OrderPlaced', body: { orderId, customerId: 'c-1', currency: 'EUR', lines: [{ sku: 'SKU-1', quantity: 2, unitPrice: 12.5 }], placedAt: at } },
+      {
+        messageId: `placed-${orderId}`,
+        subject: 'OrderPlaced',
+        body: { orderId, customerId: 'c-1', currency: 'EUR', lines: [{ sku: 'SKU-1', quantity: 2, unitPrice: 12.5 }], placedAt: at },
+      },
       { messageId: `pay-${orderId}`, subject: 'PaymentReceived', body: { orderId, paymentId: `p-${orderId}`, amount: 25, currency: 'EUR', receivedAt: at } },
     );
   }
@@ -60,7 +64,11 @@ export function floodWorkload(options: FloodWorkloadOptions): FloodWorkload {
       orphanOrderIds.push(orderId);
       message =
         kind === 1
-          ? { messageId: `${options.prefix}-opay-${token()}`, subject: 'PaymentReceived', body: { orderId, paymentId: `p-${token()}`, amount: 5, currency: 'EUR', receivedAt: at } }
+          ? {
+              messageId: `${options.prefix}-opay-${token()}`,
+              subject: 'PaymentReceived',
+              body: { orderId, paymentId: `p-${token()}`, amount: 5, currency: 'EUR', receivedAt: at },
+            }
           : { messageId: `${options.prefix}-ostatus-${token()}`, subject: 'OrderStatusChanged', body: { orderId, status: 'Paid', version: 1, changedAt: at } };
     }
     ticks[Math.floor((i * options.ticks) / Math.max(1, options.flood))]?.flood.push(message);

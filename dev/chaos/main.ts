@@ -84,7 +84,9 @@ const lockDurationMs = 5_000;
 
 async function main(): Promise<void> {
   const options = new Command('npm run chaos --')
-    .description('Competing consumer processes killed at random, producer re-sends, early arrivals, a Cosmos DB outage, conflicts and hostile bodies; then an audit.')
+    .description(
+      'Competing consumer processes killed at random, producer re-sends, early arrivals, a Cosmos DB outage, conflicts and hostile bodies; then an audit.',
+    )
     .option('--messages <n>', 'about this many sends', whole(50, 200_000), 3_000)
     .option('--consumers <n>', 'consumer processes', whole(1, 16), 3)
     .option('--outage <duration>', 'how long Cosmos DB answers 503 to everything', duration, 20_000)
@@ -100,25 +102,54 @@ async function main(): Promise<void> {
     // machine gives the broker, the store and the consumers together (about 550); over 60 s they ask
     // for more, the queue grows for the whole spread, and the run measures that capacity.
     .option('--flood-spread <duration>', 'how long the flood run spreads its sends over', duration, 120_000)
-    .option('--rounds <n>', 'paired rounds of the flood run (each without, then with the flood, or the other way round); the verdict is the median of their p99 ratios', whole(1, 9), 3)
+    .option(
+      '--rounds <n>',
+      'paired rounds of the flood run (each without, then with the flood, or the other way round); the verdict is the median of their p99 ratios',
+      whole(1, 9),
+      3,
+    )
     .parse()
     .opts<ChaosOptions>();
   const ok =
     options.flood === undefined
       ? await runChaos(options)
-      : await runFlood({ flood: options.flood, valid: options.valid, consumers: options.consumers, spreadMs: options.floodSpread, seed: options.seed, timeout: options.timeout, rounds: options.rounds });
+      : await runFlood({
+          flood: options.flood,
+          valid: options.valid,
+          consumers: options.consumers,
+          spreadMs: options.floodSpread,
+          seed: options.seed,
+          timeout: options.timeout,
+          rounds: options.rounds,
+        });
   process.exitCode = ok ? 0 : 1;
 }
 
 async function runChaos(options: ChaosOptions): Promise<boolean> {
   const run = Date.now().toString(36);
   const workload = chaosWorkload({ messages: options.messages, reversedShare: options.reversed, seed: options.seed, run });
-  console.log(`Chaos run ${run}: ${workload.sends.length + workload.conflicts.length} sends (${workload.counts.orders} orders, ${workload.counts.reversed} reversed), ${options.consumers} consumer processes, a ${options.outage / 1000} s Cosmos outage after ${options.outageAfter / 1000} s, a kill every ${options.killEvery / 1000} s`);
-  console.log(`Retry layers shortened for the run: ${Object.entries(chaosRetrySettings).map(([k, v]) => `${k}=${v}`).join(' ')}; queue lock ${lockDurationMs / 1000} s`);
+  console.log(
+    `Chaos run ${run}: ${workload.sends.length + workload.conflicts.length} sends (${workload.counts.orders} orders, ${workload.counts.reversed} reversed), ${options.consumers} consumer processes, a ${options.outage / 1000} s Cosmos outage after ${options.outageAfter / 1000} s, a kill every ${options.killEvery / 1000} s`,
+  );
+  console.log(
+    `Retry layers shortened for the run: ${Object.entries(chaosRetrySettings)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}; queue lock ${lockDurationMs / 1000} s`,
+  );
   const stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs });
   const random = seededRandom(options.seed + 1);
   const leases = mkdtempSync(join(tmpdir(), 'chaos-timer-leases-'));
-  const fleet = new ConsumerFleet(options.consumers, { ...process.env, ...stack.settings, ...chaosRetrySettings, [timerLeaseDirectoryVariable]: leases, [cosmosTriggerIntervalsVariable]: JSON.stringify(publisherIntervals) }, random);
+  const fleet = new ConsumerFleet(
+    options.consumers,
+    {
+      ...process.env,
+      ...stack.settings,
+      ...chaosRetrySettings,
+      [timerLeaseDirectoryVariable]: leases,
+      [cosmosTriggerIntervalsVariable]: JSON.stringify(publisherIntervals),
+    },
+    random,
+  );
   const producer = new ServiceBusClient(stack.settings.ServiceBusConnection ?? '');
   const cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
   const container = cosmos.database(localDatabase).container(localContainer);
@@ -132,16 +163,22 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
     if (options.killEvery > 0) timers.push(setInterval(() => fleet.kill(), options.killEvery));
     // The outage's clock starts once every consumer process is up: on a loaded machine their start-up
     // took longer than `--outage-after` plus the outage, and the outage then met no delivery at all.
-    void waitUntil('every consumer process to start', () => fleet.ready >= options.consumers, options.timeout, 100).then(() =>
-      timers.push(setTimeout(() => {
-        stack.cosmos.injectFault({ statusCode: 503, times: Number.MAX_SAFE_INTEGER, forMs: options.outage });
-        outage = 'on';
-        timers.push(setTimeout(() => (outage = 'over'), options.outage));
-      }, options.outageAfter)),
-    ).catch(() => undefined); // a fleet that never starts fails the run's own waits, with their message
+    void waitUntil('every consumer process to start', () => fleet.ready >= options.consumers, options.timeout, 100)
+      .then(() =>
+        timers.push(
+          setTimeout(() => {
+            stack.cosmos.injectFault({ statusCode: 503, times: Number.MAX_SAFE_INTEGER, forMs: options.outage });
+            outage = 'on';
+            timers.push(setTimeout(() => (outage = 'over'), options.outage));
+          }, options.outageAfter),
+        ),
+      )
+      .catch(() => undefined); // a fleet that never starts fails the run's own waits, with their message
     timers.push(setInterval(() => progress(stack, fleet, startedAt, outage), 2_000));
     let carrierFaults = 0;
-    timers.push(setInterval(() => stack.carrier.inject(carrierFaults++ % 2 === 0 ? { kind: 'drop-after-booking' } : { kind: 'unavailable' }), carrierFaultEveryMs));
+    timers.push(
+      setInterval(() => stack.carrier.inject(carrierFaults++ % 2 === 0 ? { kind: 'drop-after-booking' } : { kind: 'unavailable' }), carrierFaultEveryMs),
+    );
     const sender = producer.createSender('orders');
     await sendAll(sender, workload.sends);
     await drained(stack, options.timeout, 0);
@@ -182,7 +219,8 @@ async function runChaos(options: ChaosOptions): Promise<boolean> {
  */
 function loseAnswersAfterWrites(stack: LocalStack, share: number): void {
   const rate = share / 3;
-  for (const statusCode of [408, 503, 0]) stack.cosmos.injectFault({ statusCode, times: Number.MAX_SAFE_INTEGER, kinds: writeKinds, rate, afterApplying: true });
+  for (const statusCode of [408, 503, 0])
+    stack.cosmos.injectFault({ statusCode, times: Number.MAX_SAFE_INTEGER, kinds: writeKinds, rate, afterApplying: true });
 }
 
 async function sendAll(sender: ReturnType<ServiceBusClient['createSender']>, messages: ServiceBusMessage[]): Promise<void> {
@@ -192,11 +230,16 @@ async function sendAll(sender: ReturnType<ServiceBusClient['createSender']>, mes
 /** The queue empty (scheduled copies included) and the dead-letter queue at its expected size, for 3 s in a row. */
 async function drained(stack: LocalStack, timeoutMs: number, deadLetters: number): Promise<void> {
   let quietSince: number | undefined;
-  await waitUntil('the queue to drain', () => {
-    const quiet = queueDepth(stack) === 0 && deadLetterDepth(stack) >= deadLetters;
-    quietSince = quiet ? (quietSince ?? Date.now()) : undefined;
-    return quietSince !== undefined && Date.now() - quietSince >= 3_000;
-  }, timeoutMs, 250);
+  await waitUntil(
+    'the queue to drain',
+    () => {
+      const quiet = queueDepth(stack) === 0 && deadLetterDepth(stack) >= deadLetters;
+      quietSince = quiet ? (quietSince ?? Date.now()) : undefined;
+      return quietSince !== undefined && Date.now() - quietSince >= 3_000;
+    },
+    timeoutMs,
+    250,
+  );
 }
 
 const queueDepth = (stack: LocalStack) => stack.serviceBus.entity('orders')?.messages.size ?? 0;
@@ -205,7 +248,7 @@ const deadLetterDepth = (stack: LocalStack) => stack.serviceBus.entity('orders/$
 async function peekDeadLetters(client: ServiceBusClient): Promise<ServiceBusReceivedMessage[]> {
   const receiver = client.createReceiver('orders', { subQueueType: 'deadLetter' });
   const all: ServiceBusReceivedMessage[] = [];
-  for (let from = Long.fromNumber(0); ; ) {
+  for (let from = Long.fromNumber(0); ;) {
     const page = await receiver.peekMessages(250, { fromSequenceNumber: from });
     if (page.length === 0) break;
     all.push(...page);
@@ -247,7 +290,10 @@ function report(
   const o = fleet.tally.outcomes;
   const sent = workload.sends.length + workload.conflicts.length;
   const rows: [string, string | number][] = [
-    ['sent', `${sent} (${workload.counts.orders} orders; ${workload.counts.resendsSameId} re-sends with the same MessageId, ${workload.counts.resendsNewId} with a new one and the same key; ${workload.conflicts.length} conflicts; ${workload.counts.hostile} hostile)`],
+    [
+      'sent',
+      `${sent} (${workload.counts.orders} orders; ${workload.counts.resendsSameId} re-sends with the same MessageId, ${workload.counts.resendsNewId} with a new one and the same key; ${workload.conflicts.length} conflicts; ${workload.counts.hostile} hostile)`,
+    ],
     ['orders sent before their payments and status changes', `${workload.counts.orders - workload.counts.reversed} (reversed: ${workload.counts.reversed})`],
     ['dropped by the broker (duplicate detection)', stack.serviceBus.entity('orders')?.duplicatesDropped ?? 0],
     ['deliveries', fleet.tally.deliveries],
@@ -255,19 +301,42 @@ function report(
     ['effects written (created)', o.created ?? 0],
     ['duplicates absorbed by the consumer', o.duplicate ?? 0],
     ['stale status changes', o.stale ?? 0],
-    ['early arrivals parked / applied with their order', `${o.parked ?? 0} deliveries / ${findings.parkedByState.applied ?? 0} items (${Object.entries(findings.parkedByState).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'})`],
+    [
+      'early arrivals parked / applied with their order',
+      `${o.parked ?? 0} deliveries / ${findings.parkedByState.applied ?? 0} items (${
+        Object.entries(findings.parkedByState)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || 'none'
+      })`,
+    ],
     ['delayed retries scheduled (outage)', o.rescheduled ?? 0],
     ['writes applied whose answer was lost (ambiguous)', ambiguousAnswers],
     ['handed back to Service Bus (retry)', o.retry ?? 0],
     ['conflict / invalid deliveries (thrown until dead-lettered)', `${o.conflict ?? 0} / ${o.invalid ?? 0}`],
     ['dead-lettered', `${deadLettered} (expected ${workload.rejections.length})`],
     ['drain time', `${(drainMs / 1000).toFixed(1)} s`],
-    ['OrderAccepted events: outbox entries published / failed', `${events.published} / ${events.failed} for ${workload.expected.size} orders, all out after ${(events.publishMs / 1000).toFixed(1)} s`],
+    [
+      'OrderAccepted events: outbox entries published / failed',
+      `${events.published} / ${events.failed} for ${workload.expected.size} orders, all out after ${(events.publishMs / 1000).toFixed(1)} s`,
+    ],
     ['events received per subscription (distinct MessageIds)', events.perSubscription.map((s) => `${s.subscription} ${s.received} (${s.distinct})`).join(', ')],
     ['publisher re-sends dropped by duplicate detection', stack.serviceBus.topic('order-events')?.duplicatesDropped ?? 0],
-    ['requestShipment deliveries (fulfilment)', `${fleet.tally.shipmentDeliveries}: ${Object.entries(fleet.tally.shipmentOutcomes).map(([k, v]) => `${k} ${v}`).join(', ')}`],
-    ['carrier: faults, bookings, replays, look-ups by key', `${stack.carrier.stats().faultsInjected}, ${shipments.bookings}, ${shipments.replays}, ${shipments.lookups}; all booked after ${(shipments.shipMs / 1000).toFixed(1)} s`],
-    ['shipment records by state', Object.entries(shipments.recordsByState).map(([k, v]) => `${k} ${v}`).join(', ')],
+    [
+      'requestShipment deliveries (fulfilment)',
+      `${fleet.tally.shipmentDeliveries}: ${Object.entries(fleet.tally.shipmentOutcomes)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    ],
+    [
+      'carrier: faults, bookings, replays, look-ups by key',
+      `${stack.carrier.stats().faultsInjected}, ${shipments.bookings}, ${shipments.replays}, ${shipments.lookups}; all booked after ${(shipments.shipMs / 1000).toFixed(1)} s`,
+    ],
+    [
+      'shipment records by state',
+      Object.entries(shipments.recordsByState)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', '),
+    ],
     ['throughput', `${((fleet.tally.deliveries / drainMs) * 1000).toFixed(0)} deliveries/s, ${((sent / drainMs) * 1000).toFixed(0)} sends/s`],
   ];
   console.log('\nFigures');

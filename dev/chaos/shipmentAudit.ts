@@ -20,14 +20,19 @@ export async function auditShipments(workload: ChaosWorkload, container: Contain
   const bookings = carrier.bookings();
   const byOrder = new Map<string, string[]>();
   for (const b of bookings) byOrder.set(b.orderReference, [...(byOrder.get(b.orderReference) ?? []), b.shipmentId]);
-  const { resources: orders } = await container.items.query<{ orderId: string; shipmentId?: string }>("SELECT c.orderId, c.shipmentId FROM c WHERE c.docType = 'order'").fetchAll();
+  const { resources: orders } = await container.items
+    .query<{ orderId: string; shipmentId?: string }>("SELECT c.orderId, c.shipmentId FROM c WHERE c.docType = 'order'")
+    .fetchAll();
   const shipped = new Map(orders.map((o) => [o.orderId, o.shipmentId]));
-  const { resources: records } = await container.items.query<{ orderId: string; state: string }>("SELECT c.orderId, c.state FROM c WHERE c.docType = 'shipment'").fetchAll();
+  const { resources: records } = await container.items
+    .query<{ orderId: string; state: string }>("SELECT c.orderId, c.state FROM c WHERE c.docType = 'shipment'")
+    .fetchAll();
   const problems: string[] = [];
   for (const orderId of workload.expected.keys()) {
     const ids = byOrder.get(orderId) ?? [];
     if (ids.length !== 1) problems.push(`${orderId}: booked ${ids.length} times`);
-    else if (shipped.get(orderId) !== ids[0]) problems.push(`${orderId}: the order holds ${shipped.get(orderId) ?? 'no shipment id'}, the carrier booked ${ids[0]}`);
+    else if (shipped.get(orderId) !== ids[0])
+      problems.push(`${orderId}: the order holds ${shipped.get(orderId) ?? 'no shipment id'}, the carrier booked ${ids[0]}`);
   }
   for (const orderId of byOrder.keys()) if (!workload.expected.has(orderId)) problems.push(`${orderId}: booked for no valid order`);
   for (const r of records) if (r.state !== 'completed') problems.push(`${r.orderId}: shipment record left ${r.state}`);

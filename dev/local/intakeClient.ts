@@ -32,13 +32,18 @@ export async function submitOrderOverHttp(idempotencyKey: string, order: unknown
     try {
       const response = await fetch(new URL('api/orders', base), {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKeyHeader(idempotencyKey), ...(options.traceparent ? { traceparent: options.traceparent } : {}) },
+        headers: {
+          'Content-Type': 'application/json',
+          'Idempotency-Key': idempotencyKeyHeader(idempotencyKey),
+          ...(options.traceparent ? { traceparent: options.traceparent } : {}),
+        },
         body: JSON.stringify(order),
         signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
       });
       const body: unknown = await response.json().catch(() => undefined);
       const inProgress = response.status === 409 && String((body as { type?: unknown } | undefined)?.type ?? '').endsWith(':request-in-progress');
-      if (!inProgress && response.status !== 503) return { status: response.status, replayed: response.headers.get('idempotent-replayed') === 'true', body, retries: attempt };
+      if (!inProgress && response.status !== 503)
+        return { status: response.status, replayed: response.headers.get('idempotent-replayed') === 'true', body, retries: attempt };
       retryAfterMs = Number(response.headers.get('retry-after') ?? '1') * 1000;
     } catch {
       // Connection refused or reset, or timed out: whether the order was accepted is unknown; ask again.

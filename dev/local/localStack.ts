@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { settingDefaults } from '../../src/config.js';
 import { startCosmosStandIn } from '../../emulators/cosmos-emulator/cosmosStandIn.js';
 import type { CosmosStandIn } from '../../emulators/cosmos-emulator/cosmosStandIn.js';
-import { loadOfficialEmulatorConfig, loadQueueFile, startServiceBusEmulator, toQueueSettings, toTopicConfig } from '../../emulators/servicebus-emulator/index.js';
+import {
+  loadOfficialEmulatorConfig,
+  loadQueueFile,
+  startServiceBusEmulator,
+  toQueueSettings,
+  toTopicConfig,
+} from '../../emulators/servicebus-emulator/index.js';
 import type { ServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
 import { createCosmosClient } from '../../src/cosmos/index.js';
 import { startCarrierStandIn } from '../../emulators/carrier-emulator/carrierStandIn.js';
@@ -58,13 +64,18 @@ export const localCarrierApiKey = 'local-carrier-key';
 /** The subscriptions' locks shortened like the queues', for runs whose crashed consumers must let go quickly. */
 function withLockDuration(topic: ReturnType<typeof toTopicConfig>, lockDurationMs: number | undefined): ReturnType<typeof toTopicConfig> {
   if (lockDurationMs === undefined) return topic;
-  const subscriptions = Object.fromEntries(Object.entries(topic.subscriptions).map(([name, s]) => [name, { ...s, settings: { ...s.settings, lockDurationMs } }]));
+  const subscriptions = Object.fromEntries(
+    Object.entries(topic.subscriptions).map(([name, s]) => [name, { ...s, settings: { ...s.settings, lockDurationMs } }]),
+  );
   return { ...topic, subscriptions };
 }
 
 /** Both stand-ins, with the queues and topics of infra/servicebus-queues.json and the container the Bicep creates. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
-  const ports = { cosmos: options.ports?.cosmos ?? (options.wellKnownPorts ? 8081 : 0), serviceBus: options.ports?.serviceBus ?? (options.wellKnownPorts ? 5672 : 0) };
+  const ports = {
+    cosmos: options.ports?.cosmos ?? (options.wellKnownPorts ? 8081 : 0),
+    serviceBus: options.ports?.serviceBus ?? (options.wellKnownPorts ? 5672 : 0),
+  };
   const cosmos = await onPort('the Cosmos DB stand-in', ports.cosmos, 'the Cosmos DB emulator', () => startCosmosStandIn({ port: ports.cosmos }));
   const client = createCosmosClient({ endpoint: cosmos.endpoint, key: cosmos.key });
   const { database } = await client.databases.createIfNotExists({ id: localDatabase });
@@ -80,16 +91,22 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       return [name, options.lockDurationMs === undefined ? settings : { ...settings, lockDurationMs: options.lockDurationMs }];
     }),
   );
-  const topics = Object.fromEntries(Object.entries(file.topics).map(([name, definition]) => [name, withLockDuration(toTopicConfig(definition), options.lockDurationMs)]));
+  const topics = Object.fromEntries(
+    Object.entries(file.topics).map(([name, definition]) => [name, withLockDuration(toTopicConfig(definition), options.lockDurationMs)]),
+  );
   const entities = options.serviceBusConfigPath ? loadOfficialEmulatorConfig(options.serviceBusConfigPath) : { queues, topics };
   // GET /health on 5300 like Microsoft's emulator, for scripts that wait for it (any free port otherwise).
   const healthPort = options.wellKnownPorts ? 5300 : 0;
-  const serviceBus = await onPort('the Service Bus emulator', ports.serviceBus, "Microsoft's Service Bus emulator or another AMQP broker", () => startServiceBusEmulator({ port: ports.serviceBus, healthPort, ...entities })).catch(async (error: unknown) => {
+  const serviceBus = await onPort('the Service Bus emulator', ports.serviceBus, "Microsoft's Service Bus emulator or another AMQP broker", () =>
+    startServiceBusEmulator({ port: ports.serviceBus, healthPort, ...entities }),
+  ).catch(async (error: unknown) => {
     await cosmos.close();
     throw error;
   });
   const carrierPort = options.ports?.carrier ?? (options.wellKnownPorts ? 7080 : 0);
-  const carrier = await onPort('the carrier API stand-in', carrierPort, 'another local HTTP server', () => startCarrierStandIn({ port: carrierPort, apiKey: options.wellKnownPorts ? localCarrierApiKey : undefined })).catch(async (error: unknown) => {
+  const carrier = await onPort('the carrier API stand-in', carrierPort, 'another local HTTP server', () =>
+    startCarrierStandIn({ port: carrierPort, apiKey: options.wellKnownPorts ? localCarrierApiKey : undefined }),
+  ).catch(async (error: unknown) => {
     await serviceBus.close();
     await cosmos.close();
     throw error;

@@ -20,12 +20,24 @@ const program = new Command('npm run local --')
   .description('The Docker-free local stack: Service Bus emulator, Cosmos DB stand-in and a local Functions host running this app.')
   .option('--serve', 'keep the stack up on the usual ports (5672, 8081) and print its settings, until Ctrl-C')
   .option('--no-functions', 'with --serve: run only the emulators, for `func start` or your own consumer')
-  .option('--runbook-demo', 'with --serve: leave one case of each runbook scenario (a conflict, a payment rejected as OrderNeverArrived, a failed outbox entry, an escalated shipment, a dead letter in each entity), for the runbook (docs/operations.md)')
-  .option('--azurite', 'with --serve: also start Azurite, the host storage `func start` needs (AzureWebJobsStorage=UseDevelopmentStorage=true), on 10000-10002, data in .azurite/')
+  .option(
+    '--runbook-demo',
+    'with --serve: leave one case of each runbook scenario (a conflict, a payment rejected as OrderNeverArrived, a failed outbox entry, an escalated shipment, a dead letter in each entity), for the runbook (docs/operations.md)',
+  )
+  .option(
+    '--azurite',
+    'with --serve: also start Azurite, the host storage `func start` needs (AzureWebJobsStorage=UseDevelopmentStorage=true), on 10000-10002, data in .azurite/',
+  )
   .option('--verbose', "with --serve: print each delivery's JSON log lines instead of one short line")
-  .option('--servicebus-config <Config.json>', "with --serve --no-functions: the entities of a Config.json of Microsoft's Service Bus emulator, so its samples run unchanged")
+  .option(
+    '--servicebus-config <Config.json>',
+    "with --serve --no-functions: the entities of a Config.json of Microsoft's Service Bus emulator, so its samples run unchanged",
+  )
   .option('--orders <count>', 'orders in the sample workload', positiveInteger, 100)
-  .option('--telemetry', 'export telemetry to a local Application Insights ingestion stand-in and print what it received (with APPLICATIONINSIGHTS_CONNECTION_STRING set, the app exports there anyway)')
+  .option(
+    '--telemetry',
+    'export telemetry to a local Application Insights ingestion stand-in and print what it received (with APPLICATIONINSIGHTS_CONNECTION_STRING set, the app exports there anyway)',
+  )
   .showHelpAfterError();
 
 function positiveInteger(value: string): number {
@@ -35,9 +47,19 @@ function positiveInteger(value: string): number {
 }
 
 async function main(): Promise<void> {
-  const options = program.parse().opts<{ serve?: boolean; functions: boolean; orders: number; runbookDemo?: boolean; verbose?: boolean; servicebusConfig?: string; telemetry?: boolean; azurite?: boolean }>();
+  const options = program.parse().opts<{
+    serve?: boolean;
+    functions: boolean;
+    orders: number;
+    runbookDemo?: boolean;
+    verbose?: boolean;
+    servicebusConfig?: string;
+    telemetry?: boolean;
+    azurite?: boolean;
+  }>();
   if (options.runbookDemo && (!options.serve || !options.functions)) program.error('--runbook-demo needs --serve with the functions running');
-  if (options.servicebusConfig && (!options.serve || options.functions)) program.error('--servicebus-config needs --serve --no-functions (the app needs the entities of infra/servicebus-queues.json)');
+  if (options.servicebusConfig && (!options.serve || options.functions))
+    program.error('--servicebus-config needs --serve --no-functions (the app needs the entities of infra/servicebus-queues.json)');
   if (options.azurite && !options.serve) program.error('--azurite needs --serve (it keeps Azurite up beside the stack for `func start`)');
   if (options.serve) {
     await serve(options.functions, options.runbookDemo === true, options.verbose === true, options.servicebusConfig, options.azurite === true);
@@ -48,7 +70,10 @@ async function main(): Promise<void> {
     process.exitCode = telemetry.exitCode;
     return;
   }
-  if (telemetry) console.log(`Telemetry: exporting to ${telemetry.destination === 'stand-in' ? `an Application Insights ingestion stand-in on ${telemetry.url}` : 'the Application Insights resource of APPLICATIONINSIGHTS_CONNECTION_STRING'}.`);
+  if (telemetry)
+    console.log(
+      `Telemetry: exporting to ${telemetry.destination === 'stand-in' ? `an Application Insights ingestion stand-in on ${telemetry.url}` : 'the Application Insights resource of APPLICATIONINSIGHTS_CONNECTION_STRING'}.`,
+    );
   console.log(`Starting the local stack (queue lock shortened to ${demoLockDurationMs / 1000} s so that crashed consumers' locks run out quickly)...`);
   const stack = await startLocalStack({ wellKnownPorts: false, lockDurationMs: demoLockDurationMs });
   Object.assign(process.env, stack.settings);
@@ -60,9 +85,17 @@ async function main(): Promise<void> {
 
 const coreToolsHttpPort = 7071;
 
-async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: boolean, serviceBusConfigPath: string | undefined, withAzurite: boolean): Promise<void> {
+async function serve(
+  withFunctions: boolean,
+  runbookDemo: boolean,
+  verbose: boolean,
+  serviceBusConfigPath: string | undefined,
+  withAzurite: boolean,
+): Promise<void> {
   // Azurite first: if its ports are taken, nothing else has been started yet.
-  const azurite = withAzurite ? await ensureAzurite({ storage: developmentStorage, location: join(appRoot, '.azurite'), log: (line) => console.log(line) }) : undefined;
+  const azurite = withAzurite
+    ? await ensureAzurite({ storage: developmentStorage, location: join(appRoot, '.azurite'), log: (line) => console.log(line) })
+    : undefined;
   if (azurite?.state === 'already-running') console.log('Azurite (host storage emulator): already listening on 127.0.0.1:10000-10002, used as it is.');
   const stack: LocalStack = await startLocalStack({ wellKnownPorts: true, serviceBusConfigPath }).catch(async (error: unknown) => {
     await azurite?.stop();
@@ -75,7 +108,12 @@ async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: bool
   let close = () => stack.close();
   if (withFunctions) {
     Object.assign(process.env, stack.settings, runbookDemo ? runbookDemoSettings : {});
-    if (runbookDemo) console.log(`\nFor the runbook demo the parking horizon and the sweeper's schedule are shortened: ${Object.entries(runbookDemoSettings).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    if (runbookDemo)
+      console.log(
+        `\nFor the runbook demo the parking horizon and the sweeper's schedule are shortened: ${Object.entries(runbookDemoSettings)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}`,
+      );
     const host = startLocalFunctionsHost(loadFunctionApp(appRoot), {
       settings: { ...stack.settings, ...(runbookDemo ? runbookDemoSettings : {}) },
       host: readHostJson(appRoot),
@@ -101,9 +139,12 @@ async function serve(withFunctions: boolean, runbookDemo: boolean, verbose: bool
       await host.close();
       await stack.close();
       await azurite?.stop();
-      throw new Error(`the HTTP triggers cannot listen on port ${coreToolsHttpPort} (${(error as Error).message}): is \`func start\` or another \`npm run local -- --serve\` running?`);
+      throw new Error(
+        `the HTTP triggers cannot listen on port ${coreToolsHttpPort} (${(error as Error).message}): is \`func start\` or another \`npm run local -- --serve\` running?`,
+      );
     });
-    for (const route of http?.routes ?? []) console.log(`\n  ${route.functionName} serves ${route.methods.join(', ')} ${new URL(route.route.slice(1), http?.url).toString()}`);
+    for (const route of http?.routes ?? [])
+      console.log(`\n  ${route.functionName} serves ${route.methods.join(', ')} ${new URL(route.route.slice(1), http?.url).toString()}`);
     for (const l of host.listeners) console.log(`\n  ${l.functionName} is listening on queue ${l.queueName}`);
     for (const t of host.timers) console.log(`\n  ${t.functionName} runs on schedule ${t.schedule} (NCRONTAB, UTC)`);
     close = async () => {

@@ -50,7 +50,18 @@ const carrierFaults = { droppedAfterBooking: 3, unavailable: 3 };
  */
 export async function runDemo(stack: LocalStack, functions: readonly RegisteredFunction[], orderCount: number, telemetry?: LocalTelemetry): Promise<boolean> {
   const workload = sampleWorkload(orderCount, Date.now().toString(36));
-  const tally: Tally = { deliveries: 0, outcomes: {}, crashes: 0, byHost: Array(consumerCount).fill(0), publishInvocations: 0, publisherKills: 0, shipmentDeliveries: 0, shipmentOutcomes: {}, requests: 0, requestOutcomes: {} };
+  const tally: Tally = {
+    deliveries: 0,
+    outcomes: {},
+    crashes: 0,
+    byHost: Array(consumerCount).fill(0),
+    publishInvocations: 0,
+    publisherKills: 0,
+    shipmentDeliveries: 0,
+    shipmentOutcomes: {},
+    requests: 0,
+    requestOutcomes: {},
+  };
   stack.cosmos.injectFault({ statusCode: 503, times: failedMarks, method: 'PUT', urlIncludes: 'outbox|' });
   stack.carrier.inject({ kind: 'drop-after-booking', times: carrierFaults.droppedAfterBooking });
   stack.carrier.inject({ kind: 'unavailable', times: carrierFaults.unavailable });
@@ -71,11 +82,23 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
       })(),
     ]);
     const victim = workload.placements.find((p) => p.orderId === workload.conflictOrderId);
-    const reused = victim && (await submitOrderOverHttp(victim.idempotencyKey, { ...victim.body, customerId: 'someone-else' }, { baseUrls: () => intakeUrls.filter(Boolean) }));
-    await waitUntil('the order the conflict targets', async () => (await container.item(workload.conflictOrderId, workload.conflictOrderId).read()).resource !== undefined, 60_000, 100);
+    const reused =
+      victim &&
+      (await submitOrderOverHttp(victim.idempotencyKey, { ...victim.body, customerId: 'someone-else' }, { baseUrls: () => intakeUrls.filter(Boolean) }));
+    await waitUntil(
+      'the order the conflict targets',
+      async () => (await container.item(workload.conflictOrderId, workload.conflictOrderId).read()).resource !== undefined,
+      60_000,
+      100,
+    );
     await sender.sendMessages(workload.conflict);
     const dlq = producer.createReceiver('orders', { subQueueType: 'deadLetter' });
-    await waitUntil('the queue to drain and the conflict to be dead-lettered', async () => queueDepth(stack) === 0 && (stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.size ?? 0) > 0, 180_000, 100);
+    await waitUntil(
+      'the queue to drain and the conflict to be dead-lettered',
+      async () => queueDepth(stack) === 0 && (stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.size ?? 0) > 0,
+      180_000,
+      100,
+    );
     await waitUntil('every outbox entry to be published', async () => (await outboxStates(container)).pending === 0, 120_000, 200);
     // fulfilment is requestShipment's: each event there becomes a booking. audit is drained here.
     const events = await Promise.all(['audit'].map((subscription) => drainSubscription(producer, subscription, workload.expected.size)));
@@ -101,13 +124,25 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
       'the conflicting payload changed nothing': victimIntact,
       'queue empty; the dead-letter queue holds only the conflict': queueDepth(stack) === 0 && onlyConflictDeadLettered,
       'the reason is recorded for operators (rejection|<MessageId>)': rejection?.reason === 'PayloadConflict',
-      'each order accepted once over HTTP; every client retry got the same answer replayed': acceptedOnce(answers, workload.placements.length) && tally.requestOutcomes.created === workload.placements.length,
+      'each order accepted once over HTTP; every client retry got the same answer replayed':
+        acceptedOnce(answers, workload.placements.length) && tally.requestOutcomes.created === workload.placements.length,
       'an Idempotency-Key reused with another body is refused (422), nothing changed': reused?.status === 422 && victimIntact,
-      'events published = 2 per order (OrderPlaced, OrderAccepted), every outbox entry marked': outbox.published === 2 * orders.length && outbox.pending === 0 && outbox.failed === 0,
+      'events published = 2 per order (OrderPlaced, OrderAccepted), every outbox entry marked':
+        outbox.published === 2 * orders.length && outbox.pending === 0 && outbox.failed === 0,
       'each OrderAccepted once on the audit subscription': events.every((e) => e.distinct === orders.length && e.received === orders.length),
-      'one booking per order at the carrier, each order holding its shipment id': stack.carrier.stats().bookings === orders.length && (await shippedOrders(container)) === orders.length,
+      'one booking per order at the carrier, each order holding its shipment id':
+        stack.carrier.stats().bookings === orders.length && (await shippedOrders(container)) === orders.length,
     };
-    printSummary(stack, workload, tally, answers, orders.length, deadLettered.map((m) => `${String(m.messageId)} (${m.deadLetterReason})`), checks, events);
+    printSummary(
+      stack,
+      workload,
+      tally,
+      answers,
+      orders.length,
+      deadLettered.map((m) => `${String(m.messageId)} (${m.deadLetterReason})`),
+      checks,
+      events,
+    );
     await dlq.close();
     if (telemetry) await printTelemetry(telemetry, workload.placements[0]?.traceId);
     return Object.values(checks).every(Boolean);
@@ -124,7 +159,13 @@ export async function runDemo(stack: LocalStack, functions: readonly RegisteredF
  * a time. The first publisher to run is killed (its lease left to expire) and replaced, so the run
  * shows a takeover from the last checkpoint with the same MessageIds sent again.
  */
-function startConsumers(stack: LocalStack, functions: readonly RegisteredFunction[], tally: Tally, crashOnFirstDelivery: Set<string>, intakeUrls: string[]): LocalFunctionsHost[] {
+function startConsumers(
+  stack: LocalStack,
+  functions: readonly RegisteredFunction[],
+  tally: Tally,
+  crashOnFirstDelivery: Set<string>,
+  intakeUrls: string[],
+): LocalFunctionsHost[] {
   const hosts: LocalFunctionsHost[] = [];
   const start = (host: number): LocalFunctionsHost => {
     intakeUrls[host] = '';
@@ -184,7 +225,10 @@ function startConsumers(stack: LocalStack, functions: readonly RegisteredFunctio
 async function printTelemetry(telemetry: LocalTelemetry, traceId: string | undefined): Promise<void> {
   await flushTelemetry();
   console.log('\nTelemetry');
-  if (telemetry.destination !== 'stand-in') return console.log('  exported to the Application Insights resource of APPLICATIONINSIGHTS_CONNECTION_STRING: see README, "Telemetry in Application Insights"');
+  if (telemetry.destination !== 'stand-in')
+    return console.log(
+      '  exported to the Application Insights resource of APPLICATIONINSIGHTS_CONNECTION_STRING: see README, "Telemetry in Application Insights"',
+    );
   for (const line of telemetrySummary(await telemetry.envelopes(), traceId)) console.log(line);
 }
 
@@ -195,7 +239,11 @@ async function submitAll(placements: readonly Placement[], baseUrls: () => reado
   const client = async () => {
     while (next < placements.length) {
       const placement = placements[next++] as Placement;
-      const send = () => submitOrderOverHttp(placement.idempotencyKey, placement.body, { baseUrls, traceparent: `00-${placement.traceId}-${placement.traceId.slice(0, 16)}-01` });
+      const send = () =>
+        submitOrderOverHttp(placement.idempotencyKey, placement.body, {
+          baseUrls,
+          traceparent: `00-${placement.traceId}-${placement.traceId.slice(0, 16)}-01`,
+        });
       const answers = placement.clientRetry === 'concurrent' ? await Promise.all([send(), send()]) : [await send()];
       if (placement.clientRetry === 'after-answer') answers.push(await send());
       results.push({ placement, answers });
@@ -212,13 +260,18 @@ async function submitAll(placements: readonly Placement[], baseUrls: () => reado
 function acceptedOnce(results: readonly { answers: readonly IntakeAnswer[] }[], orders: number): boolean {
   return (
     results.length === orders &&
-    results.every(({ answers }) => answers.every((a) => a.status === 202 && JSON.stringify(a.body) === JSON.stringify(answers[0]?.body)) && answers.filter((a) => !a.replayed).length <= 1)
+    results.every(
+      ({ answers }) =>
+        answers.every((a) => a.status === 202 && JSON.stringify(a.body) === JSON.stringify(answers[0]?.body)) && answers.filter((a) => !a.replayed).length <= 1,
+    )
   );
 }
 
 /** Orders whose shipment id is recorded, and whose id is one the carrier booked. */
 async function shippedOrders(container: Container): Promise<number> {
-  const { resources } = await container.items.query<{ shipmentId?: string }>("SELECT c.shipmentId FROM c WHERE c.docType = 'order' AND IS_DEFINED(c.shipmentId)").fetchAll();
+  const { resources } = await container.items
+    .query<{ shipmentId?: string }>("SELECT c.shipmentId FROM c WHERE c.docType = 'order' AND IS_DEFINED(c.shipmentId)")
+    .fetchAll();
   return resources.length;
 }
 
@@ -229,13 +282,22 @@ async function outboxStates(container: Container): Promise<Record<'pending' | 'p
 }
 
 /** What a subscriber would have received: every message on the subscription (each session of a session-enabled one), and how many distinct MessageIds. */
-async function drainSubscription(client: ServiceBusClient, subscription: string, expected: number): Promise<{ subscription: string; received: number; distinct: number }> {
+async function drainSubscription(
+  client: ServiceBusClient,
+  subscription: string,
+  expected: number,
+): Promise<{ subscription: string; received: number; distinct: number }> {
   const sessions = loadQueueFile().topics['order-events']?.subscriptions[subscription]?.requiresSession === true;
   const ids: string[] = [];
-  await waitUntil(`${expected} events on ${subscription}`, async () => {
-    ids.push(...(await drainAll(client, 'order-events', subscription, sessions, 200)).map((m) => String(m.messageId)));
-    return ids.length >= expected;
-  }, 60_000, 0);
+  await waitUntil(
+    `${expected} events on ${subscription}`,
+    async () => {
+      ids.push(...(await drainAll(client, 'order-events', subscription, sessions, 200)).map((m) => String(m.messageId)));
+      return ids.length >= expected;
+    },
+    60_000,
+    0,
+  );
   // A duplicate would arrive right behind.
   ids.push(...(await drainAll(client, 'order-events', subscription, sessions, 1000)).map((m) => String(m.messageId)));
   return { subscription, received: ids.length, distinct: new Set(ids).size };
@@ -244,7 +306,6 @@ async function drainSubscription(client: ServiceBusClient, subscription: string,
 function queueDepth(stack: LocalStack): number {
   return stack.serviceBus.entity('orders')?.messages.size ?? 0;
 }
-
 
 function printProgress(stack: LocalStack, tally: Tally): void {
   const o = tally.outcomes;
@@ -273,7 +334,10 @@ function printSummary(
   const rows: [string, string | number][] = [
     ['orders submitted over HTTP (POST /api/orders)', workload.placements.length],
     ['  client retries, same key: at once, after the answer', `${workload.clientRetriesConcurrent}, ${workload.clientRetriesAfterAnswer}`],
-    ['requests: accepted, replayed, in progress (409, retried)', `${r.created ?? 0}, ${r.duplicate ?? 0}, ${r.retry ?? 0} (${tally.requests} requests, ${answers.filter((a) => a.retries > 0).length} clients waited)`],
+    [
+      'requests: accepted, replayed, in progress (409, retried)',
+      `${r.created ?? 0}, ${r.duplicate ?? 0}, ${r.retry ?? 0} (${tally.requests} requests, ${answers.filter((a) => a.retries > 0).length} clients waited)`,
+    ],
     ['messages sent by the producer (payments, status changes)', `${workload.sends.length + 1}`],
     ['  of which producer retries, same MessageId', workload.producerRetriesSameId],
     ['  of which producer retries, new MessageId + idempotency-key', workload.producerRetriesNewId],
@@ -291,7 +355,12 @@ function printSummary(
     ['publisher killed between send and mark (lease taken over)', `${tally.publisherKills}, after ${failedMarks} failed marks`],
     ['re-sends dropped by the topic (duplicate detection)', stack.serviceBus.topic('order-events')?.duplicatesDropped ?? 0],
     ...events.map((e): [string, string] => [`OrderAccepted on ${e.subscription}`, `${e.received} received, ${e.distinct} distinct MessageIds`]),
-    ['deliveries to requestShipment (fulfilment)', `${tally.shipmentDeliveries}: ${Object.entries(tally.shipmentOutcomes).map(([k, v]) => `${k} ${v}`).join(', ')}`],
+    [
+      'deliveries to requestShipment (fulfilment)',
+      `${tally.shipmentDeliveries}: ${Object.entries(tally.shipmentOutcomes)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    ],
     ['carrier faults: answers lost after booking, outages', `${carrierFaults.droppedAfterBooking}, ${carrierFaults.unavailable}`],
     ['carrier: bookings, replays, look-ups by key', `${carrier.bookings}, ${carrier.replays}, ${carrier.lookups}`],
   ];

@@ -34,7 +34,12 @@ export async function seedRunbookScenario(stack: LocalStack, log: (line: string)
   const deadLetters = () => [...(stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.values() ?? [])].map((m) => String(m.message.message_id));
   try {
     await sender.sendMessages({ ...placed('runbook-order-1'), messageId: 'runbook-order-1' });
-    await waitUntil('runbook-order-1 to be stored', async () => (await container.item('runbook-order-1', 'runbook-order-1').read()).resource !== undefined, 30_000, 200);
+    await waitUntil(
+      'runbook-order-1 to be stored',
+      async () => (await container.item('runbook-order-1', 'runbook-order-1').read()).resource !== undefined,
+      30_000,
+      200,
+    );
     await sender.sendMessages({ ...placed('runbook-order-1', 'someone-else'), messageId: 'runbook-conflict' });
     await sender.sendMessages({
       subject: 'PaymentReceived',
@@ -45,8 +50,17 @@ export async function seedRunbookScenario(stack: LocalStack, log: (line: string)
     log('order not yet placed (runbook-payment) is parked beside it; the sweeper rejects it as OrderNeverArrived after the horizon');
     log('(shortened to 5 s for the demo). About half a minute.');
     const rejected = async () =>
-      (await container.items.query({ query: "SELECT c.id FROM c WHERE c.docType = 'parked' AND c.state = 'rejected'" }, { partitionKey: 'runbook-order-2' }).fetchAll()).resources.length > 0;
-    await waitUntil('the conflict dead-lettered and the payment rejected', async () => deadLetters().includes('runbook-conflict') && (await rejected()), 180_000, 200);
+      (
+        await container.items
+          .query({ query: "SELECT c.id FROM c WHERE c.docType = 'parked' AND c.state = 'rejected'" }, { partitionKey: 'runbook-order-2' })
+          .fetchAll()
+      ).resources.length > 0;
+    await waitUntil(
+      'the conflict dead-lettered and the payment rejected',
+      async () => deadLetters().includes('runbook-conflict') && (await rejected()),
+      180_000,
+      200,
+    );
     await sender.sendMessages({ ...placed('runbook-order-2'), messageId: 'runbook-order-2' });
     await seedOperatorScenarios(stack, container);
     log(runbookHint(stack));
@@ -55,7 +69,6 @@ export async function seedRunbookScenario(stack: LocalStack, log: (line: string)
     cosmos.dispose();
   }
 }
-
 
 /** The next step, framed so that it stands out between the delivery lines. */
 export function runbookHint(stack: LocalStack): string {

@@ -20,22 +20,32 @@ export async function seedOperatorScenarios(stack: LocalStack, container: Contai
   await container.items.create(failedIntakeEntry(now));
   await container.items.create(escalatedShipment(now));
   const accepted = await acceptedEvent(container, 'runbook-order-2');
-  deadLetter(stack, 'orders', {
-    message_id: 'runbook-retry',
-    subject: 'OrderPlaced',
-    content_type: 'application/json',
-    body: { orderId: 'runbook-order-4', customerId: 'customer-1', currency: 'EUR', lines: [{ sku: 'SKU-1', quantity: 1, unitPrice: 12 }], placedAt: now },
-  }, 'the consumer crashed on every delivery (a bug fixed since)');
+  deadLetter(
+    stack,
+    'orders',
+    {
+      message_id: 'runbook-retry',
+      subject: 'OrderPlaced',
+      content_type: 'application/json',
+      body: { orderId: 'runbook-order-4', customerId: 'customer-1', currency: 'EUR', lines: [{ sku: 'SKU-1', quantity: 1, unitPrice: 12 }], placedAt: now },
+    },
+    'the consumer crashed on every delivery (a bug fixed since)',
+  );
   // Copies of the order's OrderAccepted as the publisher sent it (same key): a resubmit is absorbed wherever it was applied already.
   for (const subscription of ['fulfilment', 'audit']) {
-    deadLetter(stack, `order-events/subscriptions/${subscription}`, {
-      message_id: `runbook-${subscription}`,
-      subject: accepted.message.subject,
-      content_type: accepted.message.contentType,
-      group_id: accepted.message.sessionId,
-      body: accepted.message.body,
-      application_properties: { ...accepted.message.applicationProperties },
-    }, `the ${subscription} consumer was down (fixed since)`);
+    deadLetter(
+      stack,
+      `order-events/subscriptions/${subscription}`,
+      {
+        message_id: `runbook-${subscription}`,
+        subject: accepted.message.subject,
+        content_type: accepted.message.contentType,
+        group_id: accepted.message.sessionId,
+        body: accepted.message.body,
+        application_properties: { ...accepted.message.applicationProperties },
+      },
+      `the ${subscription} consumer was down (fixed since)`,
+    );
   }
 }
 
@@ -51,7 +61,11 @@ function failedIntakeEntry(now: string): OutboxDocument {
     messageId: 'runbook-order-3',
     source: orderIntakeSource,
   });
-  return { ...entry, state: 'failed', failure: { reason: 'MessagingEntityNotFound', detail: "the queue 'orders' did not exist when the publisher sent the entry (deployed since)", at: now } };
+  return {
+    ...entry,
+    state: 'failed',
+    failure: { reason: 'MessagingEntityNotFound', detail: "the queue 'orders' did not exist when the publisher sent the entry (deployed since)", at: now },
+  };
 }
 
 /** A booking the reconciler gave up on: the carrier gave no answer for the whole transient budget. */
@@ -85,6 +99,10 @@ async function acceptedEvent(container: Container, orderId: string): Promise<Out
 function deadLetter(stack: LocalStack, entity: string, message: Record<string, unknown>, description: string): void {
   const dlq = stack.serviceBus.entity(entity)?.deadLetterQueue;
   if (!dlq) throw new Error(`the local Service Bus has no entity ${entity}`);
-  const properties = { ...((message.application_properties as Record<string, unknown> | undefined) ?? {}), DeadLetterReason: 'MaxDeliveryCountExceeded', DeadLetterErrorDescription: description };
+  const properties = {
+    ...((message.application_properties as Record<string, unknown> | undefined) ?? {}),
+    DeadLetterReason: 'MaxDeliveryCountExceeded',
+    DeadLetterErrorDescription: description,
+  };
   dlq.accept({ ...message, application_properties: properties } as Parameters<typeof dlq.accept>[0]);
 }

@@ -75,12 +75,19 @@ export function sampleWorkload(orderCount: number, run: string): Workload {
     payments.forEach((amount, p) => {
       const messageId = `payment-${orderId}-${p}`;
       if (i % 25 === 5 && p === 0) crashOnFirstDelivery.add(messageId);
-      send({ messageId, subject: 'PaymentReceived', body: { orderId, paymentId: messageId, amount, currency: 'EUR', receivedAt: new Date().toISOString() } }, i + p);
+      send(
+        { messageId, subject: 'PaymentReceived', body: { orderId, paymentId: messageId, amount, currency: 'EUR', receivedAt: new Date().toISOString() } },
+        i + p,
+      );
     });
     const versions = i % 4 === 0 ? [2, 1, 3] : [1, 2, 3];
     for (const version of versions) {
       send(
-        { messageId: `status-${orderId}-${version}`, subject: 'OrderStatusChanged', body: { orderId, status: statuses[version - 1], version, changedAt: new Date().toISOString() } },
+        {
+          messageId: `status-${orderId}-${version}`,
+          subject: 'OrderStatusChanged',
+          body: { orderId, status: statuses[version - 1], version, changedAt: new Date().toISOString() },
+        },
         i + version,
       );
     }
@@ -90,9 +97,26 @@ export function sampleWorkload(orderCount: number, run: string): Workload {
   const conflict: ServiceBusMessage = {
     messageId: `placed-${victim}-edited`,
     subject: 'OrderPlaced',
-    body: { orderId: victim, customerId: 'someone-else', currency: 'EUR', lines: [{ sku: 'SKU-X', quantity: 9, unitPrice: 1 }], placedAt: new Date().toISOString() },
+    body: {
+      orderId: victim,
+      customerId: 'someone-else',
+      currency: 'EUR',
+      lines: [{ sku: 'SKU-X', quantity: 9, unitPrice: 1 }],
+      placedAt: new Date().toISOString(),
+    },
   };
   const clientRetriesConcurrent = placements.filter((p) => p.clientRetry === 'concurrent').length;
   const clientRetriesAfterAnswer = placements.filter((p) => p.clientRetry === 'after-answer').length;
-  return { placements, sends, expected, producerRetriesSameId, producerRetriesNewId, clientRetriesConcurrent, clientRetriesAfterAnswer, conflict, conflictOrderId: victim, crashOnFirstDelivery };
+  return {
+    placements,
+    sends,
+    expected,
+    producerRetriesSameId,
+    producerRetriesNewId,
+    clientRetriesConcurrent,
+    clientRetriesAfterAnswer,
+    conflict,
+    conflictOrderId: victim,
+    crashOnFirstDelivery,
+  };
 }

@@ -52,7 +52,9 @@ export class MeteringDocumentStore extends CountingDocumentStore {
   override async commit(pk: string, ops: readonly WriteOperation[]): Promise<CommitResult> {
     const writes = ops.map((op) => {
       const document = op.document as unknown as Json;
-      return op.kind === 'create' ? { kind: 'create' as const, document } : { kind: 'replace' as const, document, previous: this.lastSeen.get(key(pk, op.document.id)) };
+      return op.kind === 'create'
+        ? { kind: 'create' as const, document }
+        : { kind: 'replace' as const, document, previous: this.lastSeen.get(key(pk, op.document.id)) };
     });
     const result = await super.commit(pk, ops);
     const failedAt = result.kind === 'committed' ? undefined : result.operationIndex;

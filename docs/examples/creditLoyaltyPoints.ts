@@ -3,8 +3,14 @@
 import { create, fingerprintPayload, replace, resolveDedupKey } from '../../src/idempotency/index.js';
 import type { DocumentStore } from '../../src/idempotency/index.js';
 
-interface PointsEarned { customerId: string; points: number }
-interface Account { id: string; balance: number }
+interface PointsEarned {
+  customerId: string;
+  points: number;
+}
+interface Account {
+  id: string;
+  balance: number;
+}
 type Outcome = 'credited' | 'duplicate' | 'conflict' | 'no-key' | 'retry';
 const markerTtlSeconds = 30 * 24 * 3600; // longer than the broker can redeliver or an operator resubmit
 const maxAttempts = 10; // lost races in a row before the message goes back to the broker

@@ -32,10 +32,14 @@ function parseLoyaltyMessage(message: ReceivedMessage): LoyaltyMessage {
 const loyaltyFailure = failureCodes(['NotEnoughPoints']);
 const handlers: Record<LoyaltyType, (m: LoyaltyMessage, balance: number) => number | PermanentMessageError> = {
   PointsEarned: (m, balance) => balance + m.points,
-  PointsRedeemed: (m, balance) => (m.points <= balance ? balance - m.points : new PermanentMessageError(loyaltyFailure.NotEnoughPoints, `${m.points} points asked, ${balance} held`, m.key)),
+  PointsRedeemed: (m, balance) =>
+    m.points <= balance ? balance - m.points : new PermanentMessageError(loyaltyFailure.NotEnoughPoints, `${m.points} points asked, ${balance} held`, m.key),
 };
 
-interface Account { id: string; balance: number }
+interface Account {
+  id: string;
+  balance: number;
+}
 
 /** The marker and the balance commit in one batch: either both exist or neither. */
 async function applyOnce(m: LoyaltyMessage, runtime: ConsumerRuntime): Promise<ProcessingOutcome> {
@@ -46,10 +50,23 @@ async function applyOnce(m: LoyaltyMessage, runtime: ConsumerRuntime): Promise<P
     if (balance instanceof PermanentMessageError) return { kind: 'invalid', error: balance };
     const next = { id: m.customerId, balance };
     // The core's one duplicate-or-conflict decision: on the marker's 409 it reads the marker once and compares.
-    const result = await createOrClassify(runtime.store, m.customerId, [create(marker), account ? replace(next, account.etag) : create(next)], (stored: typeof marker) => stored.fingerprint === m.fingerprint);
+    const result = await createOrClassify(
+      runtime.store,
+      m.customerId,
+      [create(marker), account ? replace(next, account.etag) : create(next)],
+      (stored: typeof marker) => stored.fingerprint === m.fingerprint,
+    );
     if (result.kind === 'committed') return { kind: 'created' };
     if (result.kind === 'same-request') return { kind: 'duplicate' };
-    if (result.kind === 'other-request') return { kind: 'conflict', error: new PermanentMessageError('PayloadConflict', `another message under this key (stored fingerprint ${result.existing.document.fingerprint})`, m.key) };
+    if (result.kind === 'other-request')
+      return {
+        kind: 'conflict',
+        error: new PermanentMessageError(
+          'PayloadConflict',
+          `another message under this key (stored fingerprint ${result.existing.document.fingerprint})`,
+          m.key,
+        ),
+      };
     // vanished (the marker expired between the 409 and the read) or the account changed: read again.
   }
   return { kind: 'retry', reason: 'the account kept changing' };

@@ -106,7 +106,9 @@ export async function startCarrierStandIn(options: CarrierStandInOptions = {}): 
     if (!body.ok) return problem(res, body.status, body.title);
     const request = body.value as { orderReference?: unknown };
     if (typeof request.orderReference !== 'string' || request.orderReference === '') return problem(res, 400, 'orderReference is required');
-    const fingerprint = createHash('sha256').update(canonicalize(body.value) ?? '').digest('hex');
+    const fingerprint = createHash('sha256')
+      .update(canonicalize(body.value) ?? '')
+      .digest('hex');
     const known = keys.get(key);
     if (known && known.fingerprint !== fingerprint) return problem(res, 422, 'Idempotency-Key was used with another payload');
     if (known?.state === 'in-flight') return problem(res, 409, 'a request with this Idempotency-Key is still being handled', { 'Retry-After': '1' });

@@ -45,6 +45,11 @@ export function loseAnswerAfterApplying(req: IncomingMessage, res: ServerRespons
     for (const name of res.getHeaderNames()) if (name !== 'content-type' && name !== 'x-ms-activity-id') res.removeHeader(name);
     res.statusCode = statusCode;
     res.setHeader('content-type', 'application/json');
-    return end(JSON.stringify({ code: statusCode === 408 ? 'RequestTimeout' : 'ServiceUnavailable', message: `answer lost by the stand-in after the request was applied: ${statusCode}` }));
+    return end(
+      JSON.stringify({
+        code: statusCode === 408 ? 'RequestTimeout' : 'ServiceUnavailable',
+        message: `answer lost by the stand-in after the request was applied: ${statusCode}`,
+      }),
+    );
   }) as typeof res.end;
 }

@@ -42,7 +42,10 @@ export async function handleAtomicBatch(
   asOneChange(collection, () => {
     try {
       for (const operation of body as BatchOperation[]) {
-        const result = runOperation(collection, operation.partitionKey === undefined && batchKey !== undefined ? { ...operation, partitionKey: batchKey } : operation);
+        const result = runOperation(
+          collection,
+          operation.partitionKey === undefined && batchKey !== undefined ? { ...operation, partitionKey: batchKey } : operation,
+        );
         results.push(result);
         if (result.statusCode >= 400) break;
       }

@@ -85,7 +85,10 @@ export function handleChangeFeed(collection: Collection, req: IncomingMessage, r
   const mode = String(req.headers['a-im']).toLowerCase();
   if (mode !== 'incremental feed') {
     res.statusCode = 400;
-    return { code: 'BadRequest', message: `change feed mode ${JSON.stringify(req.headers['a-im'])} is not available in the stand-in: only latest version ("Incremental Feed")` };
+    return {
+      code: 'BadRequest',
+      message: `change feed mode ${JSON.stringify(req.headers['a-im'])} is not available in the stand-in: only latest version ("Incremental Feed")`,
+    };
   }
   const rangeId = header(req, 'x-ms-documentdb-partitionkeyrangeid');
   if (rangeId !== undefined && rangeId !== onlyPartitionKeyRange.id) {
@@ -97,7 +100,10 @@ export function handleChangeFeed(collection: Collection, req: IncomingMessage, r
   const epkMax = header(req, 'x-ms-end-epk');
   if ((epkMin !== undefined && epkMin !== onlyPartitionKeyRange.minInclusive) || (epkMax !== undefined && epkMax !== onlyPartitionKeyRange.maxExclusive)) {
     res.statusCode = 400;
-    return { code: 'BadRequest', message: `feed range [${epkMin ?? ''}, ${epkMax ?? ''}) is narrower than a partition key range; the stand-in serves whole ranges and single partition keys` };
+    return {
+      code: 'BadRequest',
+      message: `feed range [${epkMin ?? ''}, ${epkMax ?? ''}) is narrower than a partition key range; the stand-in serves whole ranges and single partition keys`,
+    };
   }
   trackChanges(collection);
   const feed = feeds.get(collection) as Feed;

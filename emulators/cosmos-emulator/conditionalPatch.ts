@@ -29,9 +29,11 @@ export function conditionalPatch(collection: Collection, input: PatchInput): Ope
   }
   if (input.condition !== undefined && input.condition !== null) {
     if (typeof input.condition !== 'string' || input.condition.trim() === '') return badRequest('the patch condition is not a query filter (from c where ...)');
-    const document = collection.document(input.id, parsePartitionKey(input.partitionKey as string, input.id)).read() as { _rid?: string; _etag?: string } | undefined;
+    const document = collection.document(input.id, parsePartitionKey(input.partitionKey as string, input.id)).read() as
+      { _rid?: string; _etag?: string } | undefined;
     if (!document) return { statusCode: 404, body: {} };
-    if (input.ifMatch && input.ifMatch !== document._etag) return preconditionFailed('Operation cannot be performed because one of the specified precondition is not met.');
+    if (input.ifMatch && input.ifMatch !== document._etag)
+      return preconditionFailed('Operation cannot be performed because one of the specified precondition is not met.');
     const condition = input.condition.trim();
     const query = /^select\s/i.test(condition) ? condition : `SELECT * ${condition}`;
     let matching: { _rid?: string }[];
@@ -42,7 +44,12 @@ export function conditionalPatch(collection: Collection, input: PatchInput): Ope
     }
     if (!matching.some((m) => m._rid === document._rid)) return preconditionFailed('One of the specified pre-condition is not met.');
   }
-  return patchOperation(collection, { id: input.id, partitionKey: input.partitionKey, ifMatch: input.ifMatch, operations: operations as never }) as OperationResult;
+  return patchOperation(collection, {
+    id: input.id,
+    partitionKey: input.partitionKey,
+    ifMatch: input.ifMatch,
+    operations: operations as never,
+  }) as OperationResult;
 }
 
 /** `PATCH /dbs/{db}/colls/{coll}/docs/{id}`: the operations as an array, or `{ operations, condition }`. */

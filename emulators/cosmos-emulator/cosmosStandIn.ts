@@ -204,10 +204,10 @@ async function respond(account: Account, offers: OfferBook, req: IncomingMessage
         : batchRequest
           ? handleBulk(account, req, res, params as never)
           : scopedQuery
-          ? handlePartitionScopedQuery(account, req, res, params as never, planRequest ? 'nothing' : 'partition')
-          : handler === (patchDocument as unknown)
-            ? handlePatchDocument(account, req, res, params as never)
-            : handler(account, req, res, params));
+            ? handlePartitionScopedQuery(account, req, res, params as never, planRequest ? 'nothing' : 'partition')
+            : handler === (patchDocument as unknown)
+              ? handlePatchDocument(account, req, res, params as never)
+              : handler(account, req, res, params));
     }
   } catch (error) {
     res.statusCode = 500;
@@ -227,11 +227,23 @@ function isResourceLifecycle(handler: unknown): boolean {
  * before anything is made (400), the offer recorded once the resource exists, and a delete takes
  * the offers with it. A container create still goes through validation.
  */
-async function withOffers(account: Account, offers: OfferBook, route: [Record<string, string>, Handler], req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+async function withOffers(
+  account: Account,
+  offers: OfferBook,
+  route: [Record<string, string>, Handler],
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<unknown> {
   const [params, handler] = route;
   const database = params.dbId ? (account.database(params.dbId).read() as { _self?: string } | undefined) : undefined;
   if (handler === (deleteCollection as unknown) || handler === (deleteDatabase as unknown)) {
-    const target = handler === (deleteDatabase as unknown) ? database : (account.database(params.dbId ?? '').collection(params.collId ?? '').read() as { _self?: string } | undefined);
+    const target =
+      handler === (deleteDatabase as unknown)
+        ? database
+        : (account
+            .database(params.dbId ?? '')
+            .collection(params.collId ?? '')
+            .read() as { _self?: string } | undefined);
     const body = await handler(account, req, res, params);
     if (res.statusCode < 300 && target?._self) offers.deleted(target._self);
     return body;

@@ -17,7 +17,10 @@ const quadraticCopy = /\$c\.reduce\(\(\$, (\w+)\) => typeof \1 !== "undefined" \
 
 /** `FROM c` names each document `c`; `FROM root r` reads `root` and names it `r`. (A JOIN's own copy is left as it is: the app's queries have none.) */
 export function linearScanOf(code: string): string {
-  return code.replace(quadraticCopy, (_match, source: string, alias: string) => `$c.filter((${source}) => typeof ${source} !== "undefined").map((${source}) => ({ ${alias}: ${source} }))`);
+  return code.replace(
+    quadraticCopy,
+    (_match, source: string, alias: string) => `$c.filter((${source}) => typeof ${source} !== "undefined").map((${source}) => ({ ${alias}: ${source} }))`,
+  );
 }
 
 /** The query library exactly as the server library resolves it (it is the server's dependency, not ours). */
@@ -34,7 +37,12 @@ export function installLinearQueryScan(): void {
   const descriptor = Object.getOwnPropertyDescriptor(prototype, 'code');
   const compile = descriptor?.get;
   if (!compile) throw new Error('@zeit/cosmosdb-query: Query.prototype.code is no longer a getter; the linear scan cannot be installed');
-  Object.defineProperty(prototype, 'code', { ...descriptor, get(this: QueryPrototype) { return linearScanOf(compile.call(this) as string); } });
+  Object.defineProperty(prototype, 'code', {
+    ...descriptor,
+    get(this: QueryPrototype) {
+      return linearScanOf(compile.call(this) as string);
+    },
+  });
   installed = true;
 }
 

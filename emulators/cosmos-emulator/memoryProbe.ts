@@ -11,7 +11,12 @@ async function main(): Promise<void> {
   if (!gc) throw new Error('run with node --expose-gc');
   const rounds = Number(process.argv[2] ?? 30);
   const standIn = await startCosmosStandIn({ port: 0 });
-  const client = new CosmosClient({ endpoint: standIn.endpoint, key: standIn.key, agent: new Agent({ rejectUnauthorized: false, keepAlive: true }), connectionPolicy: { enableEndpointDiscovery: false } });
+  const client = new CosmosClient({
+    endpoint: standIn.endpoint,
+    key: standIn.key,
+    agent: new Agent({ rejectUnauthorized: false, keepAlive: true }),
+    connectionPolicy: { enableEndpointDiscovery: false },
+  });
   const { database } = await client.databases.createIfNotExists({ id: 'probe' });
   const heap: number[] = [];
   const padding = 'x'.repeat(10_000);

@@ -14,7 +14,8 @@ export interface OfferResource {
   /** The `_self` of the container or database it is for. */
   resource: string;
   offerResourceId: string;
-  content: { offerThroughput: number; offerIsRUPerMinuteThroughputEnabled: false } | { offerThroughput: number; offerAutopilotSettings: { maxThroughput: number } };
+  content:
+    { offerThroughput: number; offerIsRUPerMinuteThroughputEnabled: false } | { offerThroughput: number; offerAutopilotSettings: { maxThroughput: number } };
 }
 
 /** What a container gets when nobody says: Cosmos DB's minimum manual throughput. */
@@ -34,7 +35,12 @@ export class OfferBook {
   private readonly offers = new Map<string, OfferResource>();
 
   /** The offer for a container or database just created, or undefined when it has none. Throws OfferProblem for throughput Azure refuses. */
-  created(resource: { _rid: string; _self: string }, headers: IncomingMessage['headers'], kind: 'container' | 'database', databaseSelf?: string): OfferResource | undefined {
+  created(
+    resource: { _rid: string; _self: string },
+    headers: IncomingMessage['headers'],
+    kind: 'container' | 'database',
+    databaseSelf?: string,
+  ): OfferResource | undefined {
     const content = contentFrom(headers);
     if (!content && (kind === 'database' || (databaseSelf !== undefined && this.offers.has(databaseSelf)))) return undefined;
     // A resource id's alphabet: base64 with '-' for '/', which the SDK refuses in an id ("Id contains illegal chars").
@@ -77,7 +83,10 @@ export class OfferBook {
       _etag: `"${randomBytes(8).toString('hex')}"`,
       _ts: Math.floor(Date.now() / 1000),
       content: content?.offerAutopilotSettings
-        ? { offerThroughput: autoscaleMax(content.offerAutopilotSettings.maxThroughput) / 10, offerAutopilotSettings: { maxThroughput: autoscaleMax(content.offerAutopilotSettings.maxThroughput) } }
+        ? {
+            offerThroughput: autoscaleMax(content.offerAutopilotSettings.maxThroughput) / 10,
+            offerAutopilotSettings: { maxThroughput: autoscaleMax(content.offerAutopilotSettings.maxThroughput) },
+          }
         : { offerThroughput: manual(content?.offerThroughput), offerIsRUPerMinuteThroughputEnabled: false },
     };
     this.offers.set(offer.resource, replaced);

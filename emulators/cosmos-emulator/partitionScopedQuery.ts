@@ -42,7 +42,8 @@ export async function handlePartitionScopedQuery(
     // the stand-in's cost grow with the whole container).
     const path = documents._getPartitionKeyPath();
     const [only] = path;
-    const partitionOf = path.length === 1 && only !== undefined ? (doc: Record<string, unknown>) => doc[only] : (doc: Record<string, unknown>) => documents._getPartition(doc);
+    const partitionOf =
+      path.length === 1 && only !== undefined ? (doc: Record<string, unknown>) => doc[only] : (doc: Record<string, unknown>) => documents._getPartition(doc);
     const data: Record<string, unknown>[] = [];
     for (const rid of scope === 'nothing' ? [] : ridsInPartition(documents, partitionOf, partition)) {
       const doc = documents._data.get(rid)?.read();

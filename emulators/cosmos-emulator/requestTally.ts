@@ -14,5 +14,9 @@ export function tallyKey(req: IncomingMessage): string {
 
 /** The requests between two tallies (what one stretch of a run cost), by key. */
 export function tallySince(before: RequestTally, after: RequestTally): RequestTally {
-  return Object.fromEntries(Object.entries(after).map(([key, n]) => [key, n - (before[key] ?? 0)]).filter(([, n]) => (n as number) > 0));
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([key, n]) => [key, n - (before[key] ?? 0)])
+      .filter(([, n]) => (n as number) > 0),
+  );
 }

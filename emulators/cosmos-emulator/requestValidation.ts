@@ -48,7 +48,9 @@ export async function validateWrite(handler: unknown, req: IncomingMessage): Pro
 /** An item's `ttl`, when present, is a whole number of seconds: -1 (never) or at least 1. Batches and bulk check theirs too. */
 export function itemProblem(body: Record<string, unknown>): string | undefined {
   if (!('ttl' in body)) return undefined;
-  return validTtl(body.ttl) ? undefined : `The value of the 'ttl' property (${JSON.stringify(body.ttl)}) is invalid: it must be -1 or a positive whole number of seconds.`;
+  return validTtl(body.ttl)
+    ? undefined
+    : `The value of the 'ttl' property (${JSON.stringify(body.ttl)}) is invalid: it must be -1 or a positive whole number of seconds.`;
 }
 
 function containerProblem(body: Record<string, unknown>): string | undefined {

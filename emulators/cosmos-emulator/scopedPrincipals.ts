@@ -24,11 +24,14 @@ export function refuseOutOfScope(principals: ScopedPrincipals | undefined, accou
   if (fields.get('type') !== 'aad') return false;
   const principal = principals[fields.get('sig') ?? ''];
   const path = new URL(req.url ?? '/', 'https://stand-in').pathname.replace(/\/+$/, '');
-  if (!principal) return answer(req, res, 401, 0, { code: 'Unauthorized', message: 'The input authorization token can\'t serve the request.' });
+  if (!principal) return answer(req, res, 401, 0, { code: 'Unauthorized', message: "The input authorization token can't serve the request." });
   const prefix = `/dbs/${principal.database}/colls/${principal.container}`;
   const inScope = path === '' || path === prefix || path.startsWith(`${prefix}/`);
   if (inScope && !(path === prefix && req.method !== 'GET')) return false;
-  const action = req.method === 'GET' || (req.method === 'POST' && path.endsWith('/docs')) ? 'Microsoft.DocumentDB/databaseAccounts/readMetadata' : 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/write';
+  const action =
+    req.method === 'GET' || (req.method === 'POST' && path.endsWith('/docs'))
+      ? 'Microsoft.DocumentDB/databaseAccounts/readMetadata'
+      : 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/write';
   const resource = path.replace(/^\//, '') || '/';
   return answer(req, res, 403, 5301, {
     code: 'Forbidden',

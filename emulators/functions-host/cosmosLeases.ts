@@ -95,7 +95,9 @@ export class LeaseStore {
     const now = this.options.now?.() ?? Date.now();
     const next = { ...lease, ...change, timestamp: new Date(now).toISOString() };
     try {
-      const { resource } = await this.options.leases.item(lease.id, lease.id).replace(next, { accessCondition: { type: 'IfMatch', condition: lease._etag ?? '' } });
+      const { resource } = await this.options.leases
+        .item(lease.id, lease.id)
+        .replace(next, { accessCondition: { type: 'IfMatch', condition: lease._etag ?? '' } });
       return resource as LeaseDocument;
     } catch (error) {
       if (statusOf(error) === 412 || statusOf(error) === 404) throw new LeaseLostError(lease.id);

@@ -45,17 +45,27 @@ function isLoopback(endpoint: string): boolean {
 }
 
 /** The leases container, made when the trigger says so; else it must exist, partitioned by /id, as the host requires. */
-export async function openLeaseContainer(client: CosmosClient, databaseName: string, containerName: string, create: boolean, functionName: string): Promise<Container> {
+export async function openLeaseContainer(
+  client: CosmosClient,
+  databaseName: string,
+  containerName: string,
+  create: boolean,
+  functionName: string,
+): Promise<Container> {
   if (create) {
     const { database } = await client.databases.createIfNotExists({ id: databaseName });
     const { container } = await database.containers.createIfNotExists({ id: containerName, partitionKey: { paths: ['/id'] } });
     return container;
   }
   const container = client.database(databaseName).container(containerName);
-  await mustExist(container, `${functionName}: the lease container ${databaseName}/${containerName} does not exist (create it, or set createLeaseContainerIfNotExists)`);
+  await mustExist(
+    container,
+    `${functionName}: the lease container ${databaseName}/${containerName} does not exist (create it, or set createLeaseContainerIfNotExists)`,
+  );
   const { resource } = await container.read();
   const paths = resource?.partitionKey?.paths ?? [];
-  if (paths.length !== 1 || paths[0] !== '/id') throw new Error(`${functionName}: the lease container ${containerName} must be partitioned by /id, not ${paths.join(', ')}`);
+  if (paths.length !== 1 || paths[0] !== '/id')
+    throw new Error(`${functionName}: the lease container ${containerName} must be partitioned by /id, not ${paths.join(', ')}`);
   return container;
 }
 

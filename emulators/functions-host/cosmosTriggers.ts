@@ -42,10 +42,19 @@ export interface CosmosTriggerListener {
  * checkpoints, whether or not the function succeeded: the host moves on. Not here: load balancing
  * between instances (the stand-in has one range per container, so one instance at a time reads it).
  */
-export async function startCosmosTriggerListener(fn: RegisteredFunction, trigger: Record<string, unknown>, options: CosmosTriggerOptions): Promise<CosmosTriggerListener> {
+export async function startCosmosTriggerListener(
+  fn: RegisteredFunction,
+  trigger: Record<string, unknown>,
+  options: CosmosTriggerOptions,
+): Promise<CosmosTriggerListener> {
   const binding = readCosmosTriggerBinding(fn, trigger, options.settings, options.intervals);
   const containers = await openContainers(binding, options.settings);
-  const leases = new LeaseStore({ leases: containers.leases, prefix: binding.leasePrefix, owner: options.instanceId, expirationMs: binding.intervals.leaseExpirationIntervalMs });
+  const leases = new LeaseStore({
+    leases: containers.leases,
+    prefix: binding.leasePrefix,
+    owner: options.instanceId,
+    expirationMs: binding.intervals.leaseExpirationIntervalMs,
+  });
   const listener = new ChangeFeedListener(fn, binding, containers, leases, options);
   await listener.start();
   return {
@@ -69,7 +78,13 @@ async function openContainers(binding: CosmosTriggerBinding, settings: Readonly<
   const leaseClient = binding.leaseConnection ? cosmosClientFor(binding.leaseConnection, settings) : client;
   const monitored = client.database(binding.databaseName).container(binding.containerName);
   await mustExist(monitored, `${binding.functionName}: the monitored container ${binding.databaseName}/${binding.containerName} does not exist`);
-  const leases = await openLeaseContainer(leaseClient, binding.leaseDatabaseName, binding.leaseContainerName, binding.createLeaseContainerIfNotExists, binding.functionName);
+  const leases = await openLeaseContainer(
+    leaseClient,
+    binding.leaseDatabaseName,
+    binding.leaseContainerName,
+    binding.createLeaseContainerIfNotExists,
+    binding.functionName,
+  );
   return { client, leaseClient, monitored, leases };
 }
 

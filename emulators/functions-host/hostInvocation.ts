@@ -62,11 +62,20 @@ export interface RpcHttpRequest {
  * a request's traceparent). As the host does, the invocation is a span of its own, a child of that
  * parent, exported as a request when telemetry is on (then its context is the worker's traceParent).
  */
-export async function invokeRegisteredFunction(fn: RegisteredFunction, data: RpcTypedData, triggerMetadata: Record<string, RpcTypedData>, parentTraceparent?: string): Promise<InvocationResult> {
+export async function invokeRegisteredFunction(
+  fn: RegisteredFunction,
+  data: RpcTypedData,
+  triggerMetadata: Record<string, RpcTypedData>,
+  parentTraceparent?: string,
+): Promise<InvocationResult> {
   const parent = parentTraceparent ? propagation.extract(ROOT_CONTEXT, { traceparent: parentTraceparent }) : ROOT_CONTEXT;
-  const span = trace.getTracer('local-functions-host').startSpan(fn.metadata.name, { kind: SpanKind.SERVER, attributes: { 'faas.name': fn.metadata.name } }, parent);
+  const span = trace
+    .getTracer('local-functions-host')
+    .startSpan(fn.metadata.name, { kind: SpanKind.SERVER, attributes: { 'faas.name': fn.metadata.name } }, parent);
   const context = span.spanContext();
-  const traceParent = isSpanContextValid(context) ? `00-${context.traceId}-${context.spanId}-0${context.traceFlags & 1}` : invocationTraceParent(parentTraceparent);
+  const traceParent = isSpanContextValid(context)
+    ? `00-${context.traceId}-${context.spanId}-0${context.traceFlags & 1}`
+    : invocationTraceParent(parentTraceparent);
   try {
     const result = await invokeWithTraceParent(fn, data, triggerMetadata, traceParent);
     span.setAttribute('faas.invocation_id', result.invocationId);
@@ -77,7 +86,12 @@ export async function invokeRegisteredFunction(fn: RegisteredFunction, data: Rpc
   }
 }
 
-async function invokeWithTraceParent(fn: RegisteredFunction, data: RpcTypedData, triggerMetadata: Record<string, RpcTypedData>, traceParent: string): Promise<InvocationResult> {
+async function invokeWithTraceParent(
+  fn: RegisteredFunction,
+  data: RpcTypedData,
+  triggerMetadata: Record<string, RpcTypedData>,
+  traceParent: string,
+): Promise<InvocationResult> {
   const invocationId = randomUUID();
   const logs: InvocationResult['logs'] = [];
   const triggerName = Object.entries(fn.metadata.bindings).find(([, b]) => b.direction === 'in' && String(b.type).endsWith('Trigger'))?.[0];

@@ -45,7 +45,9 @@ export async function startHttpListener(functions: readonly RegisteredFunction[]
     if (!trigger) return [];
     const route = String(trigger.route ?? fn.metadata.name).replace(/^\/|\/$/g, '');
     if (route.includes('{')) throw new Error(`${fn.metadata.name}: route parameters ({name}) are not supported by the local host`);
-    const methods = Array.isArray(trigger.methods) ? trigger.methods.map((m) => String(m).toUpperCase()) : ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
+    const methods = Array.isArray(trigger.methods)
+      ? trigger.methods.map((m) => String(m).toUpperCase())
+      : ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
     return [{ fn, methods, path: `/${prefix ? `${prefix}/` : ''}${route}`.toLowerCase(), authLevel: String(trigger.authLevel ?? 'function') }];
   });
   const server = createServer((req, res) => {
@@ -90,7 +92,12 @@ async function serve(req: IncomingMessage, res: ServerResponse, routes: readonly
     ...(method === 'GET' || method === 'HEAD' ? {} : { body: { bytes: body } }),
   };
   // As the host does: the invocation's activity is a child of the request's traceparent, when it has one.
-  const result = await invokeRegisteredFunction(route.fn, { http }, { Headers: { json: JSON.stringify(http.headers) }, Query: { json: JSON.stringify(http.query) } }, http.headers.traceparent);
+  const result = await invokeRegisteredFunction(
+    route.fn,
+    { http },
+    { Headers: { json: JSON.stringify(http.headers) }, Query: { json: JSON.stringify(http.query) } },
+    http.headers.traceparent,
+  );
   options.onInvocation?.(route.fn, result);
   if (result.error !== undefined) {
     res.writeHead(500).end();
@@ -148,5 +155,7 @@ interface RpcHttpResponse {
 }
 
 function flatHeaders(req: IncomingMessage): Record<string, string> {
-  return Object.fromEntries(Object.entries(req.headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, Array.isArray(value) ? value.join(', ') : value]])));
+  return Object.fromEntries(
+    Object.entries(req.headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, Array.isArray(value) ? value.join(', ') : value]])),
+  );
 }

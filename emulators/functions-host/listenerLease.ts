@@ -29,7 +29,8 @@ export const processLocalLease: ListenerLease = { holds: async () => true, relea
 export function fileLease(path: string, ttlMs = 5 * 60_000, now: () => number = Date.now): ListenerLease {
   const owner = randomUUID();
   mkdirSync(dirname(path), { recursive: true });
-  const write = (flag: 'wx' | 'w') => writeFileSync(path, JSON.stringify({ owner, pid: process.pid, expiresAtMs: now() + ttlMs } satisfies LeaseRecord), { flag });
+  const write = (flag: 'wx' | 'w') =>
+    writeFileSync(path, JSON.stringify({ owner, pid: process.pid, expiresAtMs: now() + ttlMs } satisfies LeaseRecord), { flag });
   const tryCreate = () => {
     try {
       write('wx');

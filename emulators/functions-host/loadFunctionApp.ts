@@ -51,4 +51,3 @@ function walk(dir: string): string[] {
     return entry.isDirectory() ? walk(path) : [path];
   });
 }
-

@@ -87,7 +87,9 @@ export function startLocalFunctionsHost(all: readonly RegisteredFunction[], opti
   cosmosTriggers.catch(() => undefined);
   const httpOptions = options.http;
   const maxRequestBodyBytes = requestBodySizeLimitBytes(options.settings);
-  const http = httpOptions ? startHttpListener(functions, { port: httpOptions.port, maxRequestBodyBytes, onInvocation: httpOptions.onInvocation }) : Promise.resolve(undefined);
+  const http = httpOptions
+    ? startHttpListener(functions, { port: httpOptions.port, maxRequestBodyBytes, onInvocation: httpOptions.onInvocation })
+    : Promise.resolve(undefined);
   http.catch(() => undefined);
   for (const fn of functions) {
     const trigger = Object.values(fn.metadata.bindings).find((b) => b.type === 'serviceBusTrigger');

@@ -30,7 +30,8 @@ export function retryPolicyOf(functionName: string, options: unknown): RetryPoli
   const o = options as RegisteredRetryOptions;
   const strategy = o.strategy ?? o.retryStrategy;
   const maxRetryCount = o.maxRetryCount ?? 0;
-  if (!Number.isInteger(maxRetryCount) || maxRetryCount < -1) throw new Error(`${functionName}: retry.maxRetryCount must be -1 or a whole number, not ${maxRetryCount}`);
+  if (!Number.isInteger(maxRetryCount) || maxRetryCount < -1)
+    throw new Error(`${functionName}: retry.maxRetryCount must be -1 or a whole number, not ${maxRetryCount}`);
   const ms = (d: RpcDuration | undefined) => (d?.seconds ?? 0) * 1000;
   if (strategy === 'fixedDelay') return { maxRetryCount, delayMs: () => ms(o.delayInterval) };
   if (strategy === 'exponentialBackoff') {

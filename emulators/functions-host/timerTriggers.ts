@@ -61,8 +61,16 @@ export function startTimerListener(fn: RegisteredFunction, trigger: Record<strin
       if (!(await options.lease.holds())) return;
       const firedAt = now();
       const next = cron.nextRun(firedAt) ?? firedAt;
-      const input = { Schedule: { AdjustForDST: true }, ScheduleStatus: { Last: (last ?? firedAt).toISOString(), Next: next.toISOString(), LastUpdated: firedAt.toISOString() }, IsPastDue: isPastDue };
-      const result = await invokeRegisteredFunction(fn, { json: JSON.stringify(input) }, { sys: { json: JSON.stringify({ MethodName: fn.metadata.name, UtcNow: firedAt, RandGuid: crypto.randomUUID() }) } });
+      const input = {
+        Schedule: { AdjustForDST: true },
+        ScheduleStatus: { Last: (last ?? firedAt).toISOString(), Next: next.toISOString(), LastUpdated: firedAt.toISOString() },
+        IsPastDue: isPastDue,
+      };
+      const result = await invokeRegisteredFunction(
+        fn,
+        { json: JSON.stringify(input) },
+        { sys: { json: JSON.stringify({ MethodName: fn.metadata.name, UtcNow: firedAt, RandGuid: crypto.randomUUID() }) } },
+      );
       last = firedAt;
       options.onInvocation?.(fn, result);
     })();
@@ -73,15 +81,18 @@ export function startTimerListener(fn: RegisteredFunction, trigger: Record<strin
     if (closed) return;
     const next = cron.nextRun(after);
     if (!next) return;
-    timer = setTimeout(() => {
-      void invoke(false).then(() => {
-        const finished = now();
-        // An occurrence that fell inside the run is not skipped: it runs now, as past due.
-        const missed = cron.nextRun(next);
-        if (missed && missed < finished && !closed) void invoke(true).then(() => scheduleNext(now()));
-        else scheduleNext(finished);
-      });
-    }, Math.max(0, next.getTime() - now().getTime()));
+    timer = setTimeout(
+      () => {
+        void invoke(false).then(() => {
+          const finished = now();
+          // An occurrence that fell inside the run is not skipped: it runs now, as past due.
+          const missed = cron.nextRun(next);
+          if (missed && missed < finished && !closed) void invoke(true).then(() => scheduleNext(now()));
+          else scheduleNext(finished);
+        });
+      },
+      Math.max(0, next.getTime() - now().getTime()),
+    );
   };
 
   if (trigger.runOnStartup === true) void invoke(false).then(() => scheduleNext(now()));

@@ -49,7 +49,15 @@ export async function startIngestionStandIn(options: { port?: number } = {}): Pr
   const tls = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
     keyType: 'ec',
     curve: 'P-256',
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] }],
+    extensions: [
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: '127.0.0.1' },
+          { type: 2, value: 'localhost' },
+        ],
+      },
+    ],
   });
   const caCertificatePath = join(mkdtempSync(join(tmpdir(), 'ingestion-stand-in-')), 'cert.pem');
   writeFileSync(caCertificatePath, tls.cert);
@@ -78,7 +86,11 @@ export async function startIngestionStandIn(options: { port?: number } = {}): Pr
     }
     if (!Array.isArray(items)) {
       received.push({ path, gzip, envelopes: 0, status: 400 });
-      return answer(res, 400, { itemsReceived: 0, itemsAccepted: 0, errors: [{ index: 0, statusCode: 400, message: 'the body is not a JSON array of envelopes' }] });
+      return answer(res, 400, {
+        itemsReceived: 0,
+        itemsAccepted: 0,
+        errors: [{ index: 0, statusCode: 400, message: 'the body is not a JSON array of envelopes' }],
+      });
     }
     const errors: { index: number; statusCode: number; message: string }[] = [];
     items.forEach((item, index) => {
@@ -114,11 +126,12 @@ export async function startIngestionStandIn(options: { port?: number } = {}): Pr
 function envelopeProblem(item: unknown, instrumentationKey: string): string | undefined {
   if (typeof item !== 'object' || item === null) return 'an envelope must be an object';
   const e = item as Record<string, unknown>;
-  if (typeof e.name !== 'string' || e.name === '') return 'Field \'name\' on type \'Envelope\' is required but missing or empty.';
-  if (typeof e.time !== 'string' || Number.isNaN(Date.parse(e.time))) return 'Field \'time\' on type \'Envelope\' is required but missing or not a date.';
+  if (typeof e.name !== 'string' || e.name === '') return "Field 'name' on type 'Envelope' is required but missing or empty.";
+  if (typeof e.time !== 'string' || Number.isNaN(Date.parse(e.time))) return "Field 'time' on type 'Envelope' is required but missing or not a date.";
   if (e.iKey !== instrumentationKey) return 'Invalid instrumentation key';
   const data = e.data as Record<string, unknown> | undefined;
-  if (typeof data?.baseType !== 'string' || typeof data.baseData !== 'object' || data.baseData === null) return 'Field \'baseType\' on type \'Data\' is required but missing or empty.';
+  if (typeof data?.baseType !== 'string' || typeof data.baseData !== 'object' || data.baseData === null)
+    return "Field 'baseType' on type 'Data' is required but missing or empty.";
   return undefined;
 }
 

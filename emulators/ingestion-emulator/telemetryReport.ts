@@ -35,7 +35,9 @@ export function metricTotals(envelopes: readonly TelemetryEnvelope[], name: stri
 }
 
 /** The custom dimensions of each trace (log line), as KQL's `customDimensions`. */
-export function traceDimensions(envelopes: readonly TelemetryEnvelope[]): { message: string; severityLevel: unknown; operationId?: string; customDimensions: Record<string, string> }[] {
+export function traceDimensions(
+  envelopes: readonly TelemetryEnvelope[],
+): { message: string; severityLevel: unknown; operationId?: string; customDimensions: Record<string, string> }[] {
   return tablesOf(envelopes).traces.map((e) => ({
     message: String(e.data.baseData.message ?? ''),
     severityLevel: e.data.baseData.severityLevel,
@@ -57,7 +59,13 @@ export function traceTree(envelopes: readonly TelemetryEnvelope[], operationId: 
   const { requests, dependencies } = tablesOf(envelopes);
   const nodes = [...requests.map((e) => [e, 'request'] as const), ...dependencies.map((e) => [e, 'dependency'] as const)]
     .filter(([e]) => e.tags?.['ai.operation.id'] === operationId)
-    .map(([e, kind]): SpanNode => ({ kind, id: String(e.data.baseData.id), name: String(e.data.baseData.name ?? ''), parentId: e.tags?.['ai.operation.parentId'], children: [] }));
+    .map(([e, kind]): SpanNode => ({
+      kind,
+      id: String(e.data.baseData.id),
+      name: String(e.data.baseData.name ?? ''),
+      parentId: e.tags?.['ai.operation.parentId'],
+      children: [],
+    }));
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const roots: SpanNode[] = [];
   for (const node of nodes) {
@@ -82,7 +90,11 @@ export function telemetrySummary(envelopes: readonly TelemetryEnvelope[], operat
   const outcomes = metricTotals(envelopes, 'orders.messages', 'outcome');
   const lines = [
     `  envelopes received: ${envelopes.length} (requests ${tablesOf(envelopes).requests.length}, dependencies ${tablesOf(envelopes).dependencies.length}, traces ${tablesOf(envelopes).traces.length}, metrics ${tablesOf(envelopes).customMetrics.length})`,
-    `  orders.messages by outcome, as exported: ${Object.entries(outcomes).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
+    `  orders.messages by outcome, as exported: ${
+      Object.entries(outcomes)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || 'none'
+    }`,
   ];
   if (operationId) lines.push(`  one order's trace (operation ${operationId}):`, ...printTree(traceTree(envelopes, operationId), '    '));
   return lines;

@@ -94,7 +94,9 @@ export function subscriptionEntry(ctx: AtomContext, topic: string, name: string,
 export function ruleEntry(ctx: AtomContext, topic: string, subscription: string, rule: SubscriptionRule): string {
   const description = element('RuleDescription', [
     filterElement(rule.filter),
-    rule.action ? `<Action i:type="SqlRuleAction">${text('SqlExpression', rule.action.expression)}${text('CompatibilityLevel', 20)}</Action>` : '<Action i:type="EmptyRuleAction"/>',
+    rule.action
+      ? `<Action i:type="SqlRuleAction">${text('SqlExpression', rule.action.expression)}${text('CompatibilityLevel', 20)}</Action>`
+      : '<Action i:type="EmptyRuleAction"/>',
     text('CreatedAt', ctx.startedAt),
     text('Name', rule.name),
   ]);
@@ -139,7 +141,16 @@ function correlationFields(fields: CorrelationFields): string {
   const named = correlationOrder.map(([key, tag]) => (typeof fields[key] === 'string' ? text(tag, fields[key]) : '')).join('');
   const pairs = Object.entries(fields.applicationProperties ?? {}).map(([key, value]) => {
     // The SDK reads the type after a four-letter prefix ("d6p1:string").
-    const type = typeof value === 'string' ? 'string' : typeof value === 'boolean' ? 'boolean' : value instanceof Date ? 'dateTime' : Number.isInteger(value) ? 'int' : 'double';
+    const type =
+      typeof value === 'string'
+        ? 'string'
+        : typeof value === 'boolean'
+          ? 'boolean'
+          : value instanceof Date
+            ? 'dateTime'
+            : Number.isInteger(value)
+              ? 'int'
+              : 'double';
     const shown = value instanceof Date ? value.toISOString() : String(value);
     return `<KeyValueOfstringanyType>${text('Key', key)}<Value i:type="d6p1:${type}" xmlns:d6p1="http://www.w3.org/2001/XMLSchema">${escape(shown)}</Value></KeyValueOfstringanyType>`;
   });

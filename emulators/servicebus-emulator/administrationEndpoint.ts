@@ -46,7 +46,15 @@ export async function serveAdministration(port: number, host: string, entities: 
   const tls = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
     keyType: 'ec',
     curve: 'P-256',
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] }],
+    extensions: [
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: '127.0.0.1' },
+          { type: 2, value: 'localhost' },
+        ],
+      },
+    ],
   });
   const startedAt = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const handle = (secure: boolean) => (req: IncomingMessage, res: ServerResponse) => answer(req, res, { secure, startedAt, entities, keys });
@@ -65,7 +73,13 @@ export async function serveAdministration(port: number, host: string, entities: 
   });
   await new Promise<void>((resolve, reject) => {
     listener.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new Error(`the Service Bus emulator's health and administration endpoint cannot listen on port ${port}: it is in use (Microsoft's Service Bus emulator?)`) : error),
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(
+              `the Service Bus emulator's health and administration endpoint cannot listen on port ${port}: it is in use (Microsoft's Service Bus emulator?)`,
+            )
+          : error,
+      ),
     );
     listener.listen(port, host, () => resolve());
   });
@@ -98,7 +112,14 @@ function answer(req: IncomingMessage, res: ServerResponse, ctx: RequestContext):
   const refusal = authorizationRefusal(req.headers.authorization, ctx.keys);
   if (refusal) return send(res, 401, errorBody(401, refusal));
   if (req.method !== 'GET') {
-    return send(res, 405, errorBody(405, `The emulator's administration API is read-only (${req.method ?? ''}): its entities come from infra/servicebus-queues.json or the emulator's options.`));
+    return send(
+      res,
+      405,
+      errorBody(
+        405,
+        `The emulator's administration API is read-only (${req.method ?? ''}): its entities come from infra/servicebus-queues.json or the emulator's options.`,
+      ),
+    );
   }
   const atomContext: AtomContext = { baseUrl: `${ctx.secure ? 'https' : 'http'}://${req.headers.host ?? '127.0.0.1'}`, startedAt: ctx.startedAt };
   const path = decodeURIComponent(url.pathname).replace(/^\/+/, '');
@@ -119,9 +140,22 @@ function read(path: string, entities: AdministeredEntities, ctx: AtomContext): {
   const ok = (body: string) => ({ status: 200, body });
   // Service Bus answers a GET of an entity that does not exist with 200 and an empty feed.
   const nothing = ok(feed(ctx, path, []));
-  if (/^\$resources\/queues\/?$/i.test(path)) return ok(feed(ctx, path, entities.queueNames().map((q) => queueEntry(ctx, q, entities.queue(q) as QueueSettings))));
+  if (/^\$resources\/queues\/?$/i.test(path))
+    return ok(
+      feed(
+        ctx,
+        path,
+        entities.queueNames().map((q) => queueEntry(ctx, q, entities.queue(q) as QueueSettings)),
+      ),
+    );
   if (/^\$resources\/topics\/?$/i.test(path)) {
-    return ok(feed(ctx, path, entities.topicNames().map((t) => topicOf(entities, t, ctx) ?? '')));
+    return ok(
+      feed(
+        ctx,
+        path,
+        entities.topicNames().map((t) => topicOf(entities, t, ctx) ?? ''),
+      ),
+    );
   }
   const match = subscriptionPath.exec(path);
   if (!match) {
@@ -133,12 +167,28 @@ function read(path: string, entities: AdministeredEntities, ctx: AtomContext): {
   const topic = entities.topic(topicName);
   if (!topic) return { status: 404, body: errorBody(404, `The messaging entity '${topicName}' could not be found.`) };
   if (subscriptionName === undefined) {
-    return ok(feed(ctx, path, [...topic.subscriptions].map(([name, s]) => subscriptionEntry(ctx, topicName, name, s.settings))));
+    return ok(
+      feed(
+        ctx,
+        path,
+        [...topic.subscriptions].map(([name, s]) => subscriptionEntry(ctx, topicName, name, s.settings)),
+      ),
+    );
   }
   const subscription = topic.subscriptions.get(subscriptionName.toLowerCase());
   const listsRules = rulesSegment !== undefined && ruleName === undefined;
-  if (!subscription) return listsRules || ruleName !== undefined ? { status: 404, body: errorBody(404, `The messaging entity '${topicName}/Subscriptions/${subscriptionName}' could not be found.`) } : nothing;
-  if (listsRules) return ok(feed(ctx, path, subscription.rules.map((r) => ruleEntry(ctx, topicName, subscriptionName, r))));
+  if (!subscription)
+    return listsRules || ruleName !== undefined
+      ? { status: 404, body: errorBody(404, `The messaging entity '${topicName}/Subscriptions/${subscriptionName}' could not be found.`) }
+      : nothing;
+  if (listsRules)
+    return ok(
+      feed(
+        ctx,
+        path,
+        subscription.rules.map((r) => ruleEntry(ctx, topicName, subscriptionName, r)),
+      ),
+    );
   if (ruleName === undefined) return ok(subscriptionEntry(ctx, topicName, subscriptionName, subscription.settings));
   const rule = subscription.rules.find((r) => r.name.toLowerCase() === ruleName.toLowerCase());
   return rule ? ok(ruleEntry(ctx, topicName, subscriptionName, rule)) : nothing;

@@ -6,7 +6,14 @@ import type { Settlement } from './messageEntity.js';
 /** rhea fields the broker sets that its typings do not declare. */
 export interface LinkInternals {
   local: { attach: { max_message_size?: number; snd_settle_mode?: number; rcv_settle_mode?: number; properties?: Record<string, unknown> } };
-  remote: { attach: { snd_settle_mode?: number; rcv_settle_mode?: number; source?: { address?: string; filter?: Record<string, unknown> }; target?: { address?: string } } };
+  remote: {
+    attach: {
+      snd_settle_mode?: number;
+      rcv_settle_mode?: number;
+      source?: { address?: string; filter?: Record<string, unknown> };
+      target?: { address?: string };
+    };
+  };
   _draining?: boolean;
   _drained?: boolean;
   delivery_count: number;
@@ -41,8 +48,7 @@ export interface DispositionState {
   message_annotations?: Record<string, unknown>;
 }
 
-export const lockLostDescription =
-  'The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue.';
+export const lockLostDescription = 'The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue.';
 
 /** What Service Bus answers a dead-letter of a message in a dead-letter queue; the JS SDK reports it as GeneralError. */
 export const deadLetterInDeadLetterQueue = {
@@ -73,10 +79,12 @@ export function settlementFor(outcome: 'accepted' | 'rejected' | 'modified' | 'r
  * `/orders`, and either may send a full `amqps://namespace/orders` URI.
  */
 export function entityPath(address: string): string {
-  return address.replace(/^[a-z]+:\/\/[^/]+/i, '').replace(/^\/+/, '').toLowerCase();
+  return address
+    .replace(/^[a-z]+:\/\/[^/]+/i, '')
+    .replace(/^\/+/, '')
+    .toLowerCase();
 }
 
 export function notFound(link: Sender | Receiver, address: string): void {
   link.close({ condition: 'amqp:not-found', description: `The messaging entity '${address}' could not be found.` });
 }
-

@@ -46,10 +46,12 @@ export function entityOfAudience(audience: string): string {
 export function sasRefusal(token: string, keys: SharedAccessKeys, nowMs: number): string | undefined {
   const match = /^SharedAccessSignature (.+)$/.exec(token.trim());
   if (!match) return 'InvalidSignature: the token is not a SharedAccessSignature.';
-  const fields = new Map((match[1] ?? '').split('&').map((pair) => {
-    const at = pair.indexOf('=');
-    return [pair.slice(0, at), pair.slice(at + 1)] as const;
-  }));
+  const fields = new Map(
+    (match[1] ?? '').split('&').map((pair) => {
+      const at = pair.indexOf('=');
+      return [pair.slice(0, at), pair.slice(at + 1)] as const;
+    }),
+  );
   const [sr, sig, se, skn] = ['sr', 'sig', 'se', 'skn'].map((k) => fields.get(k));
   if (!sr || !sig || !se || !skn) return 'InvalidSignature: the token lacks sr, sig, se or skn.';
   const key = keys[decodeURIComponent(skn)];

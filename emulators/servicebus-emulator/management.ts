@@ -30,7 +30,12 @@ const lockLost: ManagementReply = {
  * The `$management` operations the SDKs use on a queue: peek, lock renewal, settlement by lock token
  * (for messages received by sequence number), receive deferred messages, schedule and cancel.
  */
-export function handleManagementRequest(request: AmqpMessage, entity: MessageEntity, lockHolder: LockHolder, sessionHeld: SessionHeld = () => false): ManagementReply {
+export function handleManagementRequest(
+  request: AmqpMessage,
+  entity: MessageEntity,
+  lockHolder: LockHolder,
+  sessionHeld: SessionHeld = () => false,
+): ManagementReply {
   const operation = request.application_properties?.operation;
   const body = (request.body ?? {}) as Record<string, unknown>;
   const session = sessionOperation(operation, body, entity, sessionHeld);
@@ -45,7 +50,13 @@ export function handleManagementRequest(request: AmqpMessage, entity: MessageEnt
     case 'com.microsoft:receive-by-sequence-number':
       return receiveBySequenceNumber(entity, body);
     default:
-      return scheduling(operation, body, entity) ?? { status: 501, condition: 'amqp:not-implemented', description: `The emulator does not implement ${String(operation)}.` };
+      return (
+        scheduling(operation, body, entity) ?? {
+          status: 501,
+          condition: 'amqp:not-implemented',
+          description: `The emulator does not implement ${String(operation)}.`,
+        }
+      );
   }
 }
 
@@ -60,7 +71,13 @@ interface Schedulable {
 export function handleTopicManagementRequest(request: AmqpMessage, topic: Schedulable): ManagementReply {
   const operation = request.application_properties?.operation;
   const body = (request.body ?? {}) as Record<string, unknown>;
-  return scheduling(operation, body, topic) ?? { status: 400, condition: 'amqp:not-allowed', description: `${String(operation)} is not allowed on a topic: use one of its subscriptions.` };
+  return (
+    scheduling(operation, body, topic) ?? {
+      status: 400,
+      condition: 'amqp:not-allowed',
+      description: `${String(operation)} is not allowed on a topic: use one of its subscriptions.`,
+    }
+  );
 }
 
 /** Schedule and cancel, the same on a queue and a topic; undefined for any other operation. */
@@ -76,7 +93,8 @@ function scheduling(operation: unknown, body: Record<string, unknown>, target: S
  * answered session-lock-lost, as Service Bus does. Undefined for operations that are not about sessions.
  */
 function sessionOperation(operation: unknown, body: Record<string, unknown>, entity: MessageEntity, sessionHeld: SessionHeld): ManagementReply | undefined {
-  if (operation !== 'com.microsoft:renew-session-lock' && operation !== 'com.microsoft:get-session-state' && operation !== 'com.microsoft:set-session-state') return undefined;
+  if (operation !== 'com.microsoft:renew-session-lock' && operation !== 'com.microsoft:get-session-state' && operation !== 'com.microsoft:set-session-state')
+    return undefined;
   const sessions = entity.sessions;
   if (!sessions) return { status: 400, condition: 'amqp:not-allowed', description: `${entity.name} does not require sessions.` };
   const sessionId = String(body['session-id'] ?? '');
@@ -95,7 +113,11 @@ function sessionOperation(operation: unknown, body: Record<string, unknown>, ent
 }
 
 function sessionLockLost(sessionId: string): ManagementReply {
-  return { status: 410, condition: 'com.microsoft:session-lock-lost', description: `The session lock has expired on the MessageSession '${sessionId}'. Accept a new MessageSession.` };
+  return {
+    status: 410,
+    condition: 'com.microsoft:session-lock-lost',
+    description: `The session lock has expired on the MessageSession '${sessionId}'. Accept a new MessageSession.`,
+  };
 }
 
 function peek(entity: MessageEntity, body: Record<string, unknown>): ManagementReply {
@@ -103,7 +125,13 @@ function peek(entity: MessageEntity, body: Record<string, unknown>): ManagementR
   const from = sequenceNumberOf(body['from-sequence-number']);
   const count = Number(body['message-count'] ?? 1);
   // A session receiver peeks its own session's messages only.
-  const messages = typeof sessionId === 'string' ? entity.peek(from, Number.MAX_SAFE_INTEGER).filter((m) => sessionIdOf(m) === sessionId).slice(0, count) : entity.peek(from, count);
+  const messages =
+    typeof sessionId === 'string'
+      ? entity
+          .peek(from, Number.MAX_SAFE_INTEGER)
+          .filter((m) => sessionIdOf(m) === sessionId)
+          .slice(0, count)
+      : entity.peek(from, count);
   if (messages.length === 0) return { status: 204, description: 'No messages' };
   return { status: 200, body: { messages: messages.map((m) => ({ message: encodeMessage(toWireMessage(m)) })) } };
 }
@@ -161,7 +189,11 @@ function schedule(entity: Schedulable, body: Record<string, unknown>): Managemen
   const limit = entity.settings.maxMessageSizeBytes ?? standardMaxMessageSizeBytes;
   const tooLarge = entries.find((e) => Buffer.isBuffer(e.message) && e.message.length > limit);
   if (tooLarge) {
-    return { status: 400, condition: 'amqp:link:message-size-exceeded', description: `The received message (size: ${tooLarge.message.length} bytes) exceeds the limit (${limit} bytes) currently allowed on the link.` };
+    return {
+      status: 400,
+      condition: 'amqp:link:message-size-exceeded',
+      description: `The received message (size: ${tooLarge.message.length} bytes) exceeds the limit (${limit} bytes) currently allowed on the link.`,
+    };
   }
   for (const entry of entries) {
     const message = decodeMessage(entry.message);

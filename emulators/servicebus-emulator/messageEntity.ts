@@ -104,7 +104,8 @@ export class MessageEntity {
   accept(sent: AmqpMessage): AcceptResult {
     // Service Bus gives a message sent without a MessageId one of its own (a GUID), so that
     // duplicate detection and settlement have something to go by.
-    const message = sent.message_id === undefined || sent.message_id === null || sent.message_id === '' ? { ...sent, message_id: randomUUID().replace(/-/g, '') } : sent;
+    const message =
+      sent.message_id === undefined || sent.message_id === null || sent.message_id === '' ? { ...sent, message_id: randomUUID().replace(/-/g, '') } : sent;
     const nowMs = Date.now();
     if (this.isDuplicate(message, nowMs)) return { kind: 'duplicate' };
     const ttlMs = Math.min(messageTimeToLiveMs(message), this.settings.defaultMessageTimeToLiveMs);

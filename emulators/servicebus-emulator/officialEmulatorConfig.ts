@@ -65,7 +65,15 @@ const configSchema = z.object({
                     RequiresDuplicateDetection: z.boolean().optional(),
                   })
                   .optional(),
-                Subscriptions: z.array(z.object({ Name: z.string().min(1), Properties: queueProperties.omit({ RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: true }).optional(), Rules: z.array(rule).optional() })).optional(),
+                Subscriptions: z
+                  .array(
+                    z.object({
+                      Name: z.string().min(1),
+                      Properties: queueProperties.omit({ RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: true }).optional(),
+                      Rules: z.array(rule).optional(),
+                    }),
+                  )
+                  .optional(),
               }),
             )
             .optional(),
@@ -102,13 +110,23 @@ export function loadOfficialEmulatorConfig(path: string): { queues: Record<strin
       topics[topic.Name] = {
         settings: {
           defaultMessageTimeToLiveMs: ttlMs,
-          duplicateDetectionWindowMs: p.RequiresDuplicateDetection ? (p.DuplicateDetectionHistoryTimeWindow ? isoDurationMs(p.DuplicateDetectionHistoryTimeWindow) : defaults.duplicateWindowMs) : 0,
+          duplicateDetectionWindowMs: p.RequiresDuplicateDetection
+            ? p.DuplicateDetectionHistoryTimeWindow
+              ? isoDurationMs(p.DuplicateDetectionHistoryTimeWindow)
+              : defaults.duplicateWindowMs
+            : 0,
         },
         subscriptions: Object.fromEntries(
           (topic.Subscriptions ?? []).map((sub) => {
             const settings = queueSettingsOf(sub.Properties ?? {});
             const rules: SubscriptionRule[] = sub.Rules?.length ? sub.Rules.map(ruleOf) : [defaultRule];
-            return [sub.Name, { settings: { ...settings, defaultMessageTimeToLiveMs: Math.min(settings.defaultMessageTimeToLiveMs, ttlMs), duplicateDetectionWindowMs: 0 }, rules }];
+            return [
+              sub.Name,
+              {
+                settings: { ...settings, defaultMessageTimeToLiveMs: Math.min(settings.defaultMessageTimeToLiveMs, ttlMs), duplicateDetectionWindowMs: 0 },
+                rules,
+              },
+            ];
           }),
         ),
       };
@@ -122,7 +140,11 @@ function queueSettingsOf(p: z.infer<typeof queueProperties>): QueueSettings {
     lockDurationMs: p.LockDuration ? isoDurationMs(p.LockDuration) : defaults.lockDurationMs,
     maxDeliveryCount: p.MaxDeliveryCount ?? defaults.maxDeliveryCount,
     defaultMessageTimeToLiveMs: p.DefaultMessageTimeToLive ? isoDurationMs(p.DefaultMessageTimeToLive) : defaults.ttlMs,
-    duplicateDetectionWindowMs: p.RequiresDuplicateDetection ? (p.DuplicateDetectionHistoryTimeWindow ? isoDurationMs(p.DuplicateDetectionHistoryTimeWindow) : defaults.duplicateWindowMs) : 0,
+    duplicateDetectionWindowMs: p.RequiresDuplicateDetection
+      ? p.DuplicateDetectionHistoryTimeWindow
+        ? isoDurationMs(p.DuplicateDetectionHistoryTimeWindow)
+        : defaults.duplicateWindowMs
+      : 0,
     deadLetteringOnMessageExpiration: p.DeadLetteringOnMessageExpiration ?? false,
   };
 }

@@ -16,7 +16,10 @@ const queueDefinitionSchema = z.object({
   maxDeliveryCount: z.int().min(1),
   defaultMessageTimeToLiveSeconds: z.int().min(1),
   requiresDuplicateDetection: z.boolean(),
-  duplicateDetectionHistoryTimeWindowSeconds: z.int().min(20).max(7 * 24 * 3600),
+  duplicateDetectionHistoryTimeWindowSeconds: z
+    .int()
+    .min(20)
+    .max(7 * 24 * 3600),
   deadLetteringOnMessageExpiration: z.boolean(),
   /** Premium only (1024 to 102400); Standard's limit is 256 KB. */
   maxMessageSizeInKilobytes: z.int().min(1024).max(102_400).optional(),
@@ -54,7 +57,10 @@ const subscriptionDefinitionSchema = z.object({
 const topicDefinitionSchema = z.object({
   defaultMessageTimeToLiveSeconds: z.int().min(1),
   requiresDuplicateDetection: z.boolean(),
-  duplicateDetectionHistoryTimeWindowSeconds: z.int().min(20).max(7 * 24 * 3600),
+  duplicateDetectionHistoryTimeWindowSeconds: z
+    .int()
+    .min(20)
+    .max(7 * 24 * 3600),
   maxMessageSizeInKilobytes: z.int().min(1024).max(102_400).optional(),
   subscriptions: z.record(entityName, subscriptionDefinitionSchema),
 });

@@ -138,7 +138,10 @@ function correlationFieldsOf(correlation: Body): CorrelationFields {
 
 function describeRule(rule: SubscriptionRule): unknown {
   const action = rule.action
-    ? types.described(types.wrap_ulong(descriptor.sqlRuleAction), types.wrap_list([types.wrap_string(rule.action.expression), types.wrap_int(compatibilityLevel)]))
+    ? types.described(
+        types.wrap_ulong(descriptor.sqlRuleAction),
+        types.wrap_list([types.wrap_string(rule.action.expression), types.wrap_int(compatibilityLevel)]),
+      )
     : types.described(types.wrap_ulong(descriptor.emptyRuleAction), types.wrap_list([]));
   return types.described(types.wrap_ulong(descriptor.ruleDescription), types.wrap_list([describeFilter(rule.filter), action, types.wrap_string(rule.name)]));
 }
@@ -150,7 +153,10 @@ function describeFilter(filter: RuleFilter): unknown {
     case 'false':
       return types.described(types.wrap_ulong(descriptor.falseFilter), types.wrap_list([]));
     case 'sql':
-      return types.described(types.wrap_ulong(descriptor.sqlFilter), types.wrap_list([types.wrap_string(filter.expression), types.wrap_int(compatibilityLevel)]));
+      return types.described(
+        types.wrap_ulong(descriptor.sqlFilter),
+        types.wrap_list([types.wrap_string(filter.expression), types.wrap_int(compatibilityLevel)]),
+      );
     case 'correlation': {
       const f = filter.fields;
       const text = (v: string | undefined) => (v === undefined ? null : types.wrap_string(v));
@@ -158,7 +164,17 @@ function describeFilter(filter: RuleFilter): unknown {
       const props = types.wrap_map((f.applicationProperties ?? {}) as Record<string, unknown>);
       return types.described(
         types.wrap_ulong(descriptor.correlationFilter),
-        types.wrap_list([text(f.correlationId), text(f.messageId), text(f.to), text(f.replyTo), text(f.subject), text(f.sessionId), text(f.replyToSessionId), text(f.contentType), props]),
+        types.wrap_list([
+          text(f.correlationId),
+          text(f.messageId),
+          text(f.to),
+          text(f.replyTo),
+          text(f.subject),
+          text(f.sessionId),
+          text(f.replyToSessionId),
+          text(f.contentType),
+          props,
+        ]),
       );
     }
   }

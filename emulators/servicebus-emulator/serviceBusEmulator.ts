@@ -81,7 +81,6 @@ interface DeliveryRef {
   readonly token: string;
 }
 
-
 /**
  * An AMQP 1.0 broker that the real Service Bus SDKs talk to as to Azure, with
  * `UseDevelopmentEmulator=true`: SASL ANONYMOUS, a CBS put-token accepted before every link,
@@ -335,11 +334,17 @@ class Broker {
     const wantsSession = filter !== undefined && sessionFilter in filter;
     if (!entity.sessions) {
       if (!wantsSession) return true;
-      sender.close({ condition: 'amqp:not-allowed', description: `It is not possible for an entity that does not require sessions to create a sessionful message receiver (${address}).` });
+      sender.close({
+        condition: 'amqp:not-allowed',
+        description: `It is not possible for an entity that does not require sessions to create a sessionful message receiver (${address}).`,
+      });
       return false;
     }
     if (!wantsSession) {
-      sender.close({ condition: 'amqp:not-allowed', description: `It is not possible for an entity that requires sessions to create a non-sessionful message receiver (${address}).` });
+      sender.close({
+        condition: 'amqp:not-allowed',
+        description: `It is not possible for an entity that requires sessions to create a non-sessionful message receiver (${address}).`,
+      });
       return false;
     }
     const requested = filter[sessionFilter];
@@ -348,7 +353,10 @@ class Broker {
     if (!accepted) {
       sender.close({
         condition: 'com.microsoft:session-cannot-be-locked',
-        description: typeof requested === 'string' ? `The requested session '${requested}' cannot be accepted. It may be locked by another receiver.` : 'No unlocked session is available.',
+        description:
+          typeof requested === 'string'
+            ? `The requested session '${requested}' cannot be accepted. It may be locked by another receiver.`
+            : 'No unlocked session is available.',
       });
       return false;
     }
@@ -363,7 +371,10 @@ class Broker {
       const held = this.sessionOf.get(sender);
       if (held?.sessionId !== sessionId || held.owner !== owner) continue;
       this.dropConsumer(sender);
-      sender.close({ condition: 'com.microsoft:session-lock-lost', description: `The session lock has expired on the MessageSession '${sessionId}'. Accept a new MessageSession.` });
+      sender.close({
+        condition: 'com.microsoft:session-lock-lost',
+        description: `The session lock has expired on the MessageSession '${sessionId}'. Accept a new MessageSession.`,
+      });
     }
   }
 
@@ -375,7 +386,12 @@ class Broker {
     if (address === '$cbs') {
       const properties = (message.application_properties ?? {}) as Record<string, unknown>;
       const request = { audience: String(properties.name ?? ''), tokenType: String(properties.type ?? ''), token: message.body };
-      this.reply(ctx, message, answerPutToken(request, (path) => this.entity(path) !== undefined || this.topic(path) !== undefined, this.sharedAccessKeys), true);
+      this.reply(
+        ctx,
+        message,
+        answerPutToken(request, (path) => this.entity(path) !== undefined || this.topic(path) !== undefined, this.sharedAccessKeys),
+        true,
+      );
       return;
     }
     if (address.toLowerCase().endsWith(managementSuffix)) {
@@ -383,14 +399,20 @@ class Broker {
       const entity = this.entity(path);
       const topic = this.topic(path);
       const subscription = entity && this.subscriptionOf.get(entity);
-      const ruleReply = subscription && handleRuleRequest(message.application_properties?.operation, (message.body ?? {}) as Record<string, unknown>, subscription, path);
+      const ruleReply =
+        subscription && handleRuleRequest(message.application_properties?.operation, (message.body ?? {}) as Record<string, unknown>, subscription, path);
       const reply = ruleReply
         ? ruleReply
         : entity
-        ? handleManagementRequest(message, entity, (token) => this.entityHoldingLock(token), (sessionId) => this.sessionHeldOnConnection(entity, sessionId, ctx.connection))
-        : topic
-          ? handleTopicManagementRequest(message, topic)
-          : { status: 404, condition: 'com.microsoft:entity-not-found', description: `No entity at ${address}` };
+          ? handleManagementRequest(
+              message,
+              entity,
+              (token) => this.entityHoldingLock(token),
+              (sessionId) => this.sessionHeldOnConnection(entity, sessionId, ctx.connection),
+            )
+          : topic
+            ? handleTopicManagementRequest(message, topic)
+            : { status: 404, condition: 'com.microsoft:entity-not-found', description: `No entity at ${address}` };
       this.reply(ctx, message, reply, false);
       return;
     }
@@ -403,14 +425,18 @@ class Broker {
     const size = format === batchMessageFormat ? (ctx.message as unknown as Buffer).length : encodeMessage(message).length;
     const limit = maxMessageSizeOf(entity);
     if (size > limit) {
-      ctx.delivery?.reject({ condition: 'amqp:link:message-size-exceeded', description: `The received message (size: ${size} bytes) exceeds the limit (${limit} bytes) currently allowed on the link.` });
+      ctx.delivery?.reject({
+        condition: 'amqp:link:message-size-exceeded',
+        description: `The received message (size: ${size} bytes) exceeds the limit (${limit} bytes) currently allowed on the link.`,
+      });
       return;
     }
     const messages = format === batchMessageFormat ? unpackBatch(ctx.message as unknown as Buffer) : [message];
     if (entity instanceof MessageEntity && entity.sessions && messages.some((m) => typeof m.group_id !== 'string' || m.group_id === '')) {
       ctx.delivery?.reject({
         condition: 'amqp:not-allowed',
-        description: 'The SessionId was not set on a message, and it cannot be sent to the entity. Entities that have session support enabled can only receive messages that have the SessionId set to a valid value.',
+        description:
+          'The SessionId was not set on a message, and it cannot be sent to the entity. Entities that have session support enabled can only receive messages that have the SessionId set to a valid value.',
       });
       return;
     }
@@ -465,7 +491,7 @@ class Broker {
   /** Hands available messages to the entity's receivers in turn, as far as their credit goes (a session receiver: its session's). */
   private pump(entity: MessageEntity): void {
     const consumers = this.consumers.get(entity) ?? [];
-    for (let progressed = true; progressed; ) {
+    for (let progressed = true; progressed;) {
       progressed = false;
       for (const sender of consumers) {
         if (!hasUnusedCredit(sender)) continue;
@@ -511,7 +537,9 @@ class Broker {
           : outcome === 'accepted'
             ? outcomes.accepted()
             : outcomes.modified({})
-        : outcomes.rejected({ error: settled === 'not-allowed' ? deadLetterInDeadLetterQueue : { condition: 'com.microsoft:message-lock-lost', description: lockLostDescription } });
+        : outcomes.rejected({
+            error: settled === 'not-allowed' ? deadLetterInDeadLetterQueue : { condition: 'com.microsoft:message-lock-lost', description: lockLostDescription },
+          });
 
     delivery.update(true, echo.described() as never);
     // In rcv-settle-mode "second" the SDK settles after our echo without another frame: rhea's session
@@ -520,21 +548,31 @@ class Broker {
   }
 
   private dropConsumer(sender: Sender): void {
-    for (const [entity, senders] of this.consumers) this.consumers.set(entity, senders.filter((s) => s !== sender));
+    for (const [entity, senders] of this.consumers)
+      this.consumers.set(
+        entity,
+        senders.filter((s) => s !== sender),
+      );
     this.releaseSessionOf(sender);
   }
 
   private dropConnection(connection: Connection): void {
     for (const [entity, senders] of this.consumers) {
       for (const s of senders) if (s.connection === connection) this.releaseSessionOf(s);
-      this.consumers.set(entity, senders.filter((s) => s.connection !== connection));
+      this.consumers.set(
+        entity,
+        senders.filter((s) => s.connection !== connection),
+      );
     }
   }
 
   private dropSession(session: Session): void {
     for (const [entity, senders] of this.consumers) {
       for (const s of senders) if (s.session === session) this.releaseSessionOf(s);
-      this.consumers.set(entity, senders.filter((s) => s.session !== session));
+      this.consumers.set(
+        entity,
+        senders.filter((s) => s.session !== session),
+      );
     }
   }
 

@@ -11,7 +11,7 @@ const symbols = ['=', '<>', '!=', '<', '<=', '>', '>=', '(', ')', ',', '.', '+',
 /** A filter's text as tokens: words, 'strings' ('' is a quote), numbers, [delimited names] and symbols. */
 export function tokenize(expression: string): Token[] {
   const tokens: Token[] = [];
-  for (let i = 0; i < expression.length; ) {
+  for (let i = 0; i < expression.length;) {
     const ch = expression[i] ?? '';
     if (/\s/.test(ch)) {
       i += 1;
@@ -28,7 +28,8 @@ function tokenAt(expression: string, i: number): { readonly token: Token; readon
   const ch = expression[i] ?? '';
   if (ch === "'") return stringAt(expression, i);
   if (ch === '[') return quotedNameAt(expression, i);
-  if (/[0-9]/.test(ch) || (ch === '.' && /[0-9]/.test(expression[i + 1] ?? ''))) return matchedAt(expression, i, 'number', /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/);
+  if (/[0-9]/.test(ch) || (ch === '.' && /[0-9]/.test(expression[i + 1] ?? '')))
+    return matchedAt(expression, i, 'number', /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/);
   if (/[A-Za-z_$]/.test(ch)) return matchedAt(expression, i, 'word', /^[A-Za-z_$][A-Za-z0-9_$]*/);
   return symbolAt(expression, i);
 }

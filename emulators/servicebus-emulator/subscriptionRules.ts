@@ -41,8 +41,7 @@ export interface RuleAction {
 }
 
 export type ActionStatement =
-  | { readonly op: 'set'; readonly property: PropertyReference; readonly value: Expression }
-  | { readonly op: 'remove'; readonly property: PropertyReference };
+  { readonly op: 'set'; readonly property: PropertyReference; readonly value: Expression } | { readonly op: 'remove'; readonly property: PropertyReference };
 
 /** What a subscription has when nobody gave it rules: `$Default`, matching every message. */
 export const defaultRule: SubscriptionRule = { name: '$Default', filter: { kind: 'true' } };

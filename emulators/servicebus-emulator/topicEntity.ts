@@ -39,7 +39,8 @@ export class TopicEntity {
   }
 
   accept(sent: AmqpMessage): AcceptResult {
-    const message = sent.message_id === undefined || sent.message_id === null || sent.message_id === '' ? { ...sent, message_id: randomUUID().replace(/-/g, '') } : sent;
+    const message =
+      sent.message_id === undefined || sent.message_id === null || sent.message_id === '' ? { ...sent, message_id: randomUUID().replace(/-/g, '') } : sent;
     if (this.isDuplicate(String(message.message_id), Date.now())) return { kind: 'duplicate' };
     const sequenceNumber = ++this.lastSequenceNumber;
     const ttl = Math.min(messageTimeToLiveMs(message), this.settings.defaultMessageTimeToLiveMs);

@@ -24,7 +24,9 @@ function provideRetryStateSigningKey(environment, options = { inPipeline: false 
   for (const name of [keyName, previousKeyName]) {
     const value = (values[name] ?? '').trim();
     if (value !== '' && value.length < minimumLength) {
-      throw new Error(`${name} is ${value.length} characters: it must be at least ${minimumLength} (azd env set ${name} <a random secret>, or unset it to have one generated)`);
+      throw new Error(
+        `${name} is ${value.length} characters: it must be at least ${minimumLength} (azd env set ${name} <a random secret>, or unset it to have one generated)`,
+      );
     }
   }
   if ((values[keyName] ?? '').trim() !== '') return 'kept';
@@ -45,7 +47,10 @@ function azdEnvironment(name) {
   return {
     // azd reads a `${NAME}` in main.parameters.json from the environment's .env, then from the process
     // environment (a pipeline's variables): so does this.
-    read: () => ({ ...definedOnly(process.env), ...JSON.parse(execFileSync('azd', ['env', 'get-values', '--output', 'json', ...scope], { encoding: 'utf8' })) }),
+    read: () => ({
+      ...definedOnly(process.env),
+      ...JSON.parse(execFileSync('azd', ['env', 'get-values', '--output', 'json', ...scope], { encoding: 'utf8' })),
+    }),
     set: (key, value) => execFileSync('azd', ['env', 'set', key, value, ...scope], { stdio: ['ignore', 'ignore', 'inherit'] }),
   };
 }
@@ -63,7 +68,10 @@ function main() {
   const name = process.env.AZURE_ENV_NAME;
   const action = provideRetryStateSigningKey(azdEnvironment(name), { inPipeline: runsInPipeline(process.env) });
   const where = name ? `environment ${name}` : 'the default environment';
-  if (action === 'generated') console.log(`preprovision: generated ${keyName} for ${where} (kept in its .env; written to Key Vault by the provision). See docs/deployment.md to rotate it.`);
+  if (action === 'generated')
+    console.log(
+      `preprovision: generated ${keyName} for ${where} (kept in its .env; written to Key Vault by the provision). See docs/deployment.md to rotate it.`,
+    );
   else console.log(`preprovision: ${keyName} of ${where} kept.`);
 }
 

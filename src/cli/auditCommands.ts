@@ -26,10 +26,16 @@ export async function listOperatorActions(ctx: AuditContext, window: TimeWindow)
 type WithStore = (run: (ctx: AuditContext) => Promise<void>) => Promise<void>;
 
 /** `audit`: what operators did with this tool, oldest first. */
-export function addAuditCommand(program: Command, io: { stdout(line: string): void; env: Readonly<Record<string, string | undefined>> }, withStore: WithStore): void {
+export function addAuditCommand(
+  program: Command,
+  io: { stdout(line: string): void; env: Readonly<Record<string, string | undefined>> },
+  withStore: WithStore,
+): void {
   program
     .command('audit')
-    .description('the operator-action log: every command that changed something, who ran it, when, on what and why (kept DLQ_RESUBMIT_HORIZON_SECONDS or INBOX_MARKER_TTL_SECONDS, whichever is longer)')
+    .description(
+      'the operator-action log: every command that changed something, who ran it, when, on what and why (kept DLQ_RESUBMIT_HORIZON_SECONDS or INBOX_MARKER_TTL_SECONDS, whichever is longer)',
+    )
     .option('--since <time>', 'from this time (2026-12-03T08:00Z) or this long ago (2h, 7d); default: as far back as records are kept')
     .option('--until <time>', 'up to this time or this long ago; default: now')
     .option('--json', 'print JSON for scripts')

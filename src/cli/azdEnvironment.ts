@@ -12,7 +12,9 @@ export async function readAzdEnvironment(cwd: string, env: Readonly<Record<strin
   const azd = existsSync(join(cwd, '.azure')) ? onPath('azd', env.PATH ?? '') : undefined;
   if (azd === undefined) return {};
   const output = await new Promise<string | undefined>((resolve) => {
-    execFile(azd, ['env', 'get-values'], { cwd, timeout: timeoutMs, maxBuffer: 1024 * 1024, encoding: 'utf8' }, (error, stdout) => resolve(error ? undefined : stdout));
+    execFile(azd, ['env', 'get-values'], { cwd, timeout: timeoutMs, maxBuffer: 1024 * 1024, encoding: 'utf8' }, (error, stdout) =>
+      resolve(error ? undefined : stdout),
+    );
   });
   return output === undefined ? {} : parseAzdValues(output);
 }

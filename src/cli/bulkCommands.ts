@@ -33,7 +33,8 @@ export interface BulkOptions {
  */
 export function withBulkOptions(command: Command, what: string, options: { readonly group?: boolean } = {}): Command {
   const has = (flag: string) => command.options.some((o) => o.long === flag);
-  if (options.group !== false) command.option('--group <id>', `only ${what} of this failure group (g- and 10 hex digits, as \`groups\` prints it)`, parseGroupId);
+  if (options.group !== false)
+    command.option('--group <id>', `only ${what} of this failure group (g- and 10 hex digits, as \`groups\` prints it)`, parseGroupId);
   if (!has('--since')) command.option('--since <time>', `only ${what} that failed from this time (2026-12-03T08:00Z) or this long ago (2h, 7d)`);
   if (!has('--until')) command.option('--until <time>', `only ${what} that failed up to this time or this long ago`);
   if (!has('--max')) command.addOption(new Option('--max <n>', `at most this many ${what}, oldest first (1 to 10000)`).default(defaultMax).argParser(parseMax));

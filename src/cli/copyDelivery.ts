@@ -16,14 +16,17 @@ export async function readSubscriptionRoute(client: ServiceBusClient, topic: str
   const rules: Pick<RuleProperties, 'name' | 'filter'>[] = [];
   try {
     for await (const rule of client.createRuleManager(topic, subscription).listRules()) {
-      if (rules.length >= maxRules) throw new DlqSetupError(`${topic}/subscriptions/${subscription} has more than ${maxRules} rules: the tool does not resubmit there`);
+      if (rules.length >= maxRules)
+        throw new DlqSetupError(`${topic}/subscriptions/${subscription} has more than ${maxRules} rules: the tool does not resubmit there`);
       rules.push({ name: rule.name, filter: rule.filter });
     }
   } catch (error) {
     if (error instanceof DlqSetupError) throw error;
     const detail = error instanceof Error ? error.message : String(error);
     const unauthorized = (error as { code?: unknown }).code === 'UnauthorizedAccess';
-    throw new DlqSetupError(`reading the rules of ${topic}/subscriptions/${subscription} (to prove a copy will reach it) failed: ${detail}${unauthorized ? ` (grant ${rolesFor({ topic, subscription })})` : ''}`);
+    throw new DlqSetupError(
+      `reading the rules of ${topic}/subscriptions/${subscription} (to prove a copy will reach it) failed: ${detail}${unauthorized ? ` (grant ${rolesFor({ topic, subscription })})` : ''}`,
+    );
   }
   return { topic, subscription, rules };
 }

@@ -54,11 +54,22 @@ export function addDeadLetterCommands(program: Command, io: DlqIo, setExitCode: 
       });
     });
 
-  withBulkOptions(withFilters(program.command('resubmit [targets...]').description('send copies back to the queue, then remove the originals; a bulk run (--all, a filter, more than one target) shows its plan unless --yes'))
-    .option('--all', 'every message that passes the filters'), 'messages')
+  withBulkOptions(
+    withFilters(
+      program
+        .command('resubmit [targets...]')
+        .description(
+          'send copies back to the queue, then remove the originals; a bulk run (--all, a filter, more than one target) shows its plan unless --yes',
+        ),
+    ).option('--all', 'every message that passes the filters'),
+    'messages',
+  )
     .option('--force <reason>', forceHelp('dead-lettered message'))
     .option('--json', 'print the report as JSON')
-    .option('--edit', 'one message: edit its body in $EDITOR, then send it under <key>~edit-<n> (edited-from: <key>); refused if the original\'s effect is applied')
+    .option(
+      '--edit',
+      "one message: edit its body in $EDITOR, then send it under <key>~edit-<n> (edited-from: <key>); refused if the original's effect is applied",
+    )
     .option('--body-file <file>', 'as --edit, with the body from this JSON file')
     .action(async (targets: string[], options: FilterOptions) => {
       if (options.edit || options.bodyFile !== undefined) {
@@ -74,9 +85,18 @@ export function addDeadLetterCommands(program: Command, io: DlqIo, setExitCode: 
       });
     });
 
-  withBulkOptions(withFilters(program.command('purge [targets...]').description('remove dead-lettered messages for good; a bulk run (--all, a filter, more than one target) shows its plan unless --yes, one named message asks first'))
-    .option('--all', 'every message that passes the filters')
-    .option('--yes', 'act without asking (a bulk run: act, not only show the plan)'), 'messages')
+  withBulkOptions(
+    withFilters(
+      program
+        .command('purge [targets...]')
+        .description(
+          'remove dead-lettered messages for good; a bulk run (--all, a filter, more than one target) shows its plan unless --yes, one named message asks first',
+        ),
+    )
+      .option('--all', 'every message that passes the filters')
+      .option('--yes', 'act without asking (a bulk run: act, not only show the plan)'),
+    'messages',
+  )
     .option('--json', 'print the report as JSON')
     .option('--export <file>', 'write what is removed to this JSON-lines file first (default: purge-<entity>-<time>.jsonl here)')
     .option('--no-export', 'remove without keeping a copy (needs --why)')
@@ -123,7 +143,10 @@ function selectionOf(targets: string[], options: FilterOptions): Selection {
 
 function requireSelection(targets: string[], options: FilterOptions): Selection {
   const selection = selectionOf(targets, options);
-  if (isEmptySelection(selection)) throw new Error('name messages by sequence number or MessageId, or use --all or a filter (--reason, --older-than, --newer-than, --body-contains, --group, --since, --until)');
+  if (isEmptySelection(selection))
+    throw new Error(
+      'name messages by sequence number or MessageId, or use --all or a filter (--reason, --older-than, --newer-than, --body-contains, --group, --since, --until)',
+    );
   return selection;
 }
 
@@ -137,7 +160,9 @@ function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: 
   } else {
     for (const r of reports) {
       const copy = r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : '';
-      io.stdout(`${String(r.sequenceNumber).padStart(6)}  ${r.messageId === undefined ? '(no MessageId)' : shellWord(r.messageId)}${copy}  ${r.outcome}  ${r.detail}`);
+      io.stdout(
+        `${String(r.sequenceNumber).padStart(6)}  ${r.messageId === undefined ? '(no MessageId)' : shellWord(r.messageId)}${copy}  ${r.outcome}  ${r.detail}`,
+      );
     }
     io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no message matched', missing, 'message(s)')}`);
   }

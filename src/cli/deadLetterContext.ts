@@ -14,7 +14,9 @@ export async function withDeadLetterContext(options: GlobalOptions, io: DlqIo, r
   // The SDK's own retries stay inside --timeout, so no single call hangs for a minute.
   const client = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 });
   const probe = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 0 });
-  const cosmos = options.cosmosEndpoint ? createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey, credential: io.cosmosCredential }) : undefined;
+  const cosmos = options.cosmosEndpoint
+    ? createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey, credential: io.cosmosCredential })
+    : undefined;
   const container = cosmos?.database(options.cosmosDatabase).container(options.cosmosContainer);
   const receiver = deadLetterReceiver(client, address);
   const out: Output = { line: io.stdout, progress: io.stderr };

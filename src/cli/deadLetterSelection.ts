@@ -43,7 +43,15 @@ export function isSelected(message: DeadLetteredMessage, selection: Selection, n
 export function isEmptySelection(selection: Selection): boolean {
   const bulk = selection.bulk;
   const bulkFiltered = bulk !== undefined && (bulk.groupId !== undefined || bulk.sinceMs !== undefined || bulk.untilMs !== undefined);
-  return !selection.all && selection.targets.length === 0 && selection.reason === undefined && selection.olderThanMs === undefined && selection.newerThanMs === undefined && selection.bodyContains === undefined && !bulkFiltered;
+  return (
+    !selection.all &&
+    selection.targets.length === 0 &&
+    selection.reason === undefined &&
+    selection.olderThanMs === undefined &&
+    selection.newerThanMs === undefined &&
+    selection.bodyContains === undefined &&
+    !bulkFiltered
+  );
 }
 
 function matchesTarget(message: DeadLetteredMessage, targets: readonly string[]): boolean {
@@ -57,4 +65,3 @@ export function bodyText(body: unknown): string {
   // A decoded body reaches here only within the depth bound (bodyForTool).
   return JSON.stringify(body) ?? '';
 }
-

@@ -118,7 +118,13 @@ export interface ResubmitHooks {
  * original. In that order: a crash in between leaves the original (resubmitted again later, the
  * consumer absorbs the second copy) and never a loss.
  */
-export async function resubmitDeadLetters(ctx: DlqContext, selection: Selection, dryRun: boolean, policy: ResubmitPolicy, hooks: ResubmitHooks = {}): Promise<ActionReport[]> {
+export async function resubmitDeadLetters(
+  ctx: DlqContext,
+  selection: Selection,
+  dryRun: boolean,
+  policy: ResubmitPolicy,
+  hooks: ResubmitHooks = {},
+): Promise<ActionReport[]> {
   if (dryRun) return plannedActions(ctx, selection, 'would-resubmit', policy);
   const reports: ActionReport[] = [];
   const sender = ctx.sender();
@@ -171,18 +177,31 @@ async function resubmitOne(
     await sender.sendMessages(plan.copy);
     await hooks.afterSend?.(m);
     await ctx.receiver.completeMessage(m);
-    const why = plan.messageIdDecision === 'new' ? 'new MessageId (the original may be inside the duplicate-detection window); idempotency-key keeps the dedup key' : 'same MessageId (outside the duplicate-detection window)';
+    const why =
+      plan.messageIdDecision === 'new'
+        ? 'new MessageId (the original may be inside the duplicate-detection window); idempotency-key keeps the dedup key'
+        : 'same MessageId (outside the duplicate-detection window)';
     return { ...base, outcome: 'resubmitted', copyMessageId: String(plan.copy.messageId), detail: `${why}; ${horizon.checked}${plan.routed ?? ''}` };
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     // The copy may have been sent: the original stays dead-lettered, and resubmitting it again is
     // safe (the copy keeps the dedup key, so the consumer absorbs whichever copy comes second).
-    return { ...base, outcome: 'failed', copyMessageId: String(plan.copy.messageId), detail: `${detail}; the original is still dead-lettered and safe to resubmit again` };
+    return {
+      ...base,
+      outcome: 'failed',
+      copyMessageId: String(plan.copy.messageId),
+      detail: `${detail}; the original is still dead-lettered and safe to resubmit again`,
+    };
   }
 }
 
 /** `purge`: removes the selected dead-lettered messages for good (each handed to `beforeRemove`, the export, first). */
-export async function purgeDeadLetters(ctx: DlqContext, selection: Selection, dryRun: boolean, beforeRemove?: (m: ServiceBusReceivedMessage) => Promise<void>): Promise<ActionReport[]> {
+export async function purgeDeadLetters(
+  ctx: DlqContext,
+  selection: Selection,
+  dryRun: boolean,
+  beforeRemove?: (m: ServiceBusReceivedMessage) => Promise<void>,
+): Promise<ActionReport[]> {
   if (dryRun) return plannedActions(ctx, selection, 'would-purge');
   const reports: ActionReport[] = [];
   const cap = capOf(selection);
@@ -210,7 +229,12 @@ export async function purgeDeadLetters(ctx: DlqContext, selection: Selection, dr
   return reports;
 }
 
-async function plannedActions(ctx: DlqContext, selection: Selection, outcome: 'would-resubmit' | 'would-purge', policy?: ResubmitPolicy): Promise<ActionReport[]> {
+async function plannedActions(
+  ctx: DlqContext,
+  selection: Selection,
+  outcome: 'would-resubmit' | 'would-purge',
+  policy?: ResubmitPolicy,
+): Promise<ActionReport[]> {
   const reports: ActionReport[] = [];
   const max = (selection.bulk ?? noBulkFilter).max;
   for await (const m of peekAll(ctx.receiver)) {
@@ -225,7 +249,13 @@ async function plannedActions(ctx: DlqContext, selection: Selection, outcome: 'w
     else {
       const plan = planOf(ctx, m, horizon);
       if ('refused' in plan) reports.push({ ...identityOf(m), outcome: 'refused', detail: plan.refused });
-      else reports.push({ ...identityOf(m), outcome, copyMessageId: String(plan.copy.messageId), detail: `${m.deadLetterReason ?? ''}; ${horizon.checked}${plan.routed ?? ''}` });
+      else
+        reports.push({
+          ...identityOf(m),
+          outcome,
+          copyMessageId: String(plan.copy.messageId),
+          detail: `${m.deadLetterReason ?? ''}; ${horizon.checked}${plan.routed ?? ''}`,
+        });
     }
   }
   return reports;
@@ -239,9 +269,14 @@ function horizonOf(ctx: DlqContext, m: ServiceBusReceivedMessage, policy: Resubm
 type RoutedPlan = ResubmitPlan & { readonly routed?: string };
 
 /** The copy, and for a subscription the rule that will take it; refused when none is sure to (the original then stays). */
-function planOf(ctx: DlqContext, m: ServiceBusReceivedMessage, horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>): RoutedPlan | { readonly refused: string } {
+function planOf(
+  ctx: DlqContext,
+  m: ServiceBusReceivedMessage,
+  horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>,
+): RoutedPlan | { readonly refused: string } {
   const dedupKey = dedupKeyOf(envelopeOfReceived(m), bodyForTool(m));
-  const plan = (to: string | undefined) => planResubmit(m, { entityPath: ctx.entityPath, to, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now(), horizon });
+  const plan = (to: string | undefined) =>
+    planResubmit(m, { entityPath: ctx.entityPath, to, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now(), horizon });
   if (!ctx.route) return plan(ctx.resubmitTo);
   const routed = routeCopy(ctx.route, (to) => plan(to).copy);
   if (routed.kind === 'refused') return { refused: routed.why };

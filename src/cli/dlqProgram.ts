@@ -52,7 +52,9 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
   };
   const program: Command = withGlobalOptions(
     new Command('orders-ops')
-      .description('The operator tool (also orders-dlq): inspect, resubmit and purge dead-lettered messages of the orders queue or a topic subscription, parked items, outbox entries and escalated shipments.')
+      .description(
+        'The operator tool (also orders-dlq): inspect, resubmit and purge dead-lettered messages of the orders queue or a topic subscription, parked items, outbox entries and escalated shipments.',
+      )
       .configureOutput({ writeOut: (t) => io.stdout(t.trimEnd()), writeErr: (t) => io.stderr(t.trimEnd()) })
       .exitOverride(),
     io.env,
@@ -75,7 +77,8 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
     const opts = globals();
     return {
       deadLetterEntities: () => queueFileEntities(opts.queue, io.env),
-      deadLetters: (address, run) => withDeadLetterContext({ ...opts, queue: address.queue, topic: address.topic, subscription: address.subscription }, io, run),
+      deadLetters: (address, run) =>
+        withDeadLetterContext({ ...opts, queue: address.queue, topic: address.topic, subscription: address.subscription }, io, run),
       store: opts.cosmosEndpoint ? (needsQueue, run) => withStoreContext(opts, io, needsQueue, run) : undefined,
       policy: () => resubmitPolicyOf(io, undefined),
       hooks: io.hooks,
@@ -102,7 +105,8 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
 function announceWhere(program: Command, action: Command, io: DlqIo): void {
   const options = program.opts<GlobalOptions>();
   // azd's output names the namespace; a connection string given or in the environment wins.
-  if (!options.namespace && !options.connectionString && io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE) program.setOptionValue('namespace', io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE);
+  if (!options.namespace && !options.connectionString && io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE)
+    program.setOptionValue('namespace', io.env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE);
   // The fulfilment consumer's name is its subscription's; CONSUMER_NAME is the orders consumer's.
   if (options.consumerName === undefined) program.setOptionValue('consumerName', options.subscription ?? io.env.CONSUMER_NAME);
   const address = options.topic && options.subscription ? { topic: options.topic, subscription: options.subscription } : { queue: options.queue };

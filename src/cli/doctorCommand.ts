@@ -36,7 +36,9 @@ interface DoctorOptions {
 export function addDoctorCommand(program: Command, io: DlqIo, setExitCode: (code: number) => void): void {
   program
     .command('doctor')
-    .description("check an existing Service Bus namespace and Cosmos DB account against what the app needs (docs/bring-your-own.md); the app's settings (QUEUE_*, INBOX_MARKER_TTL_SECONDS, ...) are read from the environment")
+    .description(
+      "check an existing Service Bus namespace and Cosmos DB account against what the app needs (docs/bring-your-own.md); the app's settings (QUEUE_*, INBOX_MARKER_TTL_SECONDS, ...) are read from the environment",
+    )
     .option(
       '--admin-connection-string <cs>',
       "connection string for the administration API when it differs from --connection-string (the local emulator's names its health port)",
@@ -72,7 +74,8 @@ function settingsOf(globals: DoctorGlobals, options: DoctorOptions, env: Readonl
 async function checkServiceBusOf(settings: SetupSettings, globals: DoctorGlobals, options: DoctorOptions): Promise<CheckResult[]> {
   const connectionString = options.adminConnectionString ?? globals.connectionString;
   if (connectionString && globals.namespace) throw new Error('give --connection-string (or --admin-connection-string) or --namespace, not both');
-  if (!connectionString && !globals.namespace) throw new Error('give --namespace <fqdn> (with az login / managed identity) or --connection-string (or SERVICEBUS_CONNECTION_STRING)');
+  if (!connectionString && !globals.namespace)
+    throw new Error('give --namespace <fqdn> (with az login / managed identity) or --connection-string (or SERVICEBUS_CONNECTION_STRING)');
   const admin = connectionString
     ? new ServiceBusAdministrationClient(connectionString, loopbackTls(connectionString))
     : new ServiceBusAdministrationClient(globals.namespace ?? '', new DefaultAzureCredential());
@@ -94,7 +97,11 @@ async function checkCosmosOf(settings: SetupSettings, globals: DoctorGlobals): P
   if (!globals.cosmosEndpoint) throw new Error('give --cosmos-endpoint (or COSMOS_ENDPOINT): the doctor checks the Cosmos DB account too');
   const client = createCosmosClient({ endpoint: globals.cosmosEndpoint, key: globals.cosmosKey });
   try {
-    return await checkCosmos(settings, { database: client.database(settings.cosmos.databaseName), endpoint: globals.cosmosEndpoint, timeoutMs: globals.timeout });
+    return await checkCosmos(settings, {
+      database: client.database(settings.cosmos.databaseName),
+      endpoint: globals.cosmosEndpoint,
+      timeoutMs: globals.timeout,
+    });
   } finally {
     client.dispose();
   }

@@ -17,7 +17,8 @@ export const maxEditedBodyBytes = 256 * 1024;
 export const editedFromProperty = 'edited-from';
 export const editCountProperty = 'edit-count';
 
-export type EditDecision = { readonly kind: 'send'; readonly copy: ServiceBusMessage; readonly detail: string } | { readonly kind: 'refused'; readonly detail: string };
+export type EditDecision =
+  { readonly kind: 'send'; readonly copy: ServiceBusMessage; readonly detail: string } | { readonly kind: 'refused'; readonly detail: string };
 
 /**
  * An edited copy travels under a key of its own, `<original key>~edit-<n>`, recording the original's
@@ -30,9 +31,13 @@ export function decideEdit(original: ServiceBusReceivedMessage, editedBody: unkn
   const originalKey = dedupKeyOf(envelope, original.body, consumerName);
   if (originalKey === undefined) return { kind: 'refused', detail: 'the original has no dedup key to record the edit against' };
   if (originalState.kind === 'processed' || originalState.kind === 'conflict') {
-    return { kind: 'refused', detail: `the original's key already has an effect (${originalState.kind}: ${originalState.detail}): an edited copy under a new key would add a second one. Leave it, or correct the stored state first` };
+    return {
+      kind: 'refused',
+      detail: `the original's key already has an effect (${originalState.kind}: ${originalState.detail}): an edited copy under a new key would add a second one. Leave it, or correct the stored state first`,
+    };
   }
-  if (originalState.kind === 'unchecked') return { kind: 'refused', detail: 'an edit is sent only when the store shows the original never applied: give --cosmos-endpoint' };
+  if (originalState.kind === 'unchecked')
+    return { kind: 'refused', detail: 'an edit is sent only when the store shows the original never applied: give --cosmos-endpoint' };
   const props = original.applicationProperties ?? {};
   const root = typeof props[editedFromProperty] === 'string' ? (props[editedFromProperty] as string) : originalKey;
   const n = (Number.isInteger(props[editCountProperty]) ? (props[editCountProperty] as number) : 0) + 1;
@@ -101,7 +106,12 @@ export interface EditReport {
  * takes minutes), checked against the store, then the original is locked, the copy sent, and only
  * then the original removed.
  */
-export async function editAndResubmit(ctx: DlqContext, target: string, edit: (body: unknown) => Promise<unknown>, dryRun = false): Promise<EditReport | undefined> {
+export async function editAndResubmit(
+  ctx: DlqContext,
+  target: string,
+  edit: (body: unknown) => Promise<unknown>,
+  dryRun = false,
+): Promise<EditReport | undefined> {
   let found: ServiceBusReceivedMessage | undefined;
   for await (const m of peekAll(ctx.receiver)) if (String(m.sequenceNumber) === target || m.messageId === target) found = found ?? m;
   if (!found) return undefined;

@@ -17,6 +17,10 @@ export async function runEditResubmit(
     io.stdout(options.json ? JSON.stringify({ reports: [], missing: 1 }, null, 2) : `no dead-lettered message has sequence number or MessageId ${target}`);
     return 1;
   }
-  io.stdout(options.json ? JSON.stringify({ reports: [report] }, null, 2) : `${String(report.sequenceNumber).padStart(6)}  ${report.messageId ?? ''}${report.copyMessageId ? ` -> ${report.copyMessageId}` : ''}  ${report.outcome}  ${report.detail}`);
+  io.stdout(
+    options.json
+      ? JSON.stringify({ reports: [report] }, null, 2)
+      : `${String(report.sequenceNumber).padStart(6)}  ${report.messageId ?? ''}${report.copyMessageId ? ` -> ${report.copyMessageId}` : ''}  ${report.outcome}  ${report.detail}`,
+  );
   return report.outcome === 'resubmitted' || report.outcome === 'would-resubmit' ? 0 : 1;
 }

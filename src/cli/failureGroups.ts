@@ -33,7 +33,10 @@ export interface FailureGroup {
 
 /** A short id that stays the same from run to run for the same (entity, reason, message type); JSON keeps the three apart whatever they hold. */
 export function failureGroupId(item: Pick<FailureItem, 'entity' | 'reason' | 'messageType'>): string {
-  return `g-${createHash('sha256').update(JSON.stringify([item.entity, item.reason, item.messageType])).digest('hex').slice(0, 10)}`;
+  return `g-${createHash('sha256')
+    .update(JSON.stringify([item.entity, item.reason, item.messageType]))
+    .digest('hex')
+    .slice(0, 10)}`;
 }
 
 /** The groups of the items inside the window, largest first (then oldest first). */

@@ -27,7 +27,14 @@ export interface ParkedFailureView {
 }
 
 export function parkedItem(p: ParkedFailureView): FailureItem {
-  return { source: 'parked', entity: 'parked', reason: p.reason ?? '(none)', messageType: p.messageType, at: p.rejectedAt ?? p.parkedAt, target: `${p.orderId}/${p.id}` };
+  return {
+    source: 'parked',
+    entity: 'parked',
+    reason: p.reason ?? '(none)',
+    messageType: p.messageType,
+    at: p.rejectedAt ?? p.parkedAt,
+    target: `${p.orderId}/${p.id}`,
+  };
 }
 
 export interface OutboxFailureView {
@@ -40,5 +47,12 @@ export interface OutboxFailureView {
 }
 
 export function outboxItem(e: OutboxFailureView): FailureItem {
-  return { source: 'outbox', entity: `outbox -> ${e.destination}`, reason: e.reason ?? '(none)', messageType: e.eventType, at: e.createdAt, target: `${e.orderId}/${e.id}` };
+  return {
+    source: 'outbox',
+    entity: `outbox -> ${e.destination}`,
+    reason: e.reason ?? '(none)',
+    messageType: e.eventType,
+    at: e.createdAt,
+    target: `${e.orderId}/${e.id}`,
+  };
 }

@@ -54,26 +54,42 @@ const defaultSpanMs = 400 * 24 * 3600 * 1000;
 
 /** `groups` and `groups retry <id>`: failures by (entity, reason, message type), and a retry of one group. */
 export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (code: number) => void, connections: () => GroupsConnections): void {
-  const groups = program.command('groups').description('failures grouped by (entity, reason, message type): dead-lettered messages of each entity in the queue file, rejected parked items, failed outbox entries, escalated shipments');
+  const groups = program
+    .command('groups')
+    .description(
+      'failures grouped by (entity, reason, message type): dead-lettered messages of each entity in the queue file, rejected parked items, failed outbox entries, escalated shipments',
+    );
   const windowed = (command: Command) =>
     command
       .option('--since <time>', 'only failures from this time (2026-12-03T08:00Z) or this long ago (2h, 7d)')
       .option('--until <time>', 'only failures up to this time or this long ago')
       .option('--json', 'print JSON for scripts');
-  windowed(groups.command('list', { isDefault: true }).description('one row per group: id, entity, reason, message type, count, oldest, newest')).action(async (options: WindowOptions) => {
-    const { items, unread } = await gatherFailures(connections(), io);
-    const rows = groupFailures(items, windowOf(options, io));
-    io.stdout(options.json ? JSON.stringify({ groups: rows, unread }, null, 2) : groupsTable(rows));
-    setExitCode(unread.length > 0 ? 1 : 0);
-  });
-  const retry = windowed(groups.command('retry <groupId>').description("retry a group's members (dead letters and parked items resubmitted, outbox entries requeued, shipments handed back to the reconciler): shows the plan unless --yes"))
+  windowed(groups.command('list', { isDefault: true }).description('one row per group: id, entity, reason, message type, count, oldest, newest')).action(
+    async (options: WindowOptions) => {
+      const { items, unread } = await gatherFailures(connections(), io);
+      const rows = groupFailures(items, windowOf(options, io));
+      io.stdout(options.json ? JSON.stringify({ groups: rows, unread }, null, 2) : groupsTable(rows));
+      setExitCode(unread.length > 0 ? 1 : 0);
+    },
+  );
+  const retry = windowed(
+    groups
+      .command('retry <groupId>')
+      .description(
+        "retry a group's members (dead letters and parked items resubmitted, outbox entries requeued, shipments handed back to the reconciler): shows the plan unless --yes",
+      ),
+  )
     .addOption(new Option('--max <n>', 'at most this many members, oldest first (1 to 10000)').default(defaultMax).argParser(parseMax))
     .option('--yes', 'act (without it: a dry run, the plan only)');
-  withBulkOptions(retry, 'members', { group: false }).action(async (groupId: string, options: WindowOptions & { max: number; yes?: boolean; dryRun?: boolean }) => {
+  withBulkOptions(retry, 'members', { group: false }).action(
+    async (groupId: string, options: WindowOptions & { max: number; yes?: boolean; dryRun?: boolean }) => {
       const c = connections();
       const { items, unread } = await gatherFailures(c, io);
       const members = groupMembers(items, parseGroupId(groupId), windowOf(options, io), options.max);
-      if (members.length === 0) throw new Error(`no failure of group ${groupId} in that window${unread.length > 0 ? ` (unread: ${unread.join('; ')})` : ''}: run \`groups\` for the ids`);
+      if (members.length === 0)
+        throw new Error(
+          `no failure of group ${groupId} in that window${unread.length > 0 ? ` (unread: ${unread.join('; ')})` : ''}: run \`groups\` for the ids`,
+        );
       const dryRun = plansOnly('groups retry', [groupId], options);
       const reports = await retryMembers(c, members, dryRun);
       const failed = reports.filter((r) => r.outcome === 'failed' || r.outcome === 'refused').length;
@@ -83,7 +99,8 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
         io.stdout(`${dryRun ? planPrefix : ''}${summary(reports)}`);
       }
       setExitCode(failed > 0 ? 1 : 0);
-    });
+    },
+  );
 }
 
 interface WindowOptions {
@@ -118,9 +135,14 @@ export async function gatherFailures(c: GroupsConnections, io: GroupsIo): Promis
 async function storeFailures(ctx: ParkedContext): Promise<FailureItem[]> {
   const parked = (await listParked(ctx, ['rejected'], {})).map(parkedItem);
   const outbox = (await listOutbox(ctx, ['failed'])).map(outboxItem);
-  const shipments = (await escalatedShipments(ctx.store)).map(
-    (s): FailureItem => ({ source: 'shipment', entity: 'shipments', reason: s.escalation?.reason ?? '(none)', messageType: 'ShipmentBooking', at: s.escalation?.at ?? s.updatedAt, target: s.orderId }),
-  );
+  const shipments = (await escalatedShipments(ctx.store)).map((s): FailureItem => ({
+    source: 'shipment',
+    entity: 'shipments',
+    reason: s.escalation?.reason ?? '(none)',
+    messageType: 'ShipmentBooking',
+    at: s.escalation?.at ?? s.updatedAt,
+    target: s.orderId,
+  }));
   return [...parked, ...outbox, ...shipments];
 }
 
@@ -138,7 +160,13 @@ async function retryMembers(c: GroupsConnections, members: readonly FailureItem[
     if (!address) throw new Error(`the entity of ${first.entity} is not one the tool looks in`);
     await c.deadLetters(address, async (ctx) => {
       const done = await resubmitDeadLetters(ctx, { targets, all: false }, dryRun, c.policy(), c.hooks);
-      reports.push(...done.map((r) => ({ target: `${r.sequenceNumber} ${r.messageId ?? ''}${r.copyMessageId ? ` -> ${r.copyMessageId}` : ''}`, outcome: r.outcome, detail: r.detail })));
+      reports.push(
+        ...done.map((r) => ({
+          target: `${r.sequenceNumber} ${r.messageId ?? ''}${r.copyMessageId ? ` -> ${r.copyMessageId}` : ''}`,
+          outcome: r.outcome,
+          detail: r.detail,
+        })),
+      );
     });
     return reports;
   }
@@ -162,13 +190,18 @@ async function retryMembers(c: GroupsConnections, members: readonly FailureItem[
 
 function summary(reports: readonly GroupActionReport[]): string {
   const counts = reports.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.outcome]: (acc[r.outcome] ?? 0) + 1 }), {});
-  return Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ') || 'nothing done';
+  return (
+    Object.entries(counts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ') || 'nothing done'
+  );
 }
 
 export function groupsTable(rows: readonly FailureGroup[]): string {
   const header = `${cut('GROUP', 12)}  ${cut('ENTITY', 54)}  ${cut('REASON', 26)}  ${cut('TYPE', 18)}  ${'COUNT'.padStart(6)}  ${cut('OLDEST', 20)}  NEWEST`;
   const lines = rows.map(
-    (g) => `${cut(g.id, 12)}  ${cut(g.entity, 54)}  ${cut(g.reason, 26)}  ${cut(g.messageType, 18)}  ${String(g.count).padStart(6)}  ${cut(g.oldest.slice(0, 19), 20)}  ${g.newest.slice(0, 19)}`,
+    (g) =>
+      `${cut(g.id, 12)}  ${cut(g.entity, 54)}  ${cut(g.reason, 26)}  ${cut(g.messageType, 18)}  ${String(g.count).padStart(6)}  ${cut(g.oldest.slice(0, 19), 20)}  ${g.newest.slice(0, 19)}`,
   );
   return [header, ...lines, `${rows.length} group(s), ${rows.reduce((n, g) => n + g.count, 0)} failure(s)`].join('\n');
 }

@@ -66,7 +66,8 @@ export function operatorActionPartition(epochMs: number): string {
 
 /** The month partitions a window touches, oldest first; bounded, so a wide window cannot fan out without end. */
 export function operatorActionPartitionsBetween(sinceMs: number, untilMs: number, maxPartitions = 60): string[] {
-  if (!(sinceMs <= untilMs)) throw new OperatorActionError(`--since (${new Date(sinceMs).toISOString()}) is after --until (${new Date(untilMs).toISOString()})`);
+  if (!(sinceMs <= untilMs))
+    throw new OperatorActionError(`--since (${new Date(sinceMs).toISOString()}) is after --until (${new Date(untilMs).toISOString()})`);
   const start = new Date(sinceMs);
   const partitions: string[] = [];
   for (let year = start.getUTCFullYear(), month = start.getUTCMonth(); Date.UTC(year, month, 1) <= untilMs; month += 1) {
@@ -102,7 +103,7 @@ export function principalOfToken(token: string): TokenPrincipal | undefined {
     principalName: claim(c.upn) ?? claim(c.preferred_username) ?? claim(c.unique_name) ?? claim(c.appid),
     tenantId: claim(c.tid),
   };
-  return principal.objectId ?? principal.principalName ? principal : undefined;
+  return (principal.objectId ?? principal.principalName) ? principal : undefined;
 }
 
 function claim(value: unknown): string | undefined {

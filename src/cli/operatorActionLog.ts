@@ -36,7 +36,6 @@ export const commandKinds: Readonly<Record<string, CommandKind | 'destructive-wh
   trace: 'read-only',
 };
 
-
 /** What the tests replace: the store the records go to, the credential's token, the OS user, ids. */
 export interface OperatorActionIo {
   readonly store?: DocumentStore;
@@ -130,10 +129,12 @@ async function startRecord(program: Command, action: Command, io: ProgramIo): Pr
   const ticket = options.ticket as string | undefined;
   const problem = justificationProblem(kind, why, ticket);
   if (problem !== undefined) throw new OperatorActionError(`${path}: ${problem}`);
-  if (options.export === false && (why ?? '').trim() === '') throw new OperatorActionError(`${path}: --no-export destroys the only copy: say why with --why <text>`);
+  if (options.export === false && (why ?? '').trim() === '')
+    throw new OperatorActionError(`${path}: --no-export destroys the only copy: say why with --why <text>`);
   const globals = program.opts<GlobalView>();
   // `--export <file>` before `--no-export` leaves the default undefined: both that and `true` mean "export, to the default file".
-  if (path === 'purge' && (options.export === true || options.export === undefined)) action.setOptionValue('export', defaultPurgeExportPath(scopeOf(globals), now(io)));
+  if (path === 'purge' && (options.export === true || options.export === undefined))
+    action.setOptionValue('export', defaultPurgeExportPath(scopeOf(globals), now(io)));
   const operator = resolveOperator({ token: await tokenPrincipal(globals, io), operatorFlag: globals.operator, osUser: (io.actions?.osUser ?? osUser)() });
   const { why: _why, ticket: _ticket, ...ownOptions } = options;
   const record = operatorActionDocument({
@@ -183,7 +184,8 @@ async function tokenPrincipal(globals: GlobalView, io: ProgramIo): Promise<Token
 
 async function withActionStore(globals: GlobalView, io: ProgramIo, run: (store: DocumentStore) => Promise<void>): Promise<void> {
   if (io.actions?.store) return run(io.actions.store);
-  if (!globals.cosmosEndpoint) throw new OperatorActionError('every change is recorded in the orders container (see `audit`): give --cosmos-endpoint (or COSMOS_ENDPOINT)');
+  if (!globals.cosmosEndpoint)
+    throw new OperatorActionError('every change is recorded in the orders container (see `audit`): give --cosmos-endpoint (or COSMOS_ENDPOINT)');
   const cosmos = createCosmosClient({ endpoint: globals.cosmosEndpoint, key: globals.cosmosKey, credential: io.cosmosCredential });
   try {
     await run(new CosmosDocumentStore(cosmos.database(globals.cosmosDatabase ?? 'orders').container(globals.cosmosContainer ?? 'orders')));

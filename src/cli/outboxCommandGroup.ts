@@ -14,7 +14,9 @@ const outboxStates = ['pending', 'published', 'failed'] as const;
 
 /** `dlq outbox ...`: events the publisher could not send (a missing topic, a message too large), kept in Cosmos DB. */
 export function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (code: number) => void, contexts: CommandContexts): void {
-  const outbox = program.command('outbox').description('outbox entries the publisher set aside (failed: MessagingEntityNotFound, MessageSizeExceeded) or has yet to send');
+  const outbox = program
+    .command('outbox')
+    .description('outbox entries the publisher set aside (failed: MessagingEntityNotFound, MessageSizeExceeded) or has yet to send');
   outbox
     .command('list')
     .description('failed entries (or those in --state), oldest first')
@@ -30,14 +32,17 @@ export function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (cod
   withBulkOptions(
     outbox
       .command('requeue [targets...]')
-      .description('put failed entries (by MessageId or <orderId>/<id>) back to pending once the cause is fixed: the publisher sends them again; a bulk run shows its plan unless --yes')
+      .description(
+        'put failed entries (by MessageId or <orderId>/<id>) back to pending once the cause is fixed: the publisher sends them again; a bulk run shows its plan unless --yes',
+      )
       .option('--all', 'every failed entry'),
     'entries',
   )
     .option('--json', 'print the report as JSON')
     .action(async (targets: string[], options: BulkOptions & { json?: boolean }) => {
       const filtered = options.group !== undefined || options.since !== undefined || options.until !== undefined;
-      if (targets.length === 0 && !options.all && !filtered) throw new Error('name outbox entries by MessageId or <orderId>/<id>, or use --all, --group, --since or --until');
+      if (targets.length === 0 && !options.all && !filtered)
+        throw new Error('name outbox entries by MessageId or <orderId>/<id>, or use --all, --group, --since or --until');
       const dryRun = plansOnly('outbox requeue', targets, options);
       await contexts.store(false, async (ctx) => {
         const reports = await requeueOutbox(ctx, targets, options.all === true || targets.length === 0, dryRun, bulkFilterOf(options));

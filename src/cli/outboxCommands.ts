@@ -57,7 +57,13 @@ export async function listOutbox(ctx: OutboxContext, states: readonly OutboxStat
  * created, the event made smaller by a new release), etag-guarded. The change feed shows the change
  * and the publisher sends them under their original MessageId.
  */
-export async function requeueOutbox(ctx: OutboxContext, targets: readonly string[], all: boolean, dryRun: boolean, bulk: BulkFilter = noBulkFilter): Promise<OutboxActionReport[]> {
+export async function requeueOutbox(
+  ctx: OutboxContext,
+  targets: readonly string[],
+  all: boolean,
+  dryRun: boolean,
+  bulk: BulkFilter = noBulkFilter,
+): Promise<OutboxActionReport[]> {
   const failed = await findEntries(ctx.store, 'failed');
   const named = failed.filter(({ document: e }) => all || targets.includes(e.message.messageId) || targets.includes(`${e.orderId}/${e.id}`));
   const chosen = takeBulk(named, ({ document: e }) => outboxItem({ ...e, reason: e.failure?.reason }), bulk);

@@ -29,7 +29,7 @@ export function addParkedCommands(program: Command, io: DlqIo, setExitCode: (cod
   parked
     .command('list')
     .description('rejected parked items (or those in --state), oldest first')
-    .option('--order <orderId>', 'only this order\'s items')
+    .option('--order <orderId>', "only this order's items")
     .option('--reason <reason>', 'only items rejected with this reason')
     .addOption(new Option('--state <state...>', 'these states instead of rejected').choices(parkedStates))
     .option('--json', 'print JSON for scripts')
@@ -44,11 +44,15 @@ export function addParkedCommands(program: Command, io: DlqIo, setExitCode: (cod
     withBulkOptions(
       command
         .option('--all', 'every rejected item that passes the filters')
-        .option('--order <orderId>', 'only this order\'s items')
+        .option('--order <orderId>', "only this order's items")
         .option('--reason <reason>', 'only items rejected with this reason'),
       'items',
     ).option('--json', 'print the report as JSON');
-  selected(parked.command('resubmit [targets...]').description('send rejected items back to the orders queue (by MessageId, dedup key or <orderId>/<item id>); a bulk run shows its plan unless --yes'))
+  selected(
+    parked
+      .command('resubmit [targets...]')
+      .description('send rejected items back to the orders queue (by MessageId, dedup key or <orderId>/<item id>); a bulk run shows its plan unless --yes'),
+  )
     .option('--force <reason>', forceHelp('parked item'))
     .action(async (targets: string[], options: ParkedOptions) => {
       const selection = parkedSelection(targets, options);
@@ -64,24 +68,32 @@ export function addParkedCommands(program: Command, io: DlqIo, setExitCode: (cod
       .description('drop rejected items for good: their effect will never be applied; a bulk run shows its plan unless --yes, one named item asks first')
       .option('--yes', 'act without asking (a bulk run: act, not only show the plan)'),
   ).action(async (targets: string[], options: ParkedOptions) => {
-      const selection = parkedSelection(targets, options);
-      const dryRun = plansOnly('parked discard', targets, options);
-      await contexts.store(false, async (ctx) => {
-        if (!dryRun && !options.yes) {
-          const planned = await discardParked(ctx, selection, true);
-          if (!io.confirm) throw new Error(`refusing to discard ${planned.length} parked item(s) without --yes (no terminal to ask)`);
-          if (!(await io.confirm(`Discard ${planned.length} parked item(s)? Their effect will never be applied. [y/N] `))) {
-            io.stderr('nothing discarded');
-            return;
-          }
+    const selection = parkedSelection(targets, options);
+    const dryRun = plansOnly('parked discard', targets, options);
+    await contexts.store(false, async (ctx) => {
+      if (!dryRun && !options.yes) {
+        const planned = await discardParked(ctx, selection, true);
+        if (!io.confirm) throw new Error(`refusing to discard ${planned.length} parked item(s) without --yes (no terminal to ask)`);
+        if (!(await io.confirm(`Discard ${planned.length} parked item(s)? Their effect will never be applied. [y/N] `))) {
+          io.stderr('nothing discarded');
+          return;
         }
-        setExitCode(parkedReport(io, await discardParked(ctx, selection, dryRun), selection, options.json === true, dryRun));
-      });
+      }
+      setExitCode(parkedReport(io, await discardParked(ctx, selection, dryRun), selection, options.json === true, dryRun));
     });
+  });
 }
 
 function parkedSelection(targets: string[], options: ParkedOptions): ParkedSelection {
-  if (targets.length === 0 && !options.all && options.reason === undefined && options.order === undefined && options.group === undefined && options.since === undefined && options.until === undefined) {
+  if (
+    targets.length === 0 &&
+    !options.all &&
+    options.reason === undefined &&
+    options.order === undefined &&
+    options.group === undefined &&
+    options.since === undefined &&
+    options.until === undefined
+  ) {
     throw new Error('name parked items by MessageId, dedup key or <orderId>/<item id>, or use --all, --order, --reason, --group, --since or --until');
   }
   return { targets, all: options.all === true || targets.length === 0, reason: options.reason, orderId: options.order, bulk: bulkFilterOf(options) };
@@ -95,7 +107,10 @@ function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: Parke
   if (json) {
     io.stdout(JSON.stringify({ dryRun, reports, failed, missing }, null, 2));
   } else {
-    for (const r of reports) io.stdout(`${shellWord(`${r.orderId}/${r.id}`)}  ${r.messageId === undefined ? '' : shellWord(r.messageId)}${r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : ''}  ${r.outcome}  ${r.detail}`);
+    for (const r of reports)
+      io.stdout(
+        `${shellWord(`${r.orderId}/${r.id}`)}  ${r.messageId === undefined ? '' : shellWord(r.messageId)}${r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : ''}  ${r.outcome}  ${r.detail}`,
+      );
     io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no parked item matched', missing, 'item(s)')}`);
   }
   return failed > 0 || missing > 0 ? 1 : 0;
@@ -104,7 +119,8 @@ function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: Parke
 function parkedTable(rows: ListedParkedItem[]): string {
   const header = `${cut('ORDER', 24)}  ${cut('TYPE', 18)}  ${cut('MESSAGE ID', 24)}  ${cut('STATE', 11)}  ${cut('REASON', 18)}  ${cut('PARKED', 20)}  DESCRIPTION`;
   const lines = rows.map(
-    (r) => `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${idCell(r.messageId, 24)}  ${cut(r.state, 11)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
+    (r) =>
+      `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${idCell(r.messageId, 24)}  ${cut(r.state, 11)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
   );
   return [header, ...lines, `${rows.length} parked item(s)`].join('\n');
 }

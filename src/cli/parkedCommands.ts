@@ -64,7 +64,11 @@ export interface ParkedActionReport {
 }
 
 /** `parked list`: rejected items by default (what needs a person), or those in the given states. */
-export async function listParked(ctx: ParkedContext, states: readonly ParkedItemState[], selection: Omit<ParkedSelection, 'targets' | 'all'>): Promise<ListedParkedItem[]> {
+export async function listParked(
+  ctx: ParkedContext,
+  states: readonly ParkedItemState[],
+  selection: Omit<ParkedSelection, 'targets' | 'all'>,
+): Promise<ListedParkedItem[]> {
   const found = await Promise.all(states.map((state) => findItems(ctx.store, state, selection.orderId)));
   return found
     .flat()
@@ -93,10 +97,21 @@ export async function listParked(ctx: ParkedContext, states: readonly ParkedItem
  */
 export async function resubmitParked(ctx: ParkedContext, selection: ParkedSelection, dryRun: boolean, policy: ResubmitPolicy): Promise<ParkedActionReport[]> {
   const decided = (await selectedRejected(ctx, selection)).map((parked) => ({ parked, horizon: horizonOf(parked.document, ctx.now(), policy) }));
-  const refused = ({ parked, horizon }: (typeof decided)[number]): ParkedActionReport => ({ ...identity(parked.document), outcome: 'refused', detail: horizon.checked });
+  const refused = ({ parked, horizon }: (typeof decided)[number]): ParkedActionReport => ({
+    ...identity(parked.document),
+    outcome: 'refused',
+    detail: horizon.checked,
+  });
   if (dryRun) {
     return decided.map((d) =>
-      d.horizon.kind === 'refused' ? refused(d) : { ...identity(d.parked.document), outcome: 'would-resubmit', copyMessageId: copyIdOf(d.parked.document), detail: `${planDetail(d.parked.document)}; ${d.horizon.checked}` },
+      d.horizon.kind === 'refused'
+        ? refused(d)
+        : {
+            ...identity(d.parked.document),
+            outcome: 'would-resubmit',
+            copyMessageId: copyIdOf(d.parked.document),
+            detail: `${planDetail(d.parked.document)}; ${d.horizon.checked}`,
+          },
     );
   }
   const sender = ctx.sender();
@@ -183,7 +198,8 @@ async function selectedRejected(ctx: ParkedContext, selection: ParkedSelection):
     if (selection.all) return true;
     return selection.targets.some((t) => t === item.messageId || t === item.dedupKey || t === `${item.orderId}/${item.id}`);
   });
-  const itemOf = ({ document: item }: VersionedDocument<ParkedItemDocument>) => parkedItem({ ...item, reason: item.rejection?.reason, rejectedAt: item.rejection?.rejectedAt });
+  const itemOf = ({ document: item }: VersionedDocument<ParkedItemDocument>) =>
+    parkedItem({ ...item, reason: item.rejection?.reason, rejectedAt: item.rejection?.rejectedAt });
   return takeBulk(chosen, itemOf, selection.bulk ?? noBulkFilter);
 }
 
@@ -196,8 +212,10 @@ const identity = (item: ParkedItemDocument) => ({ orderId: item.orderId, id: ite
 function resubmitCountOf(item: ParkedItemDocument): number {
   return Number(/~resubmit-(\d+)$/.exec(item.messageId ?? '')?.[1] ?? 0);
 }
-const copyIdOf = (item: ParkedItemDocument) => deriveMessageId((item.messageId ?? item.dedupKey).replace(/~resubmit-\d+$/, ''), `~resubmit-${resubmitCountOf(item) + 1}`);
-const planDetail = (item: ParkedItemDocument) => `${item.messageType} for order ${item.orderId}: ${item.rejection?.reason ?? 'rejected'} (${item.rejection?.description ?? ''})`;
+const copyIdOf = (item: ParkedItemDocument) =>
+  deriveMessageId((item.messageId ?? item.dedupKey).replace(/~resubmit-\d+$/, ''), `~resubmit-${resubmitCountOf(item) + 1}`);
+const planDetail = (item: ParkedItemDocument) =>
+  `${item.messageType} for order ${item.orderId}: ${item.rejection?.reason ?? 'rejected'} (${item.rejection?.description ?? ''})`;
 
 /** The key as the producer gave it: the consumer adds its own name back when it reads the copy. */
 function producerKeyOf(dedupKey: string, consumerName?: string): string {

@@ -23,7 +23,12 @@ export function defaultPurgeExportPath(scope: Readonly<Record<string, string>>, 
 
 /** One line per message: everything the broker holds of it, the body as text or base64. */
 export function exportLine(m: ServiceBusReceivedMessage): string {
-  const body = m.body instanceof Uint8Array ? { bodyBase64: Buffer.from(m.body).toString('base64') } : typeof m.body === 'string' ? { bodyText: m.body } : { body: m.body };
+  const body =
+    m.body instanceof Uint8Array
+      ? { bodyBase64: Buffer.from(m.body).toString('base64') }
+      : typeof m.body === 'string'
+        ? { bodyText: m.body }
+        : { body: m.body };
   return `${JSON.stringify({
     sequenceNumber: m.sequenceNumber?.toString(),
     messageId: m.messageId === undefined ? undefined : String(m.messageId),

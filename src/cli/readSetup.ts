@@ -31,9 +31,19 @@ export interface ServiceBusReadTarget {
 export async function checkServiceBus(settings: SetupSettings, target: ServiceBusReadTarget): Promise<CheckResult[]> {
   const { admin } = target;
   const options = () => ({ abortSignal: AbortSignal.timeout(target.timeoutMs) });
-  const queue = await attempt(target, `queue '${settings.ordersQueueName}'`, () => admin.getQueue(settings.ordersQueueName, options()), (found) => checkOrdersQueue(settings, found));
+  const queue = await attempt(
+    target,
+    `queue '${settings.ordersQueueName}'`,
+    () => admin.getQueue(settings.ordersQueueName, options()),
+    (found) => checkOrdersQueue(settings, found),
+  );
   const topicName = settings.orderEventsTopicName;
-  const topic = await attempt(target, `topic '${topicName}'`, () => admin.getTopic(topicName, options()), (found) => checkOrderEventsTopic(settings, found));
+  const topic = await attempt(
+    target,
+    `topic '${topicName}'`,
+    () => admin.getTopic(topicName, options()),
+    (found) => checkOrderEventsTopic(settings, found),
+  );
   const subscriptions: CheckResult[] = [];
   for (const expected of expectedSubscriptions(settings)) {
     const subject = `subscription '${topicName}/${expected.name}'`;
@@ -65,11 +75,26 @@ export async function checkCosmos(settings: SetupSettings, target: CosmosReadTar
   const { database } = target;
   const options = () => ({ abortSignal: AbortSignal.timeout(target.timeoutMs) });
   const databaseSubject = `database '${database.id}'`;
-  const exists = await attempt(target, databaseSubject, async () => (await database.read(options())).resource, (found) => checkDatabase(settings, found !== undefined));
+  const exists = await attempt(
+    target,
+    databaseSubject,
+    async () => (await database.read(options())).resource,
+    (found) => checkDatabase(settings, found !== undefined),
+  );
   if (exists.some((r) => r.status !== 'ok')) return exists;
   const readContainer = async (name: string): Promise<FoundContainer | undefined> => (await database.container(name).read(options())).resource;
-  const orders = await attempt(target, `container '${settings.cosmos.ordersContainerName}'`, () => readContainer(settings.cosmos.ordersContainerName), (found) => checkOrdersContainer(settings, found));
-  const leases = await attempt(target, `container '${settings.cosmos.leasesContainerName}'`, () => readContainer(settings.cosmos.leasesContainerName), (found) => checkLeasesContainer(settings, found));
+  const orders = await attempt(
+    target,
+    `container '${settings.cosmos.ordersContainerName}'`,
+    () => readContainer(settings.cosmos.ordersContainerName),
+    (found) => checkOrdersContainer(settings, found),
+  );
+  const leases = await attempt(
+    target,
+    `container '${settings.cosmos.leasesContainerName}'`,
+    () => readContainer(settings.cosmos.leasesContainerName),
+    (found) => checkLeasesContainer(settings, found),
+  );
   return [...exists, ...orders, ...leases];
 }
 
@@ -78,14 +103,30 @@ export async function checkCosmos(settings: SetupSettings, target: CosmosReadTar
  * credential is a WRONG line naming the role; anything else (no answer, an unknown host) stops the
  * doctor with exit code 2, as the dead-letter tool does.
  */
-async function attempt<T>(target: { readonly timeoutMs: number; readonly namespace?: string; readonly endpoint?: string }, subject: string, read: () => Promise<T | undefined>, check: (found: T | undefined) => CheckResult[]): Promise<CheckResult[]> {
+async function attempt<T>(
+  target: { readonly timeoutMs: number; readonly namespace?: string; readonly endpoint?: string },
+  subject: string,
+  read: () => Promise<T | undefined>,
+  check: (found: T | undefined) => CheckResult[],
+): Promise<CheckResult[]> {
   try {
     return check(await readOrNothing(read));
   } catch (error) {
     if (error instanceof RefusedRead) {
-      return [{ status: 'WRONG', subject, property: 'readable', expected: readableWith(subject), found: error.detail, fix: 'grant the role, or run with a credential that has it' }];
+      return [
+        {
+          status: 'WRONG',
+          subject,
+          property: 'readable',
+          expected: readableWith(subject),
+          found: error.detail,
+          fix: 'grant the role, or run with a credential that has it',
+        },
+      ];
     }
-    throw new DlqSetupError(`reading ${subject} at ${target.namespace ?? target.endpoint ?? ''} failed${isTimeout(error) ? ` (no answer within ${target.timeoutMs} ms)` : ''}: ${messageOf(error)}`);
+    throw new DlqSetupError(
+      `reading ${subject} at ${target.namespace ?? target.endpoint ?? ''} failed${isTimeout(error) ? ` (no answer within ${target.timeoutMs} ms)` : ''}: ${messageOf(error)}`,
+    );
   }
 }
 
@@ -95,13 +136,15 @@ async function readOrNothing<T>(read: () => Promise<T | undefined>): Promise<T |
   } catch (error) {
     const e = error as { code?: unknown; statusCode?: unknown };
     if (e.code === 'MessageEntityNotFoundError' || e.code === 404) return undefined;
-    if (e.code === 'UnauthorizedRequestError' || [401, 403].includes(Number(e.statusCode ?? e.code))) throw new RefusedRead(`refused (${String(e.statusCode ?? e.code)}): ${messageOf(error).split('\n')[0] ?? ''}`);
+    if (e.code === 'UnauthorizedRequestError' || [401, 403].includes(Number(e.statusCode ?? e.code)))
+      throw new RefusedRead(`refused (${String(e.statusCode ?? e.code)}): ${messageOf(error).split('\n')[0] ?? ''}`);
     throw error;
   }
 }
 
 function readableWith(subject: string): string {
-  if (/^(database|container)/.test(subject)) return 'a key, or an identity with a Cosmos DB data-plane role (the app: Built-in Data Contributor on the container)';
+  if (/^(database|container)/.test(subject))
+    return 'a key, or an identity with a Cosmos DB data-plane role (the app: Built-in Data Contributor on the container)';
   return 'Manage rights: a SAS key with Manage, or Azure Service Bus Data Owner (what the app holds on its queue and the fulfilment subscription)';
 }
 

@@ -37,7 +37,9 @@ const lineageSources = [
  * message older, never younger than the broker's own enqueued time.
  */
 export function decideResubmitHorizon(name: string, view: LineageView, nowMs: number, policy: ResubmitPolicy): ResubmitHorizonDecision {
-  const seen = lineageSources.filter(([, read]) => earliestInstant(read(view)) !== undefined).map(([source]) => (source === 'enqueued time' ? (view.enqueuedTimeLabel ?? source) : source));
+  const seen = lineageSources
+    .filter(([, read]) => earliestInstant(read(view)) !== undefined)
+    .map(([source]) => (source === 'enqueued time' ? (view.enqueuedTimeLabel ?? source) : source));
   const first = earliestInstant(lineageSources.flatMap(([, read]) => read(view)));
   const { markerTtlSeconds, marginSeconds, marginExplanation } = policy.retention;
   if (first === undefined) {
@@ -55,7 +57,8 @@ export function decideResubmitHorizon(name: string, view: LineageView, nowMs: nu
 }
 
 function unsafe(why: string, first: number | undefined, policy: ResubmitPolicy): ResubmitHorizonDecision {
-  if (policy.forceReason !== undefined) return { kind: 'forced', firstEnqueuedAtEpochMs: first, reason: policy.forceReason, checked: `${why}; forced: ${policy.forceReason}` };
+  if (policy.forceReason !== undefined)
+    return { kind: 'forced', firstEnqueuedAtEpochMs: first, reason: policy.forceReason, checked: `${why}; forced: ${policy.forceReason}` };
   return { kind: 'refused', checked: `${why}. Check what the store holds (dlq show), then resubmit with --force "<why>" to send it anyway` };
 }
 

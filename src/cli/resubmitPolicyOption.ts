@@ -7,6 +7,7 @@ export const forceHelp = (what: string) =>
 
 /** The retention settings as the app reads them (same names, defaults and checks), and a forced send's reason. */
 export function resubmitPolicyOf(io: { readonly env: Readonly<Record<string, string | undefined>> }, force: string | undefined): ResubmitPolicy {
-  if (force !== undefined && (force.trim() === '' || force.length > 500)) throw new Error('--force needs a reason of 1 to 500 characters: why the copy is safe to send (it is recorded on the copy)');
+  if (force !== undefined && (force.trim() === '' || force.length > 500))
+    throw new Error('--force needs a reason of 1 to 500 characters: why the copy is safe to send (it is recorded on the copy)');
   return { retention: loadResubmitRetention(io.env), forceReason: force?.trim() };
 }

@@ -34,7 +34,8 @@ export async function checkServiceBusEntity(target: ServiceBusTarget): Promise<v
         await withDeadline(leftMs, (abortSignal) => receiver.peekMessages(1, { abortSignal }));
         return;
       } catch (error) {
-        if (error instanceof DeadlineExceeded || isFinal(error)) throw new DlqSetupError(explainServiceBusFailure(error instanceof DeadlineExceeded ? new DeadlineExceeded(lastError) : error, target));
+        if (error instanceof DeadlineExceeded || isFinal(error))
+          throw new DlqSetupError(explainServiceBusFailure(error instanceof DeadlineExceeded ? new DeadlineExceeded(lastError) : error, target));
         lastError = error;
         await new Promise((resolve) => setTimeout(resolve, Math.min(500, leftMs)));
       }
@@ -65,9 +66,12 @@ export function explainServiceBusFailure(error: unknown, target: Pick<ServiceBus
     return `no answer from Service Bus namespace ${target.namespace} within ${seconds(target.timeoutMs)} while opening ${what}${last} (raise --timeout, or check the namespace name and the network)`;
   }
   if (code === 'MessagingEntityNotFound') return `${what} does not exist in Service Bus namespace ${target.namespace}${detail ? ` (${detail})` : ''}`;
-  if (code === 'UnauthorizedAccess') return `Service Bus namespace ${target.namespace} refused the credential for ${what}: ${detail || 'unauthorized'} (with --namespace grant ${rolesFor(target.address)})`;
-  if (/CredentialUnavailable|AuthenticationError|AggregateAuthentication/.test(name)) return `no Entra ID token could be had for Service Bus namespace ${target.namespace}: ${detail} (sign in with az login, or give --connection-string)`;
-  if (/ENOTFOUND|EAI_AGAIN/.test(detail)) return `Service Bus namespace ${target.namespace} cannot be resolved: ${detail} (check --namespace or the connection string's Endpoint)`;
+  if (code === 'UnauthorizedAccess')
+    return `Service Bus namespace ${target.namespace} refused the credential for ${what}: ${detail || 'unauthorized'} (with --namespace grant ${rolesFor(target.address)})`;
+  if (/CredentialUnavailable|AuthenticationError|AggregateAuthentication/.test(name))
+    return `no Entra ID token could be had for Service Bus namespace ${target.namespace}: ${detail} (sign in with az login, or give --connection-string)`;
+  if (/ENOTFOUND|EAI_AGAIN/.test(detail))
+    return `Service Bus namespace ${target.namespace} cannot be resolved: ${detail} (check --namespace or the connection string's Endpoint)`;
   if (/ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ETIMEDOUT/.test(detail)) return `Service Bus namespace ${target.namespace} cannot be reached: ${detail}`;
   return `opening ${what} in Service Bus namespace ${target.namespace} failed: ${detail || code || name || 'unknown error'}`;
 }
@@ -107,7 +111,8 @@ function explainCosmosFailure(error: unknown, database: string, containerId: str
   const code = Number((error as { code?: unknown } | undefined)?.code);
   const detail = messageOf(error).split('\n')[0] ?? '';
   if (error instanceof DeadlineExceeded) return `no answer from Cosmos DB at ${target.endpoint} within ${seconds(target.timeoutMs)} while reading ${what}`;
-  if (code === 404) return `Cosmos DB ${what} does not exist at ${target.endpoint} (check --cosmos-database / COSMOS_DATABASE and --cosmos-container / COSMOS_ORDERS_CONTAINER)`;
+  if (code === 404)
+    return `Cosmos DB ${what} does not exist at ${target.endpoint} (check --cosmos-database / COSMOS_DATABASE and --cosmos-container / COSMOS_ORDERS_CONTAINER)`;
   if (code === 401 || code === 403) {
     return `Cosmos DB at ${target.endpoint} refused the credential for ${what} (${code}${detail ? `: ${detail}` : ''}); grant the principal ${cosmosOperatorRole} on the scope /dbs/${database}/colls/${containerId} of that account (the operator group: operatorPrincipalId in infra/modules/rbac.bicep), or give --cosmos-key`;
   }

@@ -38,7 +38,11 @@ const shipmentStates = ['in-progress', 'completed', 'refused', 'escalated'] as c
 
 /** `shipments list`: escalated records by default (each needs an operator), or those in the given states. */
 export async function listShipments(ctx: ShipmentCommandContext, states: readonly ShipmentState[], orderId?: string): Promise<ListedShipment[]> {
-  const found = await Promise.all(states.map((state) => ctx.store.find<ShipmentRecord>({ docType: 'shipment', equals: { state }, ...(orderId === undefined ? {} : { partitionKey: orderId }) })));
+  const found = await Promise.all(
+    states.map((state) =>
+      ctx.store.find<ShipmentRecord>({ docType: 'shipment', equals: { state }, ...(orderId === undefined ? {} : { partitionKey: orderId }) }),
+    ),
+  );
   return found
     .flat()
     .map(({ document: r }) => ({
@@ -63,35 +67,69 @@ export async function listShipments(ctx: ShipmentCommandContext, states: readonl
  * key up before it calls. A record someone holds, or one already settled, is refused.
  */
 export async function resolveShipment(ctx: ShipmentCommandContext, orderId: string, action: ResolveAction, dryRun: boolean): Promise<ResolveReport> {
-  const open = (await ctx.store.find<ShipmentRecord>({ docType: 'shipment', partitionKey: orderId })).filter((r) => r.document.state === 'in-progress' || r.document.state === 'escalated');
-  if (open.length === 0) return { orderId, outcome: 'refused', detail: 'no escalated or in-progress shipment record for this order (shipments list --state completed refused shows the settled ones)' };
+  const open = (await ctx.store.find<ShipmentRecord>({ docType: 'shipment', partitionKey: orderId })).filter(
+    (r) => r.document.state === 'in-progress' || r.document.state === 'escalated',
+  );
+  if (open.length === 0)
+    return {
+      orderId,
+      outcome: 'refused',
+      detail: 'no escalated or in-progress shipment record for this order (shipments list --state completed refused shows the settled ones)',
+    };
   if (open.length > 1) return { orderId, outcome: 'refused', detail: `${open.length} open shipment records: ${open.map((r) => r.document.id).join(', ')}` };
   const stored = open[0] as VersionedDocument<ShipmentRecord>;
   const record = stored.document;
   const now = new Date(ctx.now());
   if (record.state === 'in-progress' && leaseIsLive(record, now)) {
-    return { orderId, id: record.id, outcome: 'refused', detail: `${record.owner} holds it until ${record.leaseExpiresAt}: let it finish, or wait for the lease to run out` };
+    return {
+      orderId,
+      id: record.id,
+      outcome: 'refused',
+      detail: `${record.owner} holds it until ${record.leaseExpiresAt}: let it finish, or wait for the lease to run out`,
+    };
   }
   // The order may hold a shipment booked under another record (another OrderAccepted key): recording
   // another id would replace it on the order, a retry would book a second shipment at the carrier.
   const held = (await ctx.store.read<OrderDocument>(orderId, orderId))?.document.shipmentId;
   if (held !== undefined && !(action.kind === 'record' && action.shipmentId === held)) {
-    return { orderId, id: record.id, outcome: 'refused', detail: `the order already holds shipment ${held} (shipments list --order ${orderId} --state completed): ${action.kind === 'retry' ? 'a retry would book a second one' : `recording ${action.shipmentId} would replace it`}` };
+    return {
+      orderId,
+      id: record.id,
+      outcome: 'refused',
+      detail: `the order already holds shipment ${held} (shipments list --order ${orderId} --state completed): ${action.kind === 'retry' ? 'a retry would book a second one' : `recording ${action.shipmentId} would replace it`}`,
+    };
   }
   if (action.kind === 'retry') {
     if (dryRun) return { orderId, id: record.id, outcome: 'would-requeue', detail: `was ${record.state} after ${record.reconcileAttempts} round(s)` };
     // A fresh start: no rounds, and the transient budget runs again from the next round without an answer.
     const { escalation: _escalation, carrierUnreachableSince: _since, reconcileAttemptsAgainst: _against, ...rest } = record;
-    const requeued: ShipmentRecord = { ...rest, state: 'in-progress', reconcileAttempts: 0, owner: 'operator', leaseExpiresAt: now.toISOString(), updatedAt: now.toISOString() };
+    const requeued: ShipmentRecord = {
+      ...rest,
+      state: 'in-progress',
+      reconcileAttempts: 0,
+      owner: 'operator',
+      leaseExpiresAt: now.toISOString(),
+      updatedAt: now.toISOString(),
+    };
     const result = await ctx.store.commit(orderId, [replace(requeued, stored.etag)]);
     if (result.kind !== 'committed') return { orderId, id: record.id, outcome: 'refused', detail: 'changed while we looked: list again' };
-    return { orderId, id: record.id, outcome: 'requeued', detail: 'the reconciler looks the key up at its next run, and books under the same key only if the carrier has nothing' };
+    return {
+      orderId,
+      id: record.id,
+      outcome: 'requeued',
+      detail: 'the reconciler looks the key up at its next run, and books under the same key only if the carrier has nothing',
+    };
   }
   if (dryRun) return { orderId, id: record.id, outcome: 'would-record', detail: `${action.shipmentId} on the record and the order` };
-  const answer = { kind: 'booked' as const, shipmentId: action.shipmentId, answer: { status: 200, body: { shipmentId: action.shipmentId, recordedBy: 'operator' } } };
+  const answer = {
+    kind: 'booked' as const,
+    shipmentId: action.shipmentId,
+    answer: { status: 200, body: { shipmentId: action.shipmentId, recordedBy: 'operator' } },
+  };
   const settled = await settle(stored, answer, 'operator', { store: ctx.store, carrier: noCarrier, now: () => now, leaseMs: 0, maxConcurrencyAttempts: 5 });
   if (settled === 'lost-race') return { orderId, id: record.id, outcome: 'refused', detail: 'changed while we looked: list again' };
-  if (settled.outcome.kind !== 'created') return { orderId, id: record.id, outcome: 'refused', detail: settled.outcome.kind === 'retry' ? settled.outcome.reason : settled.outcome.kind };
+  if (settled.outcome.kind !== 'created')
+    return { orderId, id: record.id, outcome: 'refused', detail: settled.outcome.kind === 'retry' ? settled.outcome.reason : settled.outcome.kind };
   return { orderId, id: record.id, outcome: 'recorded', detail: `${action.shipmentId} on the record and the order` };
 }
 
@@ -139,6 +177,9 @@ export function addShipmentCommands(program: Command, io: { stdout(line: string)
 
 function shipmentTable(rows: readonly ListedShipment[]): string {
   const header = `${cut('ORDER', 24)}  ${cut('STATE', 11)}  ${cut('SHIPMENT', 14)}  ${cut('ROUNDS', 6)}  ${cut('LEASE UNTIL', 20)}  REASON`;
-  const lines = rows.map((r) => `${cut(r.orderId, 24)}  ${cut(r.state, 11)}  ${cut(r.shipmentId ?? '', 14)}  ${cut(String(r.reconcileAttempts), 6)}  ${cut(r.leaseExpiresAt.slice(0, 19), 20)}  ${r.reason ?? ''}`);
+  const lines = rows.map(
+    (r) =>
+      `${cut(r.orderId, 24)}  ${cut(r.state, 11)}  ${cut(r.shipmentId ?? '', 14)}  ${cut(String(r.reconcileAttempts), 6)}  ${cut(r.leaseExpiresAt.slice(0, 19), 20)}  ${r.reason ?? ''}`,
+  );
   return [header, ...lines, `${rows.length} shipment record(s)`].join('\n');
 }

@@ -8,15 +8,20 @@ import { checkCosmosContainer, checkServiceBusEntity } from './setupChecks.js';
 
 /** The orders container (and, to resubmit, the queue) for the commands whose records live in Cosmos DB: parked items, outbox entries, shipments. */
 export async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>): Promise<void> {
-  if (!options.cosmosEndpoint) throw new Error('parked items, outbox entries and shipment records live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
+  if (!options.cosmosEndpoint)
+    throw new Error('parked items, outbox entries and shipment records live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
   const cosmos = createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey, credential: io.cosmosCredential });
   const container = cosmos.database(options.cosmosDatabase).container(options.cosmosContainer);
-  const client = needsQueue ? serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 }) : undefined;
+  const client = needsQueue
+    ? serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 })
+    : undefined;
   try {
     await checkCosmosContainer({ container, endpoint: options.cosmosEndpoint, timeoutMs: options.timeout });
     if (client) {
       const probe = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 0 });
-      await checkServiceBusEntity({ client: probe, address: { queue: options.queue }, namespace: namespaceOf(options), timeoutMs: options.timeout }).finally(() => probe.close());
+      await checkServiceBusEntity({ client: probe, address: { queue: options.queue }, namespace: namespaceOf(options), timeoutMs: options.timeout }).finally(
+        () => probe.close(),
+      );
     }
     await run({
       store: new CosmosDocumentStore(container),

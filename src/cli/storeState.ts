@@ -107,7 +107,7 @@ export async function storedRecordsOf(envelope: MessageEnvelope, body: unknown, 
   const orderId = message.payload.orderId;
   const conflict = (await store.read<ConflictDocument>(orderId, conflictDocumentId(message.key.value, message.fingerprint)))?.document;
   const target = await targetOf(message, store);
-  if (!target) return { rejection, conflict, fingerprints: { message: message.fingerprint }, note: 'nothing is stored under this message\'s key' };
+  if (!target) return { rejection, conflict, fingerprints: { message: message.fingerprint }, note: "nothing is stored under this message's key" };
   return {
     rejection,
     conflict,

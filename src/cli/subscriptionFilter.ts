@@ -57,7 +57,10 @@ function matchesCorrelation(filter: CorrelationRuleFilter, message: ServiceBusMe
   const named = fields.filter(([wanted]) => wanted !== undefined && wanted !== null && wanted !== '');
   const properties = Object.entries(filter.applicationProperties ?? {});
   if (named.length === 0 && properties.length === 0) throw new UnsupportedFilterError(JSON.stringify(filter), 'a correlation filter that names no property');
-  return named.every(([wanted, actual]) => actual !== undefined && String(wanted) === String(actual)) && properties.every(([name, wanted]) => sameValue(message.applicationProperties?.[name], wanted));
+  return (
+    named.every(([wanted, actual]) => actual !== undefined && String(wanted) === String(actual)) &&
+    properties.every(([name, wanted]) => sameValue(message.applicationProperties?.[name], wanted))
+  );
 }
 
 function sameValue(actual: unknown, wanted: unknown): boolean {
@@ -68,7 +71,8 @@ function sameValue(actual: unknown, wanted: unknown): boolean {
 
 function matchesSql(filter: SqlRuleFilter, message: ServiceBusMessage): boolean {
   const text = filter.sqlExpression;
-  if (filter.sqlParameters !== undefined && Object.keys(filter.sqlParameters).length > 0) throw new UnsupportedFilterError(text, 'parameters (@name) are not supported');
+  if (filter.sqlParameters !== undefined && Object.keys(filter.sqlParameters).length > 0)
+    throw new UnsupportedFilterError(text, 'parameters (@name) are not supported');
   if (text.length > maxExpressionLength) throw new UnsupportedFilterError(text.slice(0, 80), `longer than ${maxExpressionLength} characters`);
   const parser = new Parser(text, tokenize(text), message);
   const result = parser.expression(0);

@@ -32,10 +32,17 @@ export interface TraceReport {
   readonly warnings: readonly string[];
 }
 
-export function addTraceCommand(program: Command, io: { stdout(text: string): void; stderr(text: string): void }, setExitCode: (code: number) => void, connections: () => TraceConnections): void {
+export function addTraceCommand(
+  program: Command,
+  io: { stdout(text: string): void; stderr(text: string): void },
+  setExitCode: (code: number) => void,
+  connections: () => TraceConnections,
+): void {
   program
     .command('trace <keyOrOrderId>')
-    .description('everything the system holds for one idempotency key, MessageId or order id, in time order: intake record and answer, outbox entries, broker messages (waiting, scheduled, dead-lettered), the order, inbox markers, parked items, conflicts, rejections, the shipment, operator actions; and the trace id for Application Insights')
+    .description(
+      'everything the system holds for one idempotency key, MessageId or order id, in time order: intake record and answer, outbox entries, broker messages (waiting, scheduled, dead-lettered), the order, inbox markers, parked items, conflicts, rejections, the shipment, operator actions; and the trace id for Application Insights',
+    )
     .option('--json', 'print JSON for scripts')
     .action(async (input: string, options: { json?: boolean }) => {
       const report = await traceKey(connections(), input);
@@ -63,10 +70,14 @@ export async function traceKey(c: TraceConnections, input: string): Promise<Trac
   orderId ??= messages.map((m) => orderIdOfBody(m.message.body)).find((id) => id !== undefined) ?? input;
   if (!c.store) warnings.push('no --cosmos-endpoint: the stored records are not in this trace');
   await readStore(async (store, now) => {
-    for (const docType of orderDocTypes) documents.push(...(await store.find<{ id: string }>({ docType, partitionKey: orderId })).map((f) => f.document as unknown as Record<string, unknown>));
+    for (const docType of orderDocTypes)
+      documents.push(...(await store.find<{ id: string }>({ docType, partitionKey: orderId })).map((f) => f.document as unknown as Record<string, unknown>));
     const horizonMs = loadOperatorActionRetentionSeconds(c.env) * 1000;
     const all = await listOperatorActions({ store, now }, { sinceMs: now() - horizonMs, untilMs: now() });
-    actions = all.filter((a) => a.targets.some((t) => t === input || t === orderId || t.startsWith(`${orderId ?? input}/`))) as unknown as Record<string, unknown>[];
+    actions = all.filter((a) => a.targets.some((t) => t === input || t === orderId || t.startsWith(`${orderId ?? input}/`))) as unknown as Record<
+      string,
+      unknown
+    >[];
   });
   const events = [...documents, ...actions].flatMap(documentEvents).concat(messages.map((m) => messageEvent(m.message, m.where)));
   const traceIds = traceIdsOf([...documents, ...messages.map((m) => m.message as unknown as Record<string, unknown>)].flatMap(traceparentsOf));
@@ -75,7 +86,7 @@ export async function traceKey(c: TraceConnections, input: string): Promise<Trac
 
 async function peekMessages(c: TraceConnections, subject: TraceSubject, warnings: string[]): Promise<{ message: PeekedMessageView; where: string }[]> {
   if (!c.serviceBus) {
-    warnings.push('no --namespace or --connection-string: the broker\'s messages are not in this trace');
+    warnings.push("no --namespace or --connection-string: the broker's messages are not in this trace");
     return [];
   }
   const client = c.serviceBus();
@@ -88,7 +99,8 @@ async function peekMessages(c: TraceConnections, subject: TraceSubject, warnings
         try {
           let peeked = 0;
           for await (const m of peekAll(receiver)) {
-            if (messageConcerns(m as PeekedMessageView, subject)) found.push({ message: { ...(m as PeekedMessageView), sequenceNumber: m.sequenceNumber?.toString() }, where });
+            if (messageConcerns(m as PeekedMessageView, subject))
+              found.push({ message: { ...(m as PeekedMessageView), sequenceNumber: m.sequenceNumber?.toString() }, where });
             if ((peeked += 1) >= maxPeekedPerEntity) {
               warnings.push(`${where}: stopped after ${maxPeekedPerEntity} messages`);
               break;
@@ -115,6 +127,9 @@ function receiverOf(client: ServiceBusClient, address: EntityAddress, subQueue: 
 export function traceText(report: TraceReport): string {
   const head = [`trace of ${report.input}${report.orderId && report.orderId !== report.input ? ` (order ${report.orderId})` : ''}`];
   const lines = report.events.map((e) => `${cut(e.at.slice(0, 23), 24)}  ${cut(e.where, 34)}  ${cut(e.what, 24)}  ${cut(e.id, 36)}  ${e.detail}`);
-  const trace = report.traceIds.length > 0 ? report.traceIds.map((id) => `Application Insights: operation_Id == "${id}" (Transaction search, or: union * | where operation_Id == "${id}")`) : ['no trace id stored for it'];
+  const trace =
+    report.traceIds.length > 0
+      ? report.traceIds.map((id) => `Application Insights: operation_Id == "${id}" (Transaction search, or: union * | where operation_Id == "${id}")`)
+      : ['no trace id stored for it'];
   return [...head, ...lines, `${report.events.length} event(s)`, ...trace].join('\n');
 }

@@ -34,7 +34,22 @@ export interface TraceSubject {
 }
 
 const traceparentPattern = /^00-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
-const summaryFields = ['state', 'status', 'messageType', 'eventType', 'reason', 'idempotencyKey', 'dedupKey', 'messageId', 'consumerName', 'fingerprint', 'amountPaid', 'shipmentId', 'kind', 'command'] as const;
+const summaryFields = [
+  'state',
+  'status',
+  'messageType',
+  'eventType',
+  'reason',
+  'idempotencyKey',
+  'dedupKey',
+  'messageId',
+  'consumerName',
+  'fingerprint',
+  'amountPaid',
+  'shipmentId',
+  'kind',
+  'command',
+] as const;
 const maxDetailChars = 300;
 
 /** The body's top-level `orderId`, when the body is an object that has one: nothing deeper is read. */
@@ -62,7 +77,13 @@ export function messageEvent(m: PeekedMessageView, where: string): TraceEvent {
     m.deadLetterReason ? `${m.deadLetterReason}: ${m.deadLetterErrorDescription ?? ''}` : undefined,
     m.sequenceNumber === undefined ? undefined : `#${m.sequenceNumber}`,
   ];
-  return { at: iso(at), where, what: m.state === 'scheduled' ? 'scheduled message' : where.endsWith('$deadletterqueue') ? 'dead-lettered message' : 'message waiting', id: m.messageId ?? '', detail: clip(parts.filter(Boolean).join('; ')) };
+  return {
+    at: iso(at),
+    where,
+    what: m.state === 'scheduled' ? 'scheduled message' : where.endsWith('$deadletterqueue') ? 'dead-lettered message' : 'message waiting',
+    id: m.messageId ?? '',
+    detail: clip(parts.filter(Boolean).join('; ')),
+  };
 }
 
 /** A stored document's events: its creation, and the later instants it records (published, answered, applied...). */
@@ -71,7 +92,9 @@ export function documentEvents(doc: Readonly<Record<string, unknown>>): TraceEve
   const id = typeof doc.id === 'string' ? doc.id : '';
   const where = docType === 'operator-action' ? 'operator-action' : `cosmos ${docType}`;
   const first = firstTime(doc, ['createdAt', 'acceptedAt', 'placedAt', 'processedAt', 'parkedAt', 'detectedAt', 'rejectedAt', 'changedAt', 'at', 'updatedAt']);
-  const events: TraceEvent[] = [{ at: first ?? '', where, what: docType === 'operator-action' ? `operator ran ${String(doc.command)}` : `${docType} written`, id, detail: summaryOf(doc) }];
+  const events: TraceEvent[] = [
+    { at: first ?? '', where, what: docType === 'operator-action' ? `operator ran ${String(doc.command)}` : `${docType} written`, id, detail: summaryOf(doc) },
+  ];
   const later: [string, unknown][] = [
     ['published', doc.publishedAt],
     ['answered', doc.completedAt],
@@ -82,7 +105,15 @@ export function documentEvents(doc: Readonly<Record<string, unknown>>): TraceEve
     ['escalated', (doc.escalation as { at?: unknown } | undefined)?.at],
     ['finished', doc.finishedAt],
   ];
-  for (const [what, at] of later) if (typeof at === 'string' && at !== first) events.push({ at, where, what: `${docType} ${what}`, id, detail: what === 'answered' ? clip(JSON.stringify((doc.response as { status?: unknown } | undefined)?.status ?? '')) : '' });
+  for (const [what, at] of later)
+    if (typeof at === 'string' && at !== first)
+      events.push({
+        at,
+        where,
+        what: `${docType} ${what}`,
+        id,
+        detail: what === 'answered' ? clip(JSON.stringify((doc.response as { status?: unknown } | undefined)?.status ?? '')) : '',
+      });
   return events;
 }
 
@@ -97,7 +128,8 @@ export function traceIdsOf(values: readonly unknown[]): string[] {
 
 /** The traceparent-like values a document or message holds at the places the app puts them. */
 export function traceparentsOf(source: Readonly<Record<string, unknown>>): unknown[] {
-  const props = (source.applicationProperties ?? (source.message as { applicationProperties?: unknown } | undefined)?.applicationProperties) as Record<string, unknown> | undefined;
+  const props = (source.applicationProperties ?? (source.message as { applicationProperties?: unknown } | undefined)?.applicationProperties) as
+    Record<string, unknown> | undefined;
   return [source.traceparent, props?.['Diagnostic-Id'], props?.traceparent];
 }
 

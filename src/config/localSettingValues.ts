@@ -7,6 +7,8 @@ import type { SettingDeclaration } from './settingDeclaration.js';
  */
 export function localSettingValues(): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(settingDeclarations as Record<string, SettingDeclaration>).flatMap(([name, d]) => (d.localValue === null ? [] : [[name, d.localValue ?? (d.default === undefined ? '' : String(d.default))]])),
+    Object.entries(settingDeclarations as Record<string, SettingDeclaration>).flatMap(([name, d]) =>
+      d.localValue === null ? [] : [[name, d.localValue ?? (d.default === undefined ? '' : String(d.default))]],
+    ),
   );
 }

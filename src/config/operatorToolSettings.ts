@@ -7,7 +7,13 @@ import { settingsSchema } from './settingsSchema.js';
 export const operatorActionRetentionNames = { INBOX_MARKER_TTL_SECONDS: true, DLQ_RESUBMIT_HORIZON_SECONDS: true } as const;
 
 /** What a resubmit's margin is computed from. */
-export const resubmitRetentionNames = { INBOX_MARKER_TTL_SECONDS: true, QUEUE_MAX_DELIVERY_COUNT: true, QUEUE_LOCK_DURATION_SECONDS: true, LOCK_RENEWAL_MAX_SECONDS: true, TRANSIENT_RETRY_BUDGET_SECONDS: true } as const;
+export const resubmitRetentionNames = {
+  INBOX_MARKER_TTL_SECONDS: true,
+  QUEUE_MAX_DELIVERY_COUNT: true,
+  QUEUE_LOCK_DURATION_SECONDS: true,
+  LOCK_RENEWAL_MAX_SECONDS: true,
+  TRANSIENT_RETRY_BUDGET_SECONDS: true,
+} as const;
 
 /** What the operator tool needs to decide whether a resubmit is still covered by the markers. */
 export interface ResubmitRetentionSettings {

@@ -29,7 +29,10 @@ export function textWithDefault<const V extends string, const D extends SettingD
 }
 
 /** A whole number of at least `min`, and at most `atMost[0]` (with that message) when given. */
-export function wholeNumber<const D extends SettingDocs>(rule: { readonly min: number; readonly default: number; readonly atMost?: readonly [number, string] }, docs: D) {
+export function wholeNumber<const D extends SettingDocs>(
+  rule: { readonly min: number; readonly default: number; readonly atMost?: readonly [number, string] },
+  docs: D,
+) {
   const schema = () => {
     const read = z.coerce.number().int().min(rule.min).default(rule.default);
     const { atMost } = rule;

@@ -3,7 +3,9 @@ import { settingDeclarations } from './settingDeclarations.js';
 import type { SettingDeclarations } from './settingDeclarations.js';
 
 /** The settings the app reads: those declared with a schema. */
-export type AppSettingName = { [K in keyof SettingDeclarations]: SettingDeclarations[K] extends { readonly schema: () => z.ZodType } ? K : never }[keyof SettingDeclarations];
+export type AppSettingName = {
+  [K in keyof SettingDeclarations]: SettingDeclarations[K] extends { readonly schema: () => z.ZodType } ? K : never;
+}[keyof SettingDeclarations];
 
 type AppSettingsShape = { [K in AppSettingName]: SettingDeclarations[K] extends { readonly schema: () => infer S } ? S : never };
 
@@ -13,7 +15,9 @@ type AppSettingsShape = { [K in AppSettingName]: SettingDeclarations[K] extends 
  * depends on code that ran at import).
  */
 export function settingsSchema() {
-  const shape = Object.fromEntries(Object.entries(settingDeclarations).flatMap(([name, declaration]) => ('schema' in declaration ? [[name, declaration.schema()]] : [])));
+  const shape = Object.fromEntries(
+    Object.entries(settingDeclarations).flatMap(([name, declaration]) => ('schema' in declaration ? [[name, declaration.schema()]] : [])),
+  );
   return z.object(shape as AppSettingsShape);
 }
 

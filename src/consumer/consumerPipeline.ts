@@ -53,7 +53,8 @@ export class ConsumerPipeline<P, I = undefined> {
     const startedAt = performance.now();
     // The delivery count and sequence number decide what is read first and what is recalled: only the broker's count.
     const envelope = withoutFieldsTheBodyMayHaveWritten(delivered, body);
-    const result = this.rejectedDeliveries.recall(envelope)?.result ?? (await this.decide(readReceivedMessage(envelope, body, this.options.maxMessageBytes), invocation));
+    const result =
+      this.rejectedDeliveries.recall(envelope)?.result ?? (await this.decide(readReceivedMessage(envelope, body, this.options.maxMessageBytes), invocation));
     this.options.telemetry.report({ ...result, envelope, durationMs: performance.now() - startedAt }, log);
     return result;
   }
@@ -119,9 +120,21 @@ export class ConsumerPipeline<P, I = undefined> {
   }
 
   /** A rejection is reported only once its record is written; a record that cannot be written hands the message back. */
-  private async recorded(envelope: MessageEnvelope, error: PermanentMessageError, result: ConsumeResult, then: () => ConsumeResult, evidence?: StoredDocument): Promise<ConsumeResult> {
+  private async recorded(
+    envelope: MessageEnvelope,
+    error: PermanentMessageError,
+    result: ConsumeResult,
+    then: () => ConsumeResult,
+    evidence?: StoredDocument,
+  ): Promise<ConsumeResult> {
     const namesTheOrder = this.definition.rejectionRecords === 'name-the-order';
-    const details = { error, dedupKey: result.dedupKey, messageType: result.type, orderId: namesTheOrder ? result.orderId : undefined, evidence: namesTheOrder ? evidence : undefined };
+    const details = {
+      error,
+      dedupKey: result.dedupKey,
+      messageType: result.type,
+      orderId: namesTheOrder ? result.orderId : undefined,
+      evidence: namesTheOrder ? evidence : undefined,
+    };
     try {
       await recordRejection(envelope, details, this.options);
     } catch (recordingError) {

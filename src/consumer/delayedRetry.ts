@@ -21,7 +21,14 @@ import { readRetryState, retryProperties, signRetryState } from './retryState.js
 export async function scheduleDelayedRetry(
   message: ReceivedMessage,
   failure: Extract<ProcessingOutcome, { kind: 'retry' }>,
-  ctx: { readonly scheduler: RetryScheduler; readonly policy: RetryPolicy; readonly now: () => Date; readonly failedAtEpochMs: number; readonly signingKey: string; readonly previousSigningKey?: string },
+  ctx: {
+    readonly scheduler: RetryScheduler;
+    readonly policy: RetryPolicy;
+    readonly now: () => Date;
+    readonly failedAtEpochMs: number;
+    readonly signingKey: string;
+    readonly previousSigningKey?: string;
+  },
 ): Promise<ProcessingOutcome> {
   const { envelope, body } = message;
   const now = ctx.now().getTime();
@@ -90,7 +97,9 @@ function copyBody(body: unknown): string | Uint8Array {
 /** The message's own properties, less any spelling of the ones the copy sets itself. */
 function primitives(properties: Readonly<Record<string, unknown>>, ours: readonly string[]): Record<string, string | number | boolean> {
   return Object.fromEntries(
-    Object.entries(properties).filter((e): e is [string, string | number | boolean] => ['string', 'number', 'boolean'].includes(typeof e[1]) && !ours.includes(e[0].toLowerCase())),
+    Object.entries(properties).filter(
+      (e): e is [string, string | number | boolean] => ['string', 'number', 'boolean'].includes(typeof e[1]) && !ours.includes(e[0].toLowerCase()),
+    ),
   );
 }
 

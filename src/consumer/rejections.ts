@@ -37,7 +37,8 @@ export async function recordRejection(envelope: MessageEnvelope, details: Reject
   if (envelope.messageId === undefined) {
     // Nothing to find a rejection by (the error log line carries the reason); the conflict is still recorded.
     // Stryker disable next-line StringLiteral: `inOrder` means orderId is set, so the '' fallback is never taken (it only narrows the type)
-    if (details.evidence) await ctx.store.commit(inOrder ? (details.orderId ?? '') : rejectedMessagesPartition(details.evidence.id), [create(details.evidence)]);
+    if (details.evidence)
+      await ctx.store.commit(inOrder ? (details.orderId ?? '') : rejectedMessagesPartition(details.evidence.id), [create(details.evidence)]);
     return;
   }
   // Stryker disable next-line StringLiteral: `inOrder` means orderId is set, so the '' fallback is never taken (it only narrows the type)
@@ -107,7 +108,12 @@ async function pointRecordAt(store: DocumentStore, partition: string, rejection:
  * read finds an invalid message's), then the order's partition (a conflict's), then the previous
  * release's `#rejected` (records it wrote, until they expire).
  */
-export async function findRejectionRecord(store: DocumentStore, messageId: string, orderId: string | undefined, consumerName?: string): Promise<RejectionDocument | undefined> {
+export async function findRejectionRecord(
+  store: DocumentStore,
+  messageId: string,
+  orderId: string | undefined,
+  consumerName?: string,
+): Promise<RejectionDocument | undefined> {
   const id = rejectionDocumentId(messageId, consumerName);
   const partitions = [rejectedMessagesPartition(messageId), ...(orderId === undefined ? [] : [orderId]), legacyRejectedMessagesPartition];
   for (const partition of partitions) {

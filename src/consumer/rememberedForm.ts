@@ -11,12 +11,17 @@ const maxRememberedDescription = 500;
  */
 export function rememberedForm(result: ConsumeResult, error: PermanentMessageError): ConsumeResult {
   const { description } = error;
-  const kept = description.length > maxRememberedDescription ? `${description.slice(0, maxRememberedDescription)}… (cut; the rejection record holds the whole reason)` : description;
+  const kept =
+    description.length > maxRememberedDescription
+      ? `${description.slice(0, maxRememberedDescription)}… (cut; the rejection record holds the whole reason)`
+      : description;
   return { ...result, outcome: { kind: 'invalid', error: new PermanentMessageError(error.code, kept) } };
 }
 
 /** The characters a remembered result holds. */
 export function textHeldBy(result: ConsumeResult): number {
   const error = result.outcome.kind === 'invalid' ? result.outcome.error : undefined;
-  return (error ? error.description.length + error.message.length : 0) + (result.dedupKey?.length ?? 0) + (result.type?.length ?? 0) + (result.orderId?.length ?? 0);
+  return (
+    (error ? error.description.length + error.message.length : 0) + (result.dedupKey?.length ?? 0) + (result.type?.length ?? 0) + (result.orderId?.length ?? 0)
+  );
 }

@@ -44,7 +44,14 @@ export async function decideWithRetryLayers<R extends { readonly outcome: Proces
     // Settings refuse to start without the key when delayed retries are on; a wiring without it falls back to redelivery.
     return { ...result, outcome: { ...result.outcome, reason: `${result.outcome.reason}; no delayed retry: the retry state signing key is missing` } };
   }
-  const outcome = await scheduleDelayedRetry(message, result.outcome, { scheduler, policy: retry, now: layers.now, failedAtEpochMs: failedAt, signingKey: layers.retryStateKey, previousSigningKey: layers.retryStatePreviousKey });
+  const outcome = await scheduleDelayedRetry(message, result.outcome, {
+    scheduler,
+    policy: retry,
+    now: layers.now,
+    failedAtEpochMs: failedAt,
+    signingKey: layers.retryStateKey,
+    previousSigningKey: layers.retryStatePreviousKey,
+  });
   const { outcome: _failure, ...known } = result;
   if (outcome.kind === 'invalid') return exhausted(known, outcome.error);
   return { ...result, outcome };

@@ -75,7 +75,12 @@ export function readRetryState(envelope: MessageEnvelope, dedupKey: string | und
   return { attempt: claimed.attempt, firstFailureAtEpochMs: Math.min(first, nowMs), root: claimed.root };
 }
 
-function signedWithOneOf(keys: RetryStateKeys, signature: string, copy: { readonly messageId: string; readonly dedupKey: string }, state: Required<RetryState>): boolean {
+function signedWithOneOf(
+  keys: RetryStateKeys,
+  signature: string,
+  copy: { readonly messageId: string; readonly dedupKey: string },
+  state: Required<RetryState>,
+): boolean {
   const candidates = keys.previous === undefined || keys.previous === keys.current ? [keys.current] : [keys.current, keys.previous];
   return candidates.some((key) => sameText(signature, signRetryState(key, copy, state)));
 }

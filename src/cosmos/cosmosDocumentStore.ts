@@ -1,13 +1,6 @@
 import type { Container, JSONObject, OperationInput, OperationResponse } from '@azure/cosmos';
 import { assertQueryable } from '../idempotency/index.js';
-import type {
-  CommitResult,
-  DocumentQuery,
-  DocumentStore,
-  StoredDocument,
-  VersionedDocument,
-  WriteOperation,
-} from '../idempotency/index.js';
+import type { CommitResult, DocumentQuery, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from '../idempotency/index.js';
 import { classifyStoreFailure, statusCodeOf } from './storeErrors.js';
 
 type JsonObject = Record<string, unknown>;
@@ -23,7 +16,7 @@ export class CosmosDocumentStore implements DocumentStore {
   async read<D extends StoredDocument>(partitionKey: string, id: string): Promise<VersionedDocument<D> | undefined> {
     try {
       const { resource, etag } = await this.container.item(id, partitionKey).read<D & JsonObject>();
-      return resource === undefined ? undefined : { document: resource, etag: etag ?? resource._etag as string };
+      return resource === undefined ? undefined : { document: resource, etag: etag ?? (resource._etag as string) };
     } catch (error) {
       if (statusCodeOf(error) === 404) return undefined;
       throw classifyStoreFailure(error, `read ${id}`);
@@ -71,9 +64,7 @@ export class CosmosDocumentStore implements DocumentStore {
       if (op.kind === 'create') {
         await this.container.items.create(op.document);
       } else {
-        await this.container
-          .item(op.document.id, partitionKey)
-          .replace(op.document, { accessCondition: { type: 'IfMatch', condition: op.ifMatch } });
+        await this.container.item(op.document.id, partitionKey).replace(op.document, { accessCondition: { type: 'IfMatch', condition: op.ifMatch } });
       }
       return { kind: 'committed' };
     } catch (error) {
@@ -86,7 +77,10 @@ export class CosmosDocumentStore implements DocumentStore {
   private async commitBatch(partitionKey: string, operations: readonly WriteOperation[]): Promise<CommitResult> {
     let results: OperationResponse[];
     try {
-      const response = await this.container.items.batch(operations.map((op) => toBatchOperation(op, partitionKey)), partitionKey);
+      const response = await this.container.items.batch(
+        operations.map((op) => toBatchOperation(op, partitionKey)),
+        partitionKey,
+      );
       results = response.result ?? [];
     } catch (error) {
       throw classifyStoreFailure(error, `batch of ${operations.length} in partition ${partitionKey}`);

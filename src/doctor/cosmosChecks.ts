@@ -26,13 +26,34 @@ export function checkDatabase(settings: SetupSettings, exists: boolean): CheckRe
  */
 export function checkOrdersContainer(settings: SetupSettings, found: FoundContainer | undefined): CheckResult[] {
   const subject = `container '${settings.cosmos.ordersContainerName}'`;
-  if (!found) return [missing(subject, 'a container partitioned by /orderId with defaultTtl -1', 'create it (see docs/bring-your-own.md), or set COSMOS_ORDERS_CONTAINER to yours')];
+  if (!found)
+    return [
+      missing(
+        subject,
+        'a container partitioned by /orderId with defaultTtl -1',
+        'create it (see docs/bring-your-own.md), or set COSMOS_ORDERS_CONTAINER to yours',
+      ),
+    ];
   const unindexed = requiredIndexedPaths.filter((p) => !isPathIndexed(found.indexingPolicy, p));
   const mode = found.indexingPolicy?.indexingMode?.toLowerCase() ?? 'consistent';
   return [
     partitionKey(subject, '/orderId', found),
-    compare(subject, 'default time-to-live', '-1 (on, no default: only documents with their own ttl expire)', describeTtl(found.defaultTtl), found.defaultTtl === -1, 'set defaultTtl to -1 (it can be changed): inbox markers, rejection records and published outbox entries carry their own ttl'),
-    compare(subject, 'indexing mode', 'consistent', mode, mode === 'consistent', "set indexingMode to consistent: the sweepers' and the tool's queries read the index"),
+    compare(
+      subject,
+      'default time-to-live',
+      '-1 (on, no default: only documents with their own ttl expire)',
+      describeTtl(found.defaultTtl),
+      found.defaultTtl === -1,
+      'set defaultTtl to -1 (it can be changed): inbox markers, rejection records and published outbox entries carry their own ttl',
+    ),
+    compare(
+      subject,
+      'indexing mode',
+      'consistent',
+      mode,
+      mode === 'consistent',
+      "set indexingMode to consistent: the sweepers' and the tool's queries read the index",
+    ),
     compare(
       subject,
       'indexed paths',
@@ -47,7 +68,14 @@ export function checkOrdersContainer(settings: SetupSettings, found: FoundContai
 /** The outbox publisher's change feed trigger keeps its leases here; it requires /id as the partition key, and cannot create the container with an identity. */
 export function checkLeasesContainer(settings: SetupSettings, found: FoundContainer | undefined): CheckResult[] {
   const subject = `container '${settings.cosmos.leasesContainerName}'`;
-  if (!found) return [missing(subject, 'a container partitioned by /id', "the outbox publisher's Cosmos DB trigger keeps its leases there and cannot create it with an identity: create it, or set COSMOS_LEASES_CONTAINER to yours")];
+  if (!found)
+    return [
+      missing(
+        subject,
+        'a container partitioned by /id',
+        "the outbox publisher's Cosmos DB trigger keeps its leases there and cannot create it with an identity: create it, or set COSMOS_LEASES_CONTAINER to yours",
+      ),
+    ];
   return [partitionKey(subject, '/id', found)];
 }
 

@@ -48,9 +48,23 @@ export function checkOrdersQueue(settings: SetupSettings, found: FoundQueue | un
   const results = [
     duplicateDetection(subject, found),
     compare(subject, 'sessions', 'off', onOff(found.requiresSession), !found.requiresSession, `processOrder's trigger reads without sessions; ${recreate}`),
-    compare(subject, 'dead-lettering on expiration', 'on', onOff(found.deadLetteringOnMessageExpiration), found.deadLetteringOnMessageExpiration, 'a message that expires unread would be dropped without a trace: turn it on (it can be changed)'),
+    compare(
+      subject,
+      'dead-lettering on expiration',
+      'on',
+      onOff(found.deadLetteringOnMessageExpiration),
+      found.deadLetteringOnMessageExpiration,
+      'a message that expires unread would be dropped without a trace: turn it on (it can be changed)',
+    ),
     mirrored(subject, 'lock duration', 'QUEUE_LOCK_DURATION_SECONDS', settings.queue.lockDurationSeconds, lockSeconds, found.lockDuration),
-    mirrored(subject, 'max delivery count', 'QUEUE_MAX_DELIVERY_COUNT', settings.queue.maxDeliveryCount, found.maxDeliveryCount, String(found.maxDeliveryCount)),
+    mirrored(
+      subject,
+      'max delivery count',
+      'QUEUE_MAX_DELIVERY_COUNT',
+      settings.queue.maxDeliveryCount,
+      found.maxDeliveryCount,
+      String(found.maxDeliveryCount),
+    ),
     mirrored(subject, 'message time-to-live', 'QUEUE_MESSAGE_TTL_SECONDS', settings.queue.messageTimeToLiveSeconds, ttlSeconds, found.defaultMessageTimeToLive),
   ];
   return [...results, retention(subject, settings, found.maxDeliveryCount, lockSeconds, ttlSeconds)];
@@ -58,16 +72,49 @@ export function checkOrdersQueue(settings: SetupSettings, found: FoundQueue | un
 
 export function checkOrderEventsTopic(settings: SetupSettings, found: FoundTopic | undefined): CheckResult[] {
   const subject = `topic '${settings.orderEventsTopicName}'`;
-  if (!found) return [missing(subject, 'a topic with duplicate detection on', 'the outbox publisher sends OrderAccepted there: create it, or set ORDER_EVENTS_TOPIC_NAME to yours')];
+  if (!found)
+    return [
+      missing(
+        subject,
+        'a topic with duplicate detection on',
+        'the outbox publisher sends OrderAccepted there: create it, or set ORDER_EVENTS_TOPIC_NAME to yours',
+      ),
+    ];
   return [duplicateDetection(subject, found)];
 }
 
-export function checkSubscription(topic: string, expected: ExpectedSubscription, found: FoundSubscription | undefined, rules: readonly FoundRule[]): CheckResult[] {
+export function checkSubscription(
+  topic: string,
+  expected: ExpectedSubscription,
+  found: FoundSubscription | undefined,
+  rules: readonly FoundRule[],
+): CheckResult[] {
   const subject = `subscription '${topic}/${expected.name}'`;
-  if (!found) return [missing(subject, `a subscription with the rules ${expected.rules.map((r) => `'${r.name}'`).join(', ')}`, 'create it with its rules (see docs/bring-your-own.md)')];
+  if (!found)
+    return [
+      missing(
+        subject,
+        `a subscription with the rules ${expected.rules.map((r) => `'${r.name}'`).join(', ')}`,
+        'create it with its rules (see docs/bring-your-own.md)',
+      ),
+    ];
   return [
-    compare(subject, 'sessions', onOff(expected.requiresSession), onOff(found.requiresSession), found.requiresSession === expected.requiresSession, `${expected.sessionReason}; ${recreate}`),
-    compare(subject, 'dead-lettering on expiration', 'on', onOff(found.deadLetteringOnMessageExpiration), found.deadLetteringOnMessageExpiration, 'turn it on (it can be changed)'),
+    compare(
+      subject,
+      'sessions',
+      onOff(expected.requiresSession),
+      onOff(found.requiresSession),
+      found.requiresSession === expected.requiresSession,
+      `${expected.sessionReason}; ${recreate}`,
+    ),
+    compare(
+      subject,
+      'dead-lettering on expiration',
+      'on',
+      onOff(found.deadLetteringOnMessageExpiration),
+      found.deadLetteringOnMessageExpiration,
+      'turn it on (it can be changed)',
+    ),
     ...checkRules(subject, expected.rules, rules),
   ];
 }
@@ -82,8 +129,23 @@ function checkRules(subject: string, expected: readonly ExpectedRule[], found: r
   const results = expected.map((rule) => {
     const there = byName.get(rule.name.toLowerCase());
     const wanted = describeExpectedRule(rule);
-    if (!there) return { status: 'MISSING' as const, subject, property: `rule '${rule.name}'`, expected: wanted, found: 'nothing', fix: 'add the rule (rules can be added and removed at any time)' };
-    return compare(subject, `rule '${rule.name}'`, wanted, describeFilter(there.filter), sameFilter(rule, there.filter), 'replace the rule with the expected filter');
+    if (!there)
+      return {
+        status: 'MISSING' as const,
+        subject,
+        property: `rule '${rule.name}'`,
+        expected: wanted,
+        found: 'nothing',
+        fix: 'add the rule (rules can be added and removed at any time)',
+      };
+    return compare(
+      subject,
+      `rule '${rule.name}'`,
+      wanted,
+      describeFilter(there.filter),
+      sameFilter(rule, there.filter),
+      'replace the rule with the expected filter',
+    );
   });
   const expectedNames = new Set(expected.map((r) => r.name.toLowerCase()));
   const others = found.filter((r) => !expectedNames.has(r.name.toLowerCase()) && !matchesNothing(r));
@@ -95,26 +157,52 @@ function checkRules(subject: string, expected: readonly ExpectedRule[], found: r
       property: `rule '${r.name}'`,
       expected: 'no such rule',
       found: describeFilter(r.filter),
-      fix: r.name === '$Default' ? "Azure's $Default rule matches every message: delete it, or give it the filter 1=0" : 'the subscription also receives what it matches: delete it',
+      fix:
+        r.name === '$Default'
+          ? "Azure's $Default rule matches every message: delete it, or give it the filter 1=0"
+          : 'the subscription also receives what it matches: delete it',
     })),
   ];
 }
 
 function duplicateDetection(subject: string, found: FoundQueue | FoundTopic): CheckResult {
   const window = secondsOfIsoDuration(found.duplicateDetectionHistoryTimeWindow);
-  const shown = found.requiresDuplicateDetection ? `on (window ${window === undefined ? found.duplicateDetectionHistoryTimeWindow : describeSeconds(window)})` : 'off';
-  return compare(subject, 'duplicate detection', 'on', shown, found.requiresDuplicateDetection, `duplicate detection can only be enabled when the entity is created (Standard or Premium): create a new one with it`);
+  const shown = found.requiresDuplicateDetection
+    ? `on (window ${window === undefined ? found.duplicateDetectionHistoryTimeWindow : describeSeconds(window)})`
+    : 'off';
+  return compare(
+    subject,
+    'duplicate detection',
+    'on',
+    shown,
+    found.requiresDuplicateDetection,
+    `duplicate detection can only be enabled when the entity is created (Standard or Premium): create a new one with it`,
+  );
 }
 
 function mirrored(subject: string, property: string, setting: string, expected: number, found: number | undefined, raw: string): CheckResult {
   const unit = setting === 'QUEUE_MAX_DELIVERY_COUNT' ? (n: number) => String(n) : describeSeconds;
   const shown = found === undefined ? raw : unit(found);
-  return compare(subject, property, `${unit(expected)} (${setting})`, shown, found === expected, `set ${setting}=${found ?? raw} in the app's settings, or change the queue: the retention rule is computed from the setting`);
+  return compare(
+    subject,
+    property,
+    `${unit(expected)} (${setting})`,
+    shown,
+    found === expected,
+    `set ${setting}=${found ?? raw} in the app's settings, or change the queue: the retention rule is computed from the setting`,
+  );
 }
 
-function retention(subject: string, settings: SetupSettings, maxDeliveryCount: number, lockSeconds: number | undefined, ttlSeconds: number | undefined): CheckResult {
+function retention(
+  subject: string,
+  settings: SetupSettings,
+  maxDeliveryCount: number,
+  lockSeconds: number | undefined,
+  ttlSeconds: number | undefined,
+): CheckResult {
   const property = 'marker retention (INBOX_MARKER_TTL_SECONDS) against its real properties';
-  if (lockSeconds === undefined || ttlSeconds === undefined) return compare(subject, property, 'a lock duration and time-to-live to compute with', 'durations it cannot read', false, 'see the lines above');
+  if (lockSeconds === undefined || ttlSeconds === undefined)
+    return compare(subject, property, 'a lock duration and time-to-live to compute with', 'durations it cannot read', false, 'see the lines above');
   const check = checkMarkerRetention({
     markerTtlSeconds: settings.markerTtlSeconds,
     maxDeliveryCount,
@@ -125,7 +213,14 @@ function retention(subject: string, settings: SetupSettings, maxDeliveryCount: n
     resubmitHorizonSeconds: settings.queue.resubmitHorizonSeconds,
   });
   const expected = `at least ${describeSeconds(check.requiredSeconds)}`;
-  return compare(subject, property, expected, describeSeconds(settings.markerTtlSeconds), check.ok, check.ok ? '' : `${check.explanation}: raise INBOX_MARKER_TTL_SECONDS, or lower the queue's delivery count, lock or time-to-live`);
+  return compare(
+    subject,
+    property,
+    expected,
+    describeSeconds(settings.markerTtlSeconds),
+    check.ok,
+    check.ok ? '' : `${check.explanation}: raise INBOX_MARKER_TTL_SECONDS, or lower the queue's delivery count, lock or time-to-live`,
+  );
 }
 
 function sameFilter(rule: ExpectedRule, filter: object): boolean {
@@ -149,7 +244,9 @@ function describeFilter(filter: object): string {
 
 /** The fields a correlation filter sets, sorted (the SDK reports unset ones as undefined). */
 function correlationFields(filter: object): Record<string, unknown> {
-  const set = Object.entries(filter).filter(([key, value]) => key !== 'sqlParameters' && value !== undefined && !(key === 'applicationProperties' && Object.keys(value as object).length === 0));
+  const set = Object.entries(filter).filter(
+    ([key, value]) => key !== 'sqlParameters' && value !== undefined && !(key === 'applicationProperties' && Object.keys(value as object).length === 0),
+  );
   return sorted(Object.fromEntries(set));
 }
 

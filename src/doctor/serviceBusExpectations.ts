@@ -2,8 +2,7 @@ import type { SetupSettings } from '../config.js';
 
 /** A rule a subscription must have: a SQL filter, or a correlation filter on these fields. */
 export type ExpectedRule =
-  | { readonly name: string; readonly sqlExpression: string }
-  | { readonly name: string; readonly correlation: Readonly<Record<string, string>> };
+  { readonly name: string; readonly sqlExpression: string } | { readonly name: string; readonly correlation: Readonly<Record<string, string>> };
 
 export interface ExpectedSubscription {
   readonly name: string;

@@ -23,18 +23,25 @@ export function readIdempotencyKey(value: string | null): IdempotencyKeyReading 
   const text = value?.trim() ?? '';
   if (text === '') return { kind: 'missing' };
   const control = [...text].findIndex((ch) => isControl(ch.charCodeAt(0)));
-  if (control >= 0) return malformed(`the Idempotency-Key holds a control character (${codePoint(text, control)}) at position ${control + 1}; a key is visible ASCII only`);
+  if (control >= 0)
+    return malformed(`the Idempotency-Key holds a control character (${codePoint(text, control)}) at position ${control + 1}; a key is visible ASCII only`);
   if (hasCommaOutsideQuotes(text)) return malformed(`the Idempotency-Key holds several values; send one key, such as ${example}`);
   const read = text.startsWith('"') ? readSfString(text) : readBareToken(text);
   if (read.kind !== 'key' || read.key.length <= maxIdempotencyKeyLength) return read;
-  return { kind: 'malformed', title: 'Idempotency-Key header too long', detail: `the Idempotency-Key is ${read.key.length} characters; at most ${maxIdempotencyKeyLength} are allowed` };
+  return {
+    kind: 'malformed',
+    title: 'Idempotency-Key header too long',
+    detail: `the Idempotency-Key is ${read.key.length} characters; at most ${maxIdempotencyKeyLength} are allowed`,
+  };
 }
 
 function readSfString(text: string): IdempotencyKeyReading {
   if (text === '""') return malformed(`the Idempotency-Key is an empty sf-string; send a key, such as "${example}"`);
   const key = parseIdempotencyKey(text);
   if (key !== undefined) return { kind: 'key', key };
-  return malformed(`a quoted Idempotency-Key must be one non-empty sf-string (RFC 8941): printable ASCII in double quotes, with \\ and " escaped, such as "${example}"`);
+  return malformed(
+    `a quoted Idempotency-Key must be one non-empty sf-string (RFC 8941): printable ASCII in double quotes, with \\ and " escaped, such as "${example}"`,
+  );
 }
 
 function readBareToken(text: string): IdempotencyKeyReading {
@@ -44,7 +51,9 @@ function readBareToken(text: string): IdempotencyKeyReading {
   const ch = [...text][at] ?? '';
   // Stryker disable next-line EqualityOperator: the character found is a space, " or a backslash (all below 0x7e) or above 0x7e, never 0x7e itself
   const what = ch === ' ' ? 'a space' : ch.charCodeAt(0) > 0x7e ? `the non-ASCII ${codePoint(text, at)}` : ch;
-  return malformed(`the Idempotency-Key holds ${what} at position ${at + 1}; send a bare key of visible ASCII without spaces, " or \\ (such as ${example}), or quote it as an sf-string (RFC 8941)`);
+  return malformed(
+    `the Idempotency-Key holds ${what} at position ${at + 1}; send a bare key of visible ASCII without spaces, " or \\ (such as ${example}), or quote it as an sf-string (RFC 8941)`,
+  );
 }
 
 /** Outside a quoted string; `\"` inside one does not end it. */

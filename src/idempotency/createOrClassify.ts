@@ -10,8 +10,7 @@ export type IsSameRequest<D> = (existing: D) => boolean;
  * with the answer as evidence, and with its etag, so the caller neither reads it again nor guesses.
  */
 export type ExistingRecord<D extends StoredDocument> =
-  | { readonly kind: 'same-request'; readonly existing: VersionedDocument<D> }
-  | { readonly kind: 'other-request'; readonly existing: VersionedDocument<D> };
+  { readonly kind: 'same-request'; readonly existing: VersionedDocument<D> } | { readonly kind: 'other-request'; readonly existing: VersionedDocument<D> };
 
 /**
  * The store refused the record's write because the record is there, then read it as missing (its ttl
@@ -45,7 +44,12 @@ export type CommitOrClassifyResult<D extends StoredDocument> = CreateOrClassifyR
  * A single document is created alone, at operation 0; in a batch, `recordIndex` names the operation
  * that writes the record (0 unless said).
  */
-export function createOrClassify<D extends StoredDocument>(store: DocumentStore, partitionKey: string, document: D, isSame: IsSameRequest<D>): Promise<CreateOrClassifyResult<D>>;
+export function createOrClassify<D extends StoredDocument>(
+  store: DocumentStore,
+  partitionKey: string,
+  document: D,
+  isSame: IsSameRequest<D>,
+): Promise<CreateOrClassifyResult<D>>;
 export function createOrClassify<D extends StoredDocument>(
   store: DocumentStore,
   partitionKey: string,
@@ -70,7 +74,12 @@ export async function createOrClassify<D extends StoredDocument>(
 }
 
 /** The record under this id, read and told apart; `vanished` when there is none to read. */
-export async function readAndClassify<D extends StoredDocument>(store: DocumentStore, partitionKey: string, id: string, isSame: IsSameRequest<D>): Promise<ExistingRecord<D> | VanishedRecord> {
+export async function readAndClassify<D extends StoredDocument>(
+  store: DocumentStore,
+  partitionKey: string,
+  id: string,
+  isSame: IsSameRequest<D>,
+): Promise<ExistingRecord<D> | VanishedRecord> {
   const existing = await store.read<D>(partitionKey, id);
   return existing ? classifyRecord(existing, isSame) : { kind: 'vanished', id };
 }

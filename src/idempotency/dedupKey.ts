@@ -55,7 +55,8 @@ function chooseKey(c: DedupKeyCandidates): DedupKey | undefined {
   }
   if (c.messageId !== undefined && usable(c.messageId)) {
     const control = controlCharacterIn(c.messageId);
-    if (control !== undefined) throw new PermanentMessageError('InvalidIdempotencyKey', `the MessageId, used as the dedup key, contains the control character ${control}`);
+    if (control !== undefined)
+      throw new PermanentMessageError('InvalidIdempotencyKey', `the MessageId, used as the dedup key, contains the control character ${control}`);
     return { value: c.messageId, source: 'message-id' };
   }
   return undefined;

@@ -17,8 +17,7 @@ export interface VersionedDocument<D> {
 }
 
 export type WriteOperation =
-  | { readonly kind: 'create'; readonly document: StoredDocument }
-  | { readonly kind: 'replace'; readonly document: StoredDocument; readonly ifMatch: string };
+  { readonly kind: 'create'; readonly document: StoredDocument } | { readonly kind: 'replace'; readonly document: StoredDocument; readonly ifMatch: string };
 
 export type CommitResult =
   | { readonly kind: 'committed' }
@@ -67,7 +66,8 @@ export function assertQueryable(query: DocumentQuery): void {
   ];
   const bad = fields.find((field) => !queryableField.test(field));
   if (bad !== undefined) throw new RangeError(`query field ${JSON.stringify(bad)} is not a plain identifier`);
-  if (query.limit !== undefined && !(Number.isInteger(query.limit) && query.limit > 0)) throw new RangeError(`query limit ${query.limit} is not a positive integer`);
+  if (query.limit !== undefined && !(Number.isInteger(query.limit) && query.limit > 0))
+    throw new RangeError(`query limit ${query.limit} is not a positive integer`);
 }
 
 /** The same test in memory, for stores that hold their documents themselves. */

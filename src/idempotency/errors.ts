@@ -44,7 +44,8 @@ export function failureCodes<const Code extends string>(codes: readonly Code[]):
   const declared: Record<string, string> = {};
   for (const code of codes) {
     if (!codeForm.test(code)) throw new RangeError(`failure code ${JSON.stringify(code)} is not an identifier (letters, starting with a capital)`);
-    if ((permanentFailureCodes as readonly string[]).includes(code)) throw new RangeError(`failure code ${code} is the core's own; a domain declares only its own codes`);
+    if ((permanentFailureCodes as readonly string[]).includes(code))
+      throw new RangeError(`failure code ${code} is the core's own; a domain declares only its own codes`);
     declared[code] = code;
   }
   return Object.freeze(declared) as { readonly [K in Code]: DomainFailureCode<K> };

@@ -1,8 +1,23 @@
 export { canonicalJson, fingerprintPayload } from './fingerprint.js';
 export { joinKeyParts, maxDedupKeyLength, resolveDedupKey } from './dedupKey.js';
 export type { DedupKey, DedupKeyCandidates, DedupKeySource } from './dedupKey.js';
-export { checkMarkerRetention, checkParkedItemRetention, checkRequestKeyRetention, checkResubmitHorizon, requiredMarkerRetentionSeconds, resubmitMarginSeconds } from './retention.js';
-export type { ParkedItemRetentionInputs, RequestKeyRetentionInputs, ResubmitHorizonCheck, ResubmitHorizonInputs, ResubmittedCopyInputs, RetentionCheck, RetentionInputs } from './retention.js';
+export {
+  checkMarkerRetention,
+  checkParkedItemRetention,
+  checkRequestKeyRetention,
+  checkResubmitHorizon,
+  requiredMarkerRetentionSeconds,
+  resubmitMarginSeconds,
+} from './retention.js';
+export type {
+  ParkedItemRetentionInputs,
+  RequestKeyRetentionInputs,
+  ResubmitHorizonCheck,
+  ResubmitHorizonInputs,
+  ResubmittedCopyInputs,
+  RetentionCheck,
+  RetentionInputs,
+} from './retention.js';
 export { assertQueryable, create, matchesQuery, replace } from './documentStore.js';
 export type { CommitResult, DocumentQuery, DocumentStore, StoredDocument, VersionedDocument, WriteOperation } from './documentStore.js';
 export { decideDelayedRetry, delayedRetryDelayMs, inInvocationPauseMs } from './retrySchedule.js';

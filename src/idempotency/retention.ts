@@ -12,8 +12,7 @@ export interface RetentionInputs {
 }
 
 export type RetentionCheck =
-  | { readonly ok: true; readonly requiredSeconds: number }
-  | { readonly ok: false; readonly requiredSeconds: number; readonly explanation: string };
+  { readonly ok: true; readonly requiredSeconds: number } | { readonly ok: false; readonly requiredSeconds: number; readonly explanation: string };
 
 /**
  * A marker must outlive every copy of its message. The last copy can be consumed as late as:
@@ -91,7 +90,12 @@ export interface ResubmitHorizonInputs {
 }
 
 export type ResubmitHorizonCheck =
-  | { readonly kind: 'safe'; readonly ageMs: number; readonly markersKeptUntilEpochMs: number; /** How long the copy may wait in the queue: its time-to-live. */ readonly copyTimeToLiveMs: number }
+  | {
+      readonly kind: 'safe';
+      readonly ageMs: number;
+      readonly markersKeptUntilEpochMs: number;
+      /** How long the copy may wait in the queue: its time-to-live. */ readonly copyTimeToLiveMs: number;
+    }
   | { readonly kind: 'markers-may-have-expired'; readonly ageMs: number; readonly markersKeptUntilEpochMs: number };
 
 /**

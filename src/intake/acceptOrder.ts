@@ -71,7 +71,8 @@ export async function acceptOrderOnce(request: CallerOrderRequest, owner: string
     if (record.state === 'completed' && record.response) return { outcome: 'duplicate', response: replayed(record.response) };
     // In progress: its batch may have committed already (the owner died before step 3).
     const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
-    if (claim && isSameRequest(claim.document, asClaimed(request))) return finish(keyId, { outcome: 'duplicate', response: replayed(claim.document.response) }, ctx);
+    if (claim && isSameRequest(claim.document, asClaimed(request)))
+      return finish(keyId, { outcome: 'duplicate', response: replayed(claim.document.response) }, ctx);
     if (leaseIsLive(record, ctx.now())) return { outcome: 'retry', response: inProgress(request) };
     if (await takeOver(existing, owner, ctx)) return carryOut(request, keyId, ctx, traceparent);
   }
@@ -83,7 +84,13 @@ export async function acceptOrderOnce(request: CallerOrderRequest, owner: string
  * The key's record: read first (a client's retry finds it in one round trip), else created now
  * `in-progress`, or, when a concurrent copy created it first (409), theirs, told apart by fingerprint.
  */
-async function findOrCreateKeyRecord(request: CallerOrderRequest, keyId: string, owner: string, ctx: IntakeContext, readFirst: boolean): Promise<CreateOrClassifyResult<IntakeKeyRecord>> {
+async function findOrCreateKeyRecord(
+  request: CallerOrderRequest,
+  keyId: string,
+  owner: string,
+  ctx: IntakeContext,
+  readFirst: boolean,
+): Promise<CreateOrClassifyResult<IntakeKeyRecord>> {
   const isSame = (record: IntakeKeyRecord): boolean => record.fingerprint === request.fingerprint;
   const existing = readFirst ? await ctx.store.read<IntakeKeyRecord>(keyId, keyId) : undefined;
   if (existing) return classifyRecord(existing, isSame);
@@ -298,7 +305,9 @@ function inProgress(request: OrderRequest): IntakeResponse {
 }
 
 function orderExists(orderId: string): IntakeResponse {
-  return problem(409, 'order-exists', 'The order exists', `order ${orderId} was already submitted with another Idempotency-Key; it is not submitted again`, { orderId });
+  return problem(409, 'order-exists', 'The order exists', `order ${orderId} was already submitted with another Idempotency-Key; it is not submitted again`, {
+    orderId,
+  });
 }
 
 /**
@@ -308,5 +317,10 @@ function orderExists(orderId: string): IntakeResponse {
  * one way not to learn even that is an unguessable order id).
  */
 function orderIdTaken(): IntakeResponse {
-  return problem(409, 'order-exists', 'The order id is taken', 'an order with this order id exists and was not submitted by this caller; it is not submitted again: use a new order id for a new order');
+  return problem(
+    409,
+    'order-exists',
+    'The order id is taken',
+    'an order with this order id exists and was not submitted by this caller; it is not submitted again: use a new order id for a new order',
+  );
 }

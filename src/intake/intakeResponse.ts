@@ -27,7 +27,14 @@ export type ProblemCode =
 
 export const problemTypeBase = 'urn:idempotent-order-consumer:problem:';
 
-export function problem(status: number, code: ProblemCode, title: string, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): IntakeResponse {
+export function problem(
+  status: number,
+  code: ProblemCode,
+  title: string,
+  detail: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): IntakeResponse {
   return {
     status,
     headers: { 'Content-Type': 'application/problem+json', ...headers },

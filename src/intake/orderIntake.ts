@@ -61,12 +61,24 @@ export class OrderIntake {
     const started = Date.now();
     const read = await this.readRequest(request);
     if (!isOrderRequest(read)) {
-      this.log(invocation.log, { event: 'order-request', outcome: 'refused', status: read.status, replayed: false, durationMs: Date.now() - started, reason: problemType(read) });
+      this.log(invocation.log, {
+        event: 'order-request',
+        outcome: 'refused',
+        status: read.status,
+        replayed: false,
+        durationMs: Date.now() - started,
+        reason: problemType(read),
+      });
       return read;
     }
     const { caller } = read;
     const scope = callerScope(caller);
-    const base = { event: 'order-request', idempotencyKey: read.idempotencyKey, ...(scope === undefined ? {} : { caller: scope }), orderId: read.order.orderId } as const;
+    const base = {
+      event: 'order-request',
+      idempotencyKey: read.idempotencyKey,
+      ...(scope === undefined ? {} : { caller: scope }),
+      orderId: read.order.orderId,
+    } as const;
     try {
       const result = await acceptOrderOnce(read, invocation.invocationId, this.ctx, invocation.traceparent);
       this.log(invocation.log, {
@@ -115,7 +127,8 @@ export function createOrderIntake(settings: Settings, overrides: IntakeOverrides
  * or an earlier copy of the request accepted. What is certain is that a retry gets the answer.
  */
 function storeUnavailable(): IntakeResponse {
-  const detail = 'the order store is unavailable for now, so this request has no answer yet; retry with the same Idempotency-Key and body: the retry gets the answer (the same 202 if the order was accepted), never a second order';
+  const detail =
+    'the order store is unavailable for now, so this request has no answer yet; retry with the same Idempotency-Key and body: the retry gets the answer (the same 202 if the order was accepted), never a second order';
   return problem(503, 'store-unavailable', 'Try again shortly', detail, {}, { 'Retry-After': String(unavailableRetryAfterSeconds) });
 }
 

@@ -20,8 +20,6 @@ export interface OrderRequest {
   readonly fingerprint: string;
 }
 
-
-
 /**
  * Everything about a request that needs no store: the key, the media type, the size, the JSON and
  * the order's schema. Each refusal names what is wrong; none of them writes anything.
@@ -29,7 +27,12 @@ export interface OrderRequest {
 export async function readOrderRequest(request: IntakeHttpRequest, maxBodyBytes: number): Promise<OrderRequest | IntakeResponse> {
   const header = readIdempotencyKey(request.headers.get('idempotency-key'));
   if (header.kind === 'missing') {
-    return problem(400, 'idempotency-key-missing', 'Idempotency-Key header required', 'send an Idempotency-Key header, such as 8e03978e-40d5-43e8-bc93-6894a57f9324 (or quoted, as the IETF draft writes it), the same on every retry of this request');
+    return problem(
+      400,
+      'idempotency-key-missing',
+      'Idempotency-Key header required',
+      'send an Idempotency-Key header, such as 8e03978e-40d5-43e8-bc93-6894a57f9324 (or quoted, as the IETF draft writes it), the same on every retry of this request',
+    );
   }
   if (header.kind === 'malformed') return problem(400, 'idempotency-key-malformed', header.title, header.detail);
   const idempotencyKey = header.key;
@@ -59,10 +62,20 @@ export function isOrderRequest(value: OrderRequest | IntakeResponse): value is O
 function checkMediaType(contentType: string | null): IntakeResponse | undefined {
   // Stryker disable next-line StringLiteral: without a Content-Type any stand-in text is refused as well, and the detail is built from null, not from it
   const [type = '', ...parameters] = (contentType ?? '').split(';').map((part) => part.trim().toLowerCase());
-  const charset = parameters.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/^"|"$/g, '');
+  const charset = parameters
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/^"|"$/g, '');
   if (type === 'application/json' && (charset === undefined || charset === 'utf-8')) return undefined;
   const got = contentType === null ? 'no Content-Type' : `Content-Type ${contentType}`;
-  return problem(415, 'unsupported-media-type', 'Unsupported media type', `send the order as application/json (UTF-8); the request has ${got}`, {}, { Accept: 'application/json' });
+  return problem(
+    415,
+    'unsupported-media-type',
+    'Unsupported media type',
+    `send the order as application/json (UTF-8); the request has ${got}`,
+    {},
+    { Accept: 'application/json' },
+  );
 }
 
 function tooLarge(size: string, max: number): IntakeResponse {

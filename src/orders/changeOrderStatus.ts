@@ -18,10 +18,7 @@ import { versionJump, versionJumpError } from './statusVersionStep.js';
  * overwriting each other out of order. Absolute state is no licence to drop a conflict, though:
  * another payload at the stored version (the order keeps that version's fingerprint) is one.
  */
-export async function applyNewerStatus(
-  message: ParsedOrderMessage & { readonly payload: OrderStatusChanged },
-  ctx: FlowContext,
-): Promise<ProcessingOutcome> {
+export async function applyNewerStatus(message: ParsedOrderMessage & { readonly payload: OrderStatusChanged }, ctx: FlowContext): Promise<ProcessingOutcome> {
   const change = message.payload;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
     const current = await ctx.store.read<OrderDocument>(change.orderId, orderDocumentId(change.orderId));

@@ -17,7 +17,11 @@ export function createParkedItemSweeper(settings: Settings, overrides: SweeperOv
   const { meter, ...runtime } = resolveRuntime(settings, overrides);
   const ctx = { ...runtime, orderEventsDestination: settings.outbox.orderEventsTopicName, statusVersionMaxStep: settings.statusVersionMaxStep };
   const parkedMetrics = new ParkedItemMetrics(meter);
-  const options = { horizonSeconds: settings.parking.horizonSeconds, minAgeSeconds: settings.parking.sweepMinAgeSeconds, maxItemsPerRun: settings.parking.sweepMaxItemsPerRun };
+  const options = {
+    horizonSeconds: settings.parking.horizonSeconds,
+    minAgeSeconds: settings.parking.sweepMinAgeSeconds,
+    maxItemsPerRun: settings.parking.sweepMaxItemsPerRun,
+  };
   // Where the last run's page ended; kept for the worker's life (a restart begins again at the oldest).
   let after: string | undefined;
   return {
@@ -27,7 +31,17 @@ export function createParkedItemSweeper(settings: Settings, overrides: SweeperOv
       after = result.nextAfter;
       reportParkedItems(log, parkedMetrics, 'sweep', result.applied, result.rejected);
       parkedMetrics.recordOldestAge(result.oldestParkedAgeSeconds);
-      log.info(JSON.stringify({ event: 'parked-sweep', examined: result.examined, maxItemsPerRun: options.maxItemsPerRun, applied: result.applied, rejected: result.rejected.length, oldestParkedAgeSeconds: result.oldestParkedAgeSeconds, horizonSeconds: options.horizonSeconds }));
+      log.info(
+        JSON.stringify({
+          event: 'parked-sweep',
+          examined: result.examined,
+          maxItemsPerRun: options.maxItemsPerRun,
+          applied: result.applied,
+          rejected: result.rejected.length,
+          oldestParkedAgeSeconds: result.oldestParkedAgeSeconds,
+          horizonSeconds: options.horizonSeconds,
+        }),
+      );
       return result;
     },
   };

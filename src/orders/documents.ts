@@ -83,8 +83,7 @@ export interface ConflictDocument {
 export const orderDocumentId = (orderId: string): string => orderId;
 export const outboxDocumentId = (orderId: string): string => documentId('outbox', 'OrderAccepted', orderId);
 export const inboxMarkerId = (dedupKey: string): string => documentId('inbox', dedupKey);
-export const conflictDocumentId = (dedupKey: string, incomingFingerprint: string): string =>
-  documentId('conflict', dedupKey, incomingFingerprint);
+export const conflictDocumentId = (dedupKey: string, incomingFingerprint: string): string => documentId('conflict', dedupKey, incomingFingerprint);
 
 export function newOrderDocument(order: OrderPlaced, processed: Processed): OrderDocument {
   return {
@@ -123,7 +122,11 @@ export function newOrderAcceptedOutbox(order: OrderDocument, destination: string
 export const statusHistoryLength = 16;
 
 /** The order at a newer status version, the version's fingerprint remembered. */
-export function withStatus(order: OrderDocument, change: OrderStatusChanged, applied: { readonly fingerprint: string; readonly messageId?: string }): OrderDocument {
+export function withStatus(
+  order: OrderDocument,
+  change: OrderStatusChanged,
+  applied: { readonly fingerprint: string; readonly messageId?: string },
+): OrderDocument {
   const history = Object.entries({ ...order.statusHistory, [String(change.version)]: applied.fingerprint })
     .sort(([a], [b]) => Number(b) - Number(a))
     .slice(0, statusHistoryLength);

@@ -24,12 +24,6 @@ export {
   rejectedMessagesPartitionCount,
   rejectionDocumentId,
 } from './documents.js';
-export type {
-  ConflictDocument,
-  DocType,
-  InboxMarkerDocument,
-  OrderDocument,
-  RejectionDocument,
-} from './documents.js';
+export type { ConflictDocument, DocType, InboxMarkerDocument, OrderDocument, RejectionDocument } from './documents.js';
 export { describeIssues, issuePaths, orderIdSchema, orderMessageTypes, orderPlacedSchema, orderStatuses } from './schemas.js';
 export type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, PaymentReceived } from './schemas.js';

@@ -22,10 +22,7 @@ export const orderArrived = Symbol('order-arrived');
  * a duplicate; another, a conflict. A rejected one (`OrderNeverArrived`) that arrives again, from a
  * resubmit or a late copy, is parked afresh with a new horizon.
  */
-export async function parkUntilOrderArrives(
-  message: ParsedOrderMessage,
-  ctx: FlowContext,
-): Promise<ProcessingOutcome | typeof orderArrived> {
+export async function parkUntilOrderArrives(message: ParsedOrderMessage, ctx: FlowContext): Promise<ProcessingOutcome | typeof orderArrived> {
   const orderId = message.payload.orderId;
   const fresh = newParkedItem(message, ctx.now().toISOString(), ctx.markerTtlSeconds);
   let itemEtag: string | undefined;
@@ -60,7 +57,11 @@ export async function parkUntilOrderArrives(
   return { kind: 'retry', reason: `order ${orderId}'s arrival gate changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };
 }
 
-function decideAgainstParked(message: ParsedOrderMessage, decision: ExistingRecord<ParkedItemDocument> | VanishedRecord, ctx: FlowContext): ProcessingOutcome | undefined {
+function decideAgainstParked(
+  message: ParsedOrderMessage,
+  decision: ExistingRecord<ParkedItemDocument> | VanishedRecord,
+  ctx: FlowContext,
+): ProcessingOutcome | undefined {
   if (decision.kind === 'vanished') return undefined;
   const item = decision.existing.document;
   if (decision.kind === 'other-request') return recordConflict(message, item, ctx);

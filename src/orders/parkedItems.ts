@@ -101,8 +101,22 @@ export function withState(item: ParkedItemDocument, change: Partial<Omit<ParkedI
   return { ...item, ...change };
 }
 
-export function parkingLot(orderId: string, state: ParkingLotDocument['state'], changedAt: string, ttl?: number, claimedPaymentsOnly?: boolean): ParkingLotDocument {
-  return { id: parkingLotId(orderId), orderId, docType: 'parking-lot', state, changedAt, ...(ttl === undefined ? {} : { ttl }), ...(claimedPaymentsOnly ? { claimedPaymentsOnly } : {}) };
+export function parkingLot(
+  orderId: string,
+  state: ParkingLotDocument['state'],
+  changedAt: string,
+  ttl?: number,
+  claimedPaymentsOnly?: boolean,
+): ParkingLotDocument {
+  return {
+    id: parkingLotId(orderId),
+    orderId,
+    docType: 'parking-lot',
+    state,
+    changedAt,
+    ...(ttl === undefined ? {} : { ttl }),
+    ...(claimedPaymentsOnly ? { claimedPaymentsOnly } : {}),
+  };
 }
 
 export function isParkable(message: ParsedOrderMessage): message is ParsedOrderMessage & { readonly type: ParkedMessageType } {

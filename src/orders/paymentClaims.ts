@@ -53,8 +53,7 @@ export const claimTtlSeconds = (markerTtlSeconds: number): number => 2 * markerT
 
 export type PaymentClaimDecision =
   /** Apply this message (or find it applied) under the key the claim records: its own or the first copy's. */
-  | { readonly kind: 'apply'; readonly message: PaymentMessage }
-  | { readonly kind: 'decided'; readonly outcome: ProcessingOutcome };
+  { readonly kind: 'apply'; readonly message: PaymentMessage } | { readonly kind: 'decided'; readonly outcome: ProcessingOutcome };
 
 /**
  * Creates the payment's claim or, if there is one (409), decides against it: the message that
@@ -73,7 +72,8 @@ export async function claimPayment(message: PaymentMessage, ctx: FlowContext & {
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
     // The first round decides on what the create's 409 read; a lost takeover reads the claim again.
     if (attempt > 1) decision = await readAndClassify(ctx.store, claim.orderId, claim.id, isSame);
-    if (decision.kind === 'vanished') return { kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claim.id} was reported to exist but could not be read` } };
+    if (decision.kind === 'vanished')
+      return { kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claim.id} was reported to exist but could not be read` } };
     const existing = decision.existing;
     if (decision.kind === 'same-request' || !(await isVoid(existing.document, ctx))) return decideAgainstClaim(message, existing.document, ctx);
     // The claimer was rejected and holds no effect: its claim names nothing; this message takes it over.
@@ -98,7 +98,10 @@ function sameRequestOrCopy(message: PaymentMessage, claim: PaymentClaimDocument)
 async function isVoid(claim: PaymentClaimDocument, ctx: FlowContext & { readonly consumerName?: string }): Promise<boolean> {
   const orderId = claim.paymentOrderId;
   if (await ctx.store.read(orderId, inboxMarkerId(claim.dedupKey))) return false;
-  const parked: VersionedDocument<ParkedItemDocument> | undefined = await ctx.store.read<ParkedItemDocument>(orderId, parkedDocumentId('parked', 'payment', claim.dedupKey));
+  const parked: VersionedDocument<ParkedItemDocument> | undefined = await ctx.store.read<ParkedItemDocument>(
+    orderId,
+    parkedDocumentId('parked', 'payment', claim.dedupKey),
+  );
   if (parked) return parked.document.state === 'rejected';
   return claim.messageId !== undefined && (await findRejectionRecord(ctx.store, claim.messageId, orderId, ctx.consumerName)) !== undefined;
 }

@@ -23,7 +23,11 @@ import type { PaymentReceived } from './schemas.js';
  * payment under another key, is a duplicate; another payload is a conflict. The query can go one
  * marker TTL after every instance runs a release with claims.
  */
-export async function findPaymentStoredWithoutClaim(message: PaymentMessage, order: OrderDocument | undefined, ctx: FlowContext): Promise<ProcessingOutcome | undefined> {
+export async function findPaymentStoredWithoutClaim(
+  message: PaymentMessage,
+  order: OrderDocument | undefined,
+  ctx: FlowContext,
+): Promise<ProcessingOutcome | undefined> {
   if (order) return order.paymentCount > (order.claimedPaymentCount ?? 0) ? findInMarkers(message, ctx) : undefined;
   return findInParked(message, ctx);
 }

@@ -70,7 +70,12 @@ async function createWithParkedItems(message: ParsedOrderMessage, fresh: OrderDo
     const items = await findParked(orderId, ctx);
     const plan = planParkedApplication(fresh, items, maxBatchOperations - 3, ctx);
     const closed = parkingLot(orderId, 'closed', fresh.processedAt, ctx.markerTtlSeconds);
-    const operations = [create(plan.order), create(newOrderAcceptedOutbox(plan.order, ctx.orderEventsDestination, message.traceparent)), replace(closed, lot.etag), ...plan.operations];
+    const operations = [
+      create(plan.order),
+      create(newOrderAcceptedOutbox(plan.order, ctx.orderEventsDestination, message.traceparent)),
+      replace(closed, lot.etag),
+      ...plan.operations,
+    ];
     const decision = await createOrClassify(ctx.store, orderId, operations, sameRequestAs(message));
     if (decision.kind === 'committed') {
       const rest = plan.remaining > 0 ? await drainParkedItems(orderId, ctx) : { applied: 0, rejected: [] };

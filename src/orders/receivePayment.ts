@@ -52,7 +52,12 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
     const outOfRange = paymentOutOfRange(current.document, message.payload);
     if (outOfRange !== undefined) return { kind: 'invalid', error: new PermanentMessageError(orderFailure.AmountOutOfRange, outOfRange, message.key.value) };
     const marker = newInboxMarker(claimed, ctx);
-    const decision = await createOrClassify(ctx.store, orderId, [create(marker), replace(withPayment(current.document, message.payload, true), current.etag)], sameRequestAs(claimed));
+    const decision = await createOrClassify(
+      ctx.store,
+      orderId,
+      [create(marker), replace(withPayment(current.document, message.payload, true), current.etag)],
+      sameRequestAs(claimed),
+    );
     if (decision.kind === 'committed') return { kind: 'created' };
     if (decision.kind !== 'not-committed') return outcomeOf(claimed, decision, ctx);
     await pauseAfterLostRace(attempt, ctx);

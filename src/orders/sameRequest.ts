@@ -36,6 +36,9 @@ function receivedBodyOf(receivedJson: string | undefined): unknown {
 }
 
 /** Whether a message is the same request as a parked item. */
-export function isSameAsParked(message: Pick<ParsedOrderMessage, 'fingerprint' | 'validatedFingerprint'>, item: Pick<ParkedItemDocument, 'fingerprint' | 'messageType' | 'payload' | 'receivedJson'>): boolean {
+export function isSameAsParked(
+  message: Pick<ParsedOrderMessage, 'fingerprint' | 'validatedFingerprint'>,
+  item: Pick<ParkedItemDocument, 'fingerprint' | 'messageType' | 'payload' | 'receivedJson'>,
+): boolean {
   return fingerprintsOfParked(item).some((stored) => isSameRequest(message, stored));
 }

@@ -80,7 +80,9 @@ export const schemaByType = {
 
 /** `lines[2].quantity: must be > 0; currency: ...`: every problem, each with its field path. */
 export function describeIssues(error: z.ZodError): string {
-  return issuePaths(error).map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+  return issuePaths(error)
+    .map((issue) => `${issue.path}: ${issue.message}`)
+    .join('; ');
 }
 
 /** Each problem with its field path, for an HTTP client to show next to the field. */

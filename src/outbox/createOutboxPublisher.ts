@@ -63,7 +63,14 @@ export function createOutboxPublisher(settings: Settings, overrides: OutboxPubli
       });
     }
     const retryLater = [...result.transient, ...result.unmarked];
-    const line = { event: 'outbox-publish', source, published: result.published.length, failed: result.failed.length, alreadyHandled: result.alreadyHandled, unmarked: result.unmarked.length };
+    const line = {
+      event: 'outbox-publish',
+      source,
+      published: result.published.length,
+      failed: result.failed.length,
+      alreadyHandled: result.alreadyHandled,
+      unmarked: result.unmarked.length,
+    };
     if (retryLater.length > 0) log.warn(JSON.stringify({ ...line, retryLater: [...new Set(retryLater.map((t) => t.message))] }));
     else if (line.published + line.failed + line.alreadyHandled > 0) log.info(JSON.stringify(line));
     if (retryLater.length > 0) throw new TransientPublishError(retryLater);

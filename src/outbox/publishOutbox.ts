@@ -63,7 +63,9 @@ export async function publishOutboxEntries(entries: readonly VersionedDocument<O
     else if (send.reason instanceof TransientSendError) transient.push(send.reason);
     else unexpected ??= { error: send.reason };
   }
-  const marks = await settleBounded(toMark, ctx.markConcurrency, ({ entry, outcome }) => (outcome.kind === 'sent' ? markSent(entry, ctx) : markRefused(entry, outcome, ctx)));
+  const marks = await settleBounded(toMark, ctx.markConcurrency, ({ entry, outcome }) =>
+    outcome.kind === 'sent' ? markSent(entry, ctx) : markRefused(entry, outcome, ctx),
+  );
   const published: OutboxDocument[] = [];
   const failed: OutboxDocument[] = [];
   const unmarked: TransientStoreError[] = [];
@@ -87,7 +89,10 @@ interface SentEntry {
 
 /** One destination's entries in one send; each with the broker's answer for it. */
 async function sendGroup(destination: string, group: readonly VersionedDocument<OutboxDocument>[], ctx: PublishContext): Promise<SentEntry[]> {
-  const outcomes = await ctx.sender.send(destination, group.map((e) => e.document.message));
+  const outcomes = await ctx.sender.send(
+    destination,
+    group.map((e) => e.document.message),
+  );
   // Checked before any mark: an answer that does not match the messages says nothing about any of them.
   if (outcomes.length !== group.length) throw new Error(`the sender answered ${outcomes.length} outcomes for ${group.length} messages`);
   return group.map((entry, i) => ({ entry, outcome: outcomes[i]! }));
@@ -120,7 +125,11 @@ async function markSent(entry: VersionedDocument<OutboxDocument>, ctx: PublishCo
  * writer moved it on, and its state stands (published after a send that went out, failed after
  * another refusal, pending again after an operator's requeue, for the next publisher).
  */
-async function markRefused(entry: VersionedDocument<OutboxDocument>, outcome: Extract<SendOutcome, { kind: 'refused' }>, ctx: PublishContext): Promise<OutboxDocument | undefined> {
+async function markRefused(
+  entry: VersionedDocument<OutboxDocument>,
+  outcome: Extract<SendOutcome, { kind: 'refused' }>,
+  ctx: PublishContext,
+): Promise<OutboxDocument | undefined> {
   const next: OutboxDocument = { ...entry.document, state: 'failed', failure: { reason: outcome.reason, detail: outcome.detail, at: ctx.now().toISOString() } };
   const result = await ctx.store.commit(entry.document.orderId, [replace(next, entry.etag)]);
   return result.kind === 'committed' ? next : undefined;

@@ -48,7 +48,12 @@ export class ServiceBusEventSender implements EventSender {
         }
         await flush();
         if (batch.tryAddMessage(wire)) inBatch.push(i);
-        else outcomes[i] = { kind: 'refused', reason: 'MessageSizeExceeded', detail: `the message is larger than ${batch.maxSizeInBytes} bytes, the most ${destination} accepts` };
+        else
+          outcomes[i] = {
+            kind: 'refused',
+            reason: 'MessageSizeExceeded',
+            detail: `the message is larger than ${batch.maxSizeInBytes} bytes, the most ${destination} accepts`,
+          };
       }
       await flush();
     } catch (error) {

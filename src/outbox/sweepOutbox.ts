@@ -28,9 +28,17 @@ export interface OutboxSweepResult {
 export async function sweepOutbox(ctx: PublishContext, options: OutboxSweepOptions): Promise<OutboxSweepResult> {
   const nowMs = ctx.now().getTime();
   const cutoff = new Date(nowMs - options.minAgeSeconds * 1000).toISOString();
-  const pending = await ctx.store.find<OutboxDocument>({ docType: 'outbox', equals: { state: 'pending' }, orderBy: 'createdAt', limit: options.maxItemsPerRun });
+  const pending = await ctx.store.find<OutboxDocument>({
+    docType: 'outbox',
+    equals: { state: 'pending' },
+    orderBy: 'createdAt',
+    limit: options.maxItemsPerRun,
+  });
   // Stryker disable next-line EqualityOperator: between two entries of the same age either is an oldest one; the age is the same and the id names one of them
-  const oldest = pending.reduce<VersionedDocument<OutboxDocument> | undefined>((a, b) => (a === undefined || b.document.createdAt < a.document.createdAt ? b : a), undefined);
+  const oldest = pending.reduce<VersionedDocument<OutboxDocument> | undefined>(
+    (a, b) => (a === undefined || b.document.createdAt < a.document.createdAt ? b : a),
+    undefined,
+  );
   const due = pending.filter((entry) => entry.document.createdAt < cutoff);
   const published = await publishOutboxEntries(due, ctx);
   return {

@@ -32,7 +32,9 @@ export interface DerivationOptions {
  */
 export function deriveMessageId(origin: string, suffix = '', options: DerivationOptions = {}): string {
   if (options.secret !== undefined) {
-    const keyed = createHmac('sha256', options.secret).update(JSON.stringify(['message-id-v1', origin, suffix]), 'utf8').digest('hex');
+    const keyed = createHmac('sha256', options.secret)
+      .update(JSON.stringify(['message-id-v1', origin, suffix]), 'utf8')
+      .digest('hex');
     return fitted(`${keyedDigestPrefix}${keyed}${suffix}`, suffix);
   }
   const plain = `${origin}${suffix}`;

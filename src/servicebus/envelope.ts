@@ -71,7 +71,15 @@ function hostFolded(name: string): string {
 }
 
 /** The metadata names the envelope reads, as hostFolded gives them: the only ones a body's names are checked against. */
-const readFieldNames: ReadonlySet<string> = new Set(['SUBJECT', 'LABEL', 'DELIVERYCOUNT', 'SEQUENCENUMBER', 'ENQUEUEDTIMEUTC', 'APPLICATIONPROPERTIES', 'USERPROPERTIES']);
+const readFieldNames: ReadonlySet<string> = new Set([
+  'SUBJECT',
+  'LABEL',
+  'DELIVERYCOUNT',
+  'SEQUENCENUMBER',
+  'ENQUEUEDTIMEUTC',
+  'APPLICATIONPROPERTIES',
+  'USERPROPERTIES',
+]);
 
 /** The fields the app trusts as the broker's alone: what it reads first by, and what it recalls a rejection by. */
 const trustedBrokerFields: ReadonlySet<string> = new Set(['DELIVERYCOUNT', 'SEQUENCENUMBER']);
@@ -136,7 +144,10 @@ export function refuseAmbiguousPropertyNames(envelope: MessageEnvelope): void {
   for (const name of Object.keys(envelope.applicationProperties)) {
     const other = seen.get(name.toLowerCase());
     if (other !== undefined) {
-      throw new PermanentMessageError('AmbiguousProperty', `the application properties ${JSON.stringify(other)} and ${JSON.stringify(name)} differ only by case; send one of them`);
+      throw new PermanentMessageError(
+        'AmbiguousProperty',
+        `the application properties ${JSON.stringify(other)} and ${JSON.stringify(name)} differ only by case; send one of them`,
+      );
     }
     seen.set(name.toLowerCase(), name);
   }

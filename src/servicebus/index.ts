@@ -1,4 +1,10 @@
-export { applicationProperty, envelopeFromInvocation, envelopeFromTriggerMetadata, refuseAmbiguousPropertyNames, withoutFieldsTheBodyMayHaveWritten } from './envelope.js';
+export {
+  applicationProperty,
+  envelopeFromInvocation,
+  envelopeFromTriggerMetadata,
+  refuseAmbiguousPropertyNames,
+  withoutFieldsTheBodyMayHaveWritten,
+} from './envelope.js';
 export type { MessageEnvelope } from './envelope.js';
 export { unwrapCloudEvent } from './cloudEvents.js';
 export type { CloudEventAttributes, UnwrappedBody } from './cloudEvents.js';

@@ -56,11 +56,23 @@ export async function bookShipmentOnce(event: ShipmentEvent, ctx: ShipmentContex
  * The event's record: read first (a redelivery finds it in one round trip), else created now under the
  * caller's lease, or, when someone else created it first (409), theirs, told apart by fingerprint.
  */
-async function findOrCreateRecord(event: ShipmentEvent, ctx: ShipmentContext, caller: Caller, readFirst: boolean): Promise<CreateOrClassifyResult<ShipmentRecord>> {
+async function findOrCreateRecord(
+  event: ShipmentEvent,
+  ctx: ShipmentContext,
+  caller: Caller,
+  readFirst: boolean,
+): Promise<CreateOrClassifyResult<ShipmentRecord>> {
   const isSame = (record: ShipmentRecord): boolean => record.requestFingerprint === event.fingerprint;
   const stored = readFirst ? await ctx.store.read<ShipmentRecord>(event.orderId, shipmentRecordId(event.key)) : undefined;
   if (stored) return classifyRecord(stored, isSame);
-  const record = newShipmentRecord({ ...event, idempotencyKey: event.key, requestFingerprint: event.fingerprint, owner: caller.owner, now: ctx.now(), leaseMs: ctx.leaseMs });
+  const record = newShipmentRecord({
+    ...event,
+    idempotencyKey: event.key,
+    requestFingerprint: event.fingerprint,
+    owner: caller.owner,
+    now: ctx.now(),
+    leaseMs: ctx.leaseMs,
+  });
   return createOrClassify(ctx.store, event.orderId, record, isSame);
 }
 
@@ -138,7 +150,12 @@ async function callCarrier(stored: VersionedDocument<ShipmentRecord>, ctx: Shipm
  * meanwhile (by a reconciler of an earlier release, which counted rounds against a lease it no longer
  * held) is settled over, once, and the order still gets its shipment id.
  */
-export async function settle(stored: VersionedDocument<ShipmentRecord>, answer: BookingAnswer, via: 'booking' | 'lookup' | 'operator', ctx: ShipmentContext): Promise<BookingResult | 'lost-race'> {
+export async function settle(
+  stored: VersionedDocument<ShipmentRecord>,
+  answer: BookingAnswer,
+  via: 'booking' | 'lookup' | 'operator',
+  ctx: ShipmentContext,
+): Promise<BookingResult | 'lost-race'> {
   const settled = await writeAnswer(stored, answer, via, ctx);
   if (settled !== 'lost-race' || answer.kind !== 'booked' || via === 'operator') return settled;
   const current = await ctx.store.read<ShipmentRecord>(stored.document.orderId, stored.document.id);
@@ -146,7 +163,12 @@ export async function settle(stored: VersionedDocument<ShipmentRecord>, answer: 
   return writeAnswer(current, answer, via, ctx);
 }
 
-async function writeAnswer(stored: VersionedDocument<ShipmentRecord>, answer: BookingAnswer, via: 'booking' | 'lookup' | 'operator', ctx: ShipmentContext): Promise<BookingResult | 'lost-race'> {
+async function writeAnswer(
+  stored: VersionedDocument<ShipmentRecord>,
+  answer: BookingAnswer,
+  via: 'booking' | 'lookup' | 'operator',
+  ctx: ShipmentContext,
+): Promise<BookingResult | 'lost-race'> {
   const record = stored.document;
   const now = ctx.now();
   if (answer.kind === 'refused') {

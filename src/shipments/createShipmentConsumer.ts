@@ -32,7 +32,9 @@ export function createShipmentConsumer(settings: Settings, overrides: ShipmentOv
     retryStatePreviousKey: settings.retry.previousStateSigningKey,
     sleep: runtime.sleep ?? ((ms: number) => setTimeout(ms).then(() => undefined)),
     // Copies go to the topic addressed to this subscription (`to`), which the rules route to it alone.
-    scheduler: settings.retry.delayedRetryEnabled ? new ServiceBusRetryScheduler(settings.serviceBus, settings.outbox.orderEventsTopicName, shipments.fulfilmentSubscriptionName) : undefined,
+    scheduler: settings.retry.delayedRetryEnabled
+      ? new ServiceBusRetryScheduler(settings.serviceBus, settings.outbox.orderEventsTopicName, shipments.fulfilmentSubscriptionName)
+      : undefined,
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(meter), new ParkedItemMetrics(meter), 'shipment-message'),
   });
 }
@@ -45,7 +47,11 @@ export function createShipmentReconciler(settings: Settings, overrides: Shipment
   const runtime = resolveRuntime(settings, overrides);
   const ctx = shipmentContext(settings, runtime, overrides);
   const shipmentMetrics = new ShipmentMetrics(runtime.meter);
-  const options = { maxAttempts: settings.shipments.reconcileMaxAttempts, batchSize: settings.shipments.reconcileBatchSize, transientBudgetMs: settings.retry.budgetMs };
+  const options = {
+    maxAttempts: settings.shipments.reconcileMaxAttempts,
+    batchSize: settings.shipments.reconcileBatchSize,
+    transientBudgetMs: settings.retry.budgetMs,
+  };
   return {
     async reconcile(log, traceparent) {
       const caller = { owner: `reconciler/${randomUUID()}`, traceparent: childTraceparent(traceparent) };
@@ -63,6 +69,9 @@ function shipmentContext(settings: Settings, runtime: ConsumerRuntime, overrides
 
 function carrierOf(settings: Settings, now: () => Date): CarrierClient {
   const { carrierApiUrl, carrierApiKey, carrierTimeoutMs } = settings.shipments;
-  if (!carrierApiUrl) throw new ConfigurationError([{ setting: 'CARRIER_API_URL', problem: 'is required by requestShipment and reconcileShipments (the carrier API they book with)' }]);
+  if (!carrierApiUrl)
+    throw new ConfigurationError([
+      { setting: 'CARRIER_API_URL', problem: 'is required by requestShipment and reconcileShipments (the carrier API they book with)' },
+    ]);
   return new HttpCarrierClient({ baseUrl: carrierApiUrl, apiKey: carrierApiKey, timeoutMs: carrierTimeoutMs, now });
 }

@@ -60,38 +60,57 @@ export class HttpCarrierClient implements CarrierClient {
     if (response.status === 404) return { kind: 'not-found' };
     if (response.status === 409) return { kind: 'in-flight' };
     const stored = response.body as { status?: unknown; body?: unknown } | undefined;
-    if (typeof stored?.status !== 'number') throw new CarrierUnavailableError(`the carrier's look-up answered ${response.status} without the stored status`, response.status);
+    if (typeof stored?.status !== 'number')
+      throw new CarrierUnavailableError(`the carrier's look-up answered ${response.status} without the stored status`, response.status);
     // A carrier may keep an error answer under the key (Stripe does): it booked nothing, and that is no refusal.
     if (settlesNothing(stored.status)) {
-      throw new CarrierUnavailableError(`the carrier keeps a ${stored.status} answer under this key: nothing booked, and no answer yet${titleOf(stored.body)}`, stored.status);
+      throw new CarrierUnavailableError(
+        `the carrier keeps a ${stored.status} answer under this key: nothing booked, and no answer yet${titleOf(stored.body)}`,
+        stored.status,
+      );
     }
     return answerOf({ status: stored.status, body: stored.body });
   }
 
   /** `path` is relative (no leading slash), so it is resolved under the base URL's own path. */
   // Stryker disable next-line ArrayDeclaration: a default list holding a string matches no status, exactly as the empty one
-  private async call(method: string, path: string, traceparent: string | undefined, init: { headers?: Record<string, string>; body?: string }, accepted: number[] = []): Promise<CarrierAnswer> {
+  private async call(
+    method: string,
+    path: string,
+    traceparent: string | undefined,
+    init: { headers?: Record<string, string>; body?: string },
+    accepted: number[] = [],
+  ): Promise<CarrierAnswer> {
     const url = new URL(path, this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
     let response: Response;
     try {
       const attributes = { 'http.request.method': method, 'url.full': `${url.origin}${url.pathname}`, 'server.address': url.hostname };
-      response = await withClientSpan(`${method} ${url.pathname}`, attributes, traceparent, (header) =>
-        this.fetch(url, {
-          method,
-          headers: {
-            Accept: 'application/json',
-            ...(this.options.apiKey ? { Authorization: `Bearer ${this.options.apiKey}` } : {}),
-            ...(header ? { traceparent: header } : {}),
-            ...init.headers,
-          },
-          body: init.body,
-          // A redirect is refused below, never followed: it would take the credential and the shipment elsewhere.
-          redirect: 'manual',
-          signal: AbortSignal.timeout(this.options.timeoutMs),
-        }), (r) => r.status);
+      response = await withClientSpan(
+        `${method} ${url.pathname}`,
+        attributes,
+        traceparent,
+        (header) =>
+          this.fetch(url, {
+            method,
+            headers: {
+              Accept: 'application/json',
+              ...(this.options.apiKey ? { Authorization: `Bearer ${this.options.apiKey}` } : {}),
+              ...(header ? { traceparent: header } : {}),
+              ...init.headers,
+            },
+            body: init.body,
+            // A redirect is refused below, never followed: it would take the credential and the shipment elsewhere.
+            redirect: 'manual',
+            signal: AbortSignal.timeout(this.options.timeoutMs),
+          }),
+        (r) => r.status,
+      );
     } catch (error) {
       // A timeout or a dropped connection: the carrier may have booked, and we cannot know.
-      const why = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : `the connection failed (${errorText(error)})`;
+      const why =
+        error instanceof Error && error.name === 'TimeoutError'
+          ? `no answer within ${this.options.timeoutMs} ms`
+          : `the connection failed (${errorText(error)})`;
       throw new CarrierUnavailableError(`${method} ${url.pathname}: ${why}`, undefined, undefined, { cause: error });
     }
     const where = `${method} ${url.pathname}`;
@@ -111,7 +130,8 @@ export class HttpCarrierClient implements CarrierClient {
 function answerOf(answer: CarrierAnswer): BookingAnswer {
   if (answer.status >= 200 && answer.status < 300) {
     const shipmentId = (answer.body as { shipmentId?: unknown } | undefined)?.shipmentId;
-    if (typeof shipmentId !== 'string' || shipmentId === '') throw new CarrierUnavailableError(`the carrier answered ${answer.status} without a shipmentId`, answer.status);
+    if (typeof shipmentId !== 'string' || shipmentId === '')
+      throw new CarrierUnavailableError(`the carrier answered ${answer.status} without a shipmentId`, answer.status);
     return { kind: 'booked', shipmentId, answer };
   }
   return { kind: 'refused', answer, reason: `the carrier answered ${answer.status}${titleOf(answer.body)}` };
@@ -120,7 +140,8 @@ function answerOf(answer: CarrierAnswer): BookingAnswer {
 /** JSON, else text cut at 2000 characters; none when empty or unreadable. Past `maxBytes`, an error: the rest is not read. */
 async function readBody(response: Response, maxBytes: number, where: string): Promise<unknown> {
   const text = await boundedText(response, maxBytes);
-  if (text === undefined) throw new CarrierUnavailableError(`${where}: the carrier's answer (${response.status}) is longer than ${maxBytes} bytes`, response.status);
+  if (text === undefined)
+    throw new CarrierUnavailableError(`${where}: the carrier's answer (${response.status}) is longer than ${maxBytes} bytes`, response.status);
   if (text === '') return undefined;
   try {
     return JSON.parse(text) as unknown;

@@ -49,7 +49,11 @@ function parseShipmentContent(message: ReceivedMessage): ShipmentEvent {
   if (!key) throw new PermanentMessageError('NoDedupKey', 'the event has no idempotency-key property, CloudEvents source and id, or MessageId');
   const type = envelope.subject ?? cloudEvent?.type?.split('.').pop();
   if (type !== 'OrderAccepted') {
-    throw new PermanentMessageError('UnknownMessageType', `type ${JSON.stringify(type ?? null)} is not OrderAccepted, the one event requestShipment handles`, key.value);
+    throw new PermanentMessageError(
+      'UnknownMessageType',
+      `type ${JSON.stringify(type ?? null)} is not OrderAccepted, the one event requestShipment handles`,
+      key.value,
+    );
   }
   const parsed = orderAcceptedSchema.safeParse(payload);
   if (!parsed.success) throw new PermanentMessageError('SchemaViolation', `OrderAccepted: ${describeIssues(parsed.error)}`, key.value);

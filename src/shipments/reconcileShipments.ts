@@ -50,7 +50,12 @@ export async function reconcileShipments(ctx: ShipmentContext, options: Reconcil
   return { examined: expired.length, items };
 }
 
-async function reconcileOne(stored: VersionedDocument<ShipmentRecord>, ctx: ShipmentContext, options: ReconcileOptions, caller: Caller): Promise<ReconcileItem> {
+async function reconcileOne(
+  stored: VersionedDocument<ShipmentRecord>,
+  ctx: ShipmentContext,
+  options: ReconcileOptions,
+  caller: Caller,
+): Promise<ReconcileItem> {
   const { id, orderId } = stored.document;
   const settled = await continueFrom(stored, ctx, caller);
   if (settled === 'lost-race') return { id, orderId, result: 'taken-by-another' };
@@ -78,7 +83,14 @@ async function reconcileOne(stored: VersionedDocument<ShipmentRecord>, ctx: Ship
  * a booking that is going on. The check and the count are one write, guarded by the etag re-read.
  * A carrier that could not be reached counts against the transient retry budget instead of rounds.
  */
-async function countFailedRound(read: ShipmentRecord, reason: string, unreachable: boolean, ctx: ShipmentContext, options: ReconcileOptions, caller: Caller): Promise<ReconcileItem> {
+async function countFailedRound(
+  read: ShipmentRecord,
+  reason: string,
+  unreachable: boolean,
+  ctx: ShipmentContext,
+  options: ReconcileOptions,
+  caller: Caller,
+): Promise<ReconcileItem> {
   const { id, orderId } = read;
   const current = await ctx.store.read<ShipmentRecord>(orderId, id);
   const ours = current?.document.state === 'in-progress' && (sameLease(current.document, read) || current.document.owner === caller.owner);
@@ -98,7 +110,14 @@ async function countFailedRound(read: ShipmentRecord, reason: string, unreachabl
 /** A round that ended without an outcome while the carrier did answer (a request still in flight, the order not stored): one more; the last allowed escalates. */
 function unsettledRound(record: ShipmentRecord, reason: string, now: Date, options: ReconcileOptions): ShipmentRecord {
   const attempts = roundsAgainstCurrentAttempt(record) + 1;
-  const counted = { ...record, reconcileAttempts: attempts, reconcileAttemptsAgainst: record.attempt, lastReconcileRoundAt: now.toISOString(), lastError: reason.slice(0, 500), updatedAt: now.toISOString() };
+  const counted = {
+    ...record,
+    reconcileAttempts: attempts,
+    reconcileAttemptsAgainst: record.attempt,
+    lastReconcileRoundAt: now.toISOString(),
+    lastError: reason.slice(0, 500),
+    updatedAt: now.toISOString(),
+  };
   if (attempts < options.maxAttempts) return counted;
   return escalated(counted, `not settled after ${attempts} reconcile rounds; last: ${reason.slice(0, 300)}`, now);
 }
@@ -114,7 +133,11 @@ function unreachableRound(record: ShipmentRecord, reason: string, now: Date, opt
   const counted = { ...record, carrierUnreachableSince: since, lastError: reason.slice(0, 500), updatedAt: now.toISOString() };
   const elapsedMs = now.getTime() - Date.parse(since);
   if (elapsedMs < options.transientBudgetMs) return counted;
-  return escalated(counted, `the carrier gave no answer for ${Math.round(elapsedMs / 1000)} s, the transient retry budget (TRANSIENT_RETRY_BUDGET_SECONDS); last: ${reason.slice(0, 300)}`, now);
+  return escalated(
+    counted,
+    `the carrier gave no answer for ${Math.round(elapsedMs / 1000)} s, the transient retry budget (TRANSIENT_RETRY_BUDGET_SECONDS); last: ${reason.slice(0, 300)}`,
+    now,
+  );
 }
 
 function escalated(record: ShipmentRecord, reason: string, now: Date): ShipmentRecord {

@@ -18,7 +18,8 @@ export function shipmentMessages(ctx: ShipmentContext & { readonly consumerName:
     startInvocation: (invocation) => callerOf(ctx.consumerName, invocation),
     async afterHandBack(result, caller) {
       // Stryker disable next-line ConditionalExpression: a retry without an order id or key failed before the event was parsed, so there is no record whose lease could be ours
-      if (result.orderId !== undefined && result.dedupKey !== undefined) await releaseLease(ctx, result.orderId, result.dedupKey, caller.owner).catch(leaseRunsOut);
+      if (result.orderId !== undefined && result.dedupKey !== undefined)
+        await releaseLease(ctx, result.orderId, result.dedupKey, caller.owner).catch(leaseRunsOut);
     },
     // The event's order is named by the event, not looked up: a rejection is found by MessageId alone.
     rejectionRecords: 'message-only',

@@ -97,7 +97,15 @@ export function leaseIsLive(record: ShipmentRecord, now: Date): boolean {
 /** A new owner, the next attempt, a fresh lease, and no reconcile rounds: those were the previous owner's. */
 export function takenOver(record: ShipmentRecord, owner: string, now: Date, leaseMs: number): ShipmentRecord {
   const attempt = record.attempt + 1;
-  return { ...record, owner, attempt, leaseExpiresAt: new Date(now.getTime() + leaseMs).toISOString(), reconcileAttempts: 0, reconcileAttemptsAgainst: attempt, updatedAt: now.toISOString() };
+  return {
+    ...record,
+    owner,
+    attempt,
+    leaseExpiresAt: new Date(now.getTime() + leaseMs).toISOString(),
+    reconcileAttempts: 0,
+    reconcileAttemptsAgainst: attempt,
+    updatedAt: now.toISOString(),
+  };
 }
 
 /** The same owner under the same lease: nobody took the record over or released it between two reads. */

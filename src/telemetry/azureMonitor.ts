@@ -64,7 +64,9 @@ export function credentialFrom(authenticationString: string | undefined): TokenC
       .map((part) => [part.slice(0, part.indexOf('=')).trim().toLowerCase(), part.slice(part.indexOf('=') + 1).trim()] as const),
   );
   if (fields.get('authorization') !== 'AAD') {
-    throw new ConfigurationError([{ setting: 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING', problem: 'must be Authorization=AAD, with ClientId=<client id> for a user-assigned identity' }]);
+    throw new ConfigurationError([
+      { setting: 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING', problem: 'must be Authorization=AAD, with ClientId=<client id> for a user-assigned identity' },
+    ]);
   }
   const clientId = fields.get('clientid');
   return clientId ? new ManagedIdentityCredential({ clientId }) : new ManagedIdentityCredential();

@@ -14,7 +14,9 @@ export class OutboxMetrics {
   private readonly lag: Histogram;
 
   constructor(meter: Meter) {
-    this.events = meter.createCounter('outbox.events', { description: 'Outbox entries published, set aside as failed, or already handled by another publisher' });
+    this.events = meter.createCounter('outbox.events', {
+      description: 'Outbox entries published, set aside as failed, or already handled by another publisher',
+    });
     this.delay = meter.createHistogram('outbox.publish_delay', { unit: 's', description: 'From the commit that wrote an outbox entry to its publication' });
     this.lag = meter.createHistogram('outbox.lag', { unit: 's', description: 'Age of the oldest pending outbox entry, at each sweep' });
   }
@@ -47,10 +49,21 @@ export function reportOutboxFailure(sink: LogSink, source: string, failure: Outb
 }
 
 /** Above the threshold the lag is an error line, so an alert on error lines catches a stuck outbox. */
-export function reportOutboxLag(sink: LogSink, metrics: OutboxMetrics, lag: { pending: number; oldestPendingAgeSeconds?: number; oldestPendingId?: string }, thresholdSeconds: number): void {
+export function reportOutboxLag(
+  sink: LogSink,
+  metrics: OutboxMetrics,
+  lag: { pending: number; oldestPendingAgeSeconds?: number; oldestPendingId?: string },
+  thresholdSeconds: number,
+): void {
   const seconds = lag.oldestPendingAgeSeconds ?? 0;
   metrics.recordLag(seconds);
-  const line = JSON.stringify({ event: 'outbox-lag', pending: lag.pending, oldestPendingAgeSeconds: seconds, oldestPendingId: lag.oldestPendingId, thresholdSeconds });
+  const line = JSON.stringify({
+    event: 'outbox-lag',
+    pending: lag.pending,
+    oldestPendingAgeSeconds: seconds,
+    oldestPendingId: lag.oldestPendingId,
+    thresholdSeconds,
+  });
   if (seconds > thresholdSeconds) sink.error(line);
   else sink.info(line);
 }

@@ -9,7 +9,13 @@ const tracer = trace.getTracer('idempotent-order-consumer');
  * trace. The parent is the active span (the invocation, when telemetry runs), else the given
  * traceparent. With no tracer registered the span records nothing and the header is that parent.
  */
-export async function withClientSpan<T>(name: string, attributes: Attributes, traceparent: string | undefined, call: (header: string | undefined) => Promise<T>, statusOf: (result: T) => number): Promise<T> {
+export async function withClientSpan<T>(
+  name: string,
+  attributes: Attributes,
+  traceparent: string | undefined,
+  call: (header: string | undefined) => Promise<T>,
+  statusOf: (result: T) => number,
+): Promise<T> {
   const active = trace.getSpanContext(context.active());
   const parent = active && isSpanContextValid(active) ? context.active() : traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent }) : ROOT_CONTEXT;
   const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);

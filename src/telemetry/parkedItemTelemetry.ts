@@ -14,7 +14,10 @@ export class ParkedItemMetrics {
 
   constructor(meter: Meter) {
     this.items = meter.createCounter('orders.parked_items', { description: 'Early arrivals applied to their order or rejected, by event and reason' });
-    this.oldestAge = meter.createHistogram('orders.parked_items.oldest_age', { unit: 's', description: 'Age of the oldest early arrival still waiting for its order, at each sweep' });
+    this.oldestAge = meter.createHistogram('orders.parked_items.oldest_age', {
+      unit: 's',
+      description: 'Age of the oldest early arrival still waiting for its order, at each sweep',
+    });
   }
 
   /** One value per sweep (0 when nothing waits): an alert on its maximum sees an order that never comes before the horizon does. */

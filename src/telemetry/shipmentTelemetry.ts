@@ -20,7 +20,9 @@ export class ShipmentMetrics {
 
   constructor(meter: Meter) {
     this.reconciled = meter.createCounter('shipments.reconciled', { description: 'Expired shipment records the reconciler examined, by what it made of them' });
-    this.escalations = meter.createCounter('shipments.escalations', { description: 'Shipment records escalated to an operator after the reconcile rounds ran out' });
+    this.escalations = meter.createCounter('shipments.escalations', {
+      description: 'Shipment records escalated to an operator after the reconcile rounds ran out',
+    });
   }
 
   recordReconciled(result: string): void {

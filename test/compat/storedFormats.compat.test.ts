@@ -30,29 +30,35 @@ describe('stored formats of earlier releases, read by this one', () => {
     const delivered = fixture.deliveries.filter((d) => d.origin !== 'not-yet-delivered');
     const arriving = fixture.deliveries.filter((d) => d.origin === 'not-yet-delivered');
 
-    it.each(delivered.map((d) => [`${d.name} (${d.origin})`, d] as const))('%s comes again: answered as the release that stored it did', async (_label, delivery: FixtureDelivery) => {
-      const now = await answerDelivery(fixture, delivery);
-      if (settledOutcomes.includes(delivery.answered.outcome)) {
-        expect(settledOutcomes, `${delivery.name} was a ${delivery.answered.outcome}`).toContain(now.outcome);
-        expectNothingWritten(now.store, delivery.name);
-      }
-      expect(now.outcome, 'a conflict stays a conflict, an invalid message stays invalid, an applied one is a duplicate').toBe(delivery.answered.outcome);
-      expect(now.store, 'what the delivery wrote (nothing, for a duplicate)').toEqual(delivery.answered.store);
-      expect(now.carrier.book, 'bookings at the carrier').toBe(delivery.answered.carrier.book);
-    });
+    it.each(delivered.map((d) => [`${d.name} (${d.origin})`, d] as const))(
+      '%s comes again: answered as the release that stored it did',
+      async (_label, delivery: FixtureDelivery) => {
+        const now = await answerDelivery(fixture, delivery);
+        if (settledOutcomes.includes(delivery.answered.outcome)) {
+          expect(settledOutcomes, `${delivery.name} was a ${delivery.answered.outcome}`).toContain(now.outcome);
+          expectNothingWritten(now.store, delivery.name);
+        }
+        expect(now.outcome, 'a conflict stays a conflict, an invalid message stays invalid, an applied one is a duplicate').toBe(delivery.answered.outcome);
+        expect(now.store, 'what the delivery wrote (nothing, for a duplicate)').toEqual(delivery.answered.store);
+        expect(now.carrier.book, 'bookings at the carrier').toBe(delivery.answered.carrier.book);
+      },
+    );
 
-    it.each(arriving.map((d) => [d.name, d] as const))('%s, delivered after the deploy, applies what the earlier release stored', async (_label, delivery: FixtureDelivery) => {
-      const now = await answerDelivery(fixture, delivery);
-      const stored = delivery.answered.store;
-      expect(now.outcome).toBe(delivery.answered.outcome);
-      expect(now.store.changed, 'the documents of the earlier release it changed (parked items, the arrival gate)').toEqual(stored.changed);
-      expect(now.store.removed).toEqual(stored.removed);
-      for (const key of stored.changed) expect(now.store.effects[key], key).toEqual(stored.effects[key]);
-      for (const key of stored.created.filter((k) => now.store.created.includes(k))) expect(now.store.effects[key], key).toEqual(stored.effects[key]);
-      expect(now.store.created.length, 'documents created').toBe(stored.created.length);
-      expect(now.thenRedelivered, 'every other message of the scenario, once it is applied').toEqual(delivery.answered.thenRedelivered);
-      expect(now.carrier.book).toBe(delivery.answered.carrier.book);
-    });
+    it.each(arriving.map((d) => [d.name, d] as const))(
+      '%s, delivered after the deploy, applies what the earlier release stored',
+      async (_label, delivery: FixtureDelivery) => {
+        const now = await answerDelivery(fixture, delivery);
+        const stored = delivery.answered.store;
+        expect(now.outcome).toBe(delivery.answered.outcome);
+        expect(now.store.changed, 'the documents of the earlier release it changed (parked items, the arrival gate)').toEqual(stored.changed);
+        expect(now.store.removed).toEqual(stored.removed);
+        for (const key of stored.changed) expect(now.store.effects[key], key).toEqual(stored.effects[key]);
+        for (const key of stored.created.filter((k) => now.store.created.includes(k))) expect(now.store.effects[key], key).toEqual(stored.effects[key]);
+        expect(now.store.created.length, 'documents created').toBe(stored.created.length);
+        expect(now.thenRedelivered, 'every other message of the scenario, once it is applied').toEqual(delivery.answered.thenRedelivered);
+        expect(now.carrier.book).toBe(delivery.answered.carrier.book);
+      },
+    );
 
     it.each(fixture.requests.map((r) => [r.name, r] as const))('%s again: the stored answer is replayed, no second order or event', async (_label, request) => {
       const now = await answerRequest(fixture, request);

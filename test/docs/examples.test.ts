@@ -64,9 +64,18 @@ describe('the "use the core in your own consumer" example (docs/architecture.md)
 
 describe('the third consumer on the pipeline (docs/examples/loyaltyConsumer.ts, docs/bring-your-own.md)', () => {
   const consumerOn = (store: InMemoryDocumentStore) =>
-    loyaltyConsumer({ store, now: () => new Date('2026-12-01T10:00:00Z'), markerTtlSeconds: 3600, maxConcurrencyAttempts: 5, maxMessageBytes: 4096, telemetry: { report: () => undefined } });
-  const delivery = (messageId: string, subject: string, deliveryCount = 1) => envelopeFromTriggerMetadata({ messageId, subject, deliveryCount, sequenceNumber: 1 });
-  const balanceOf = async (store: InMemoryDocumentStore, customerId: string) => (await store.read<{ id: string; balance: number }>(customerId, customerId))?.document.balance;
+    loyaltyConsumer({
+      store,
+      now: () => new Date('2026-12-01T10:00:00Z'),
+      markerTtlSeconds: 3600,
+      maxConcurrencyAttempts: 5,
+      maxMessageBytes: 4096,
+      telemetry: { report: () => undefined },
+    });
+  const delivery = (messageId: string, subject: string, deliveryCount = 1) =>
+    envelopeFromTriggerMetadata({ messageId, subject, deliveryCount, sequenceNumber: 1 });
+  const balanceOf = async (store: InMemoryDocumentStore, customerId: string) =>
+    (await store.read<{ id: string; balance: number }>(customerId, customerId))?.document.balance;
 
   it('earns and redeems once each, absorbs a redelivery, and the host completes all of them', async () => {
     const store = new InMemoryDocumentStore();

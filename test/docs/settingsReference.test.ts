@@ -22,7 +22,11 @@ describe('the settings reference (docs/settings.md) and local.settings.sample.js
 
   it('list every declared setting once, in a row of its table', () => {
     const tables = settingsTables();
-    for (const [name] of declared) expect(tables.split('\n').filter((line) => line.startsWith(`| \`${name}\` |`)), name).toHaveLength(1);
+    for (const [name] of declared)
+      expect(
+        tables.split('\n').filter((line) => line.startsWith(`| \`${name}\` |`)),
+        name,
+      ).toHaveLength(1);
   });
 
   it('keeps the text around the tables when they are written, and refuses a reference whose markers are gone', () => {
@@ -53,12 +57,22 @@ describe('who reads a setting, as the declaration says', () => {
 
   it('telemetry: exactly the settings the telemetry set-up reads', () => {
     const read = namesIn(sourceOf('src/telemetry'), /\benv\.([A-Z_]+)/g);
-    expect(readBy('telemetry').sort()).toEqual(declared.map(([name]) => name).filter((name) => read.has(name)).sort());
+    expect(readBy('telemetry').sort()).toEqual(
+      declared
+        .map(([name]) => name)
+        .filter((name) => read.has(name))
+        .sort(),
+    );
   });
 
-  it('operator tool: exactly the settings the tool and the doctor read, by name or with the app\'s rules', () => {
+  it("operator tool: exactly the settings the tool and the doctor read, by name or with the app's rules", () => {
     const picked = [setupSettingNames, resubmitRetentionNames, operatorActionRetentionNames].flatMap((names) => Object.keys(names));
     const read = new Set([...picked, ...namesIn(`${sourceOf('src/cli')}\n${sourceOf('src/doctor')}`, /\benv\.([A-Za-z_]+)/g)]);
-    expect(readBy('operator tool').sort()).toEqual(declared.map(([name]) => name).filter((name) => read.has(name)).sort());
+    expect(readBy('operator tool').sort()).toEqual(
+      declared
+        .map(([name]) => name)
+        .filter((name) => read.has(name))
+        .sort(),
+    );
   });
 });

@@ -17,7 +17,9 @@ describe('the whole-system diagram (docs/architecture.md)', () => {
   const diagram = systemDiagram();
 
   it('shows every function the app registers', () => {
-    const functions = readdirSync('functions').filter((f) => f.endsWith('.ts')).map((f) => f.replace(/\.ts$/, ''));
+    const functions = readdirSync('functions')
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => f.replace(/\.ts$/, ''));
     expect(functions).toHaveLength(7);
     for (const name of functions) expect(diagram, `functions/${name}.ts`).toMatch(new RegExp(`\\[${name}<br/>`));
   });
@@ -26,7 +28,10 @@ describe('the whole-system diagram (docs/architecture.md)', () => {
     const entities = JSON.parse(readFileSync('infra/servicebus-queues.json', 'utf8')) as Entities;
     const names = [
       ...Object.keys(entities.queues).map((q) => `queue ${q}`),
-      ...Object.entries(entities.topics).flatMap(([topic, { subscriptions }]) => [`topic ${topic}`, ...Object.keys(subscriptions).map((s) => `subscription ${s}`)]),
+      ...Object.entries(entities.topics).flatMap(([topic, { subscriptions }]) => [
+        `topic ${topic}`,
+        ...Object.keys(subscriptions).map((s) => `subscription ${s}`),
+      ]),
     ];
     expect(names.length).toBeGreaterThanOrEqual(4);
     for (const name of names) expect(diagram).toContain(name);

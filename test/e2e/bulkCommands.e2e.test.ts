@@ -35,10 +35,11 @@ beforeAll(async () => {
   container = cosmos.database('orders').container('orders');
   // No consumer runs: what the tool sends stays in the queue, where the test counts it.
   const sender = serviceBus.createSender('orders');
-  for (const id of ['blk-1', 'blk-2', 'blk-3']) await sender.sendMessages({ messageId: id, subject: 'OrderPlaced', contentType: 'application/json', body: orderPlaced(id) });
+  for (const id of ['blk-1', 'blk-2', 'blk-3'])
+    await sender.sendMessages({ messageId: id, subject: 'OrderPlaced', contentType: 'application/json', body: orderPlaced(id) });
   await sender.close();
   const receiver = serviceBus.createReceiver('orders');
-  for (let left = 3; left > 0; ) {
+  for (let left = 3; left > 0;) {
     for (const m of await receiver.receiveMessages(3, { maxWaitTimeInMs: 2000 })) {
       await receiver.deadLetterMessage(m, { deadLetterReason: 'ConsumerBug', deadLetterErrorDescription: 'fixed since' });
       left -= 1;
@@ -99,7 +100,9 @@ async function state() {
     return seen.sort();
   };
   const docs = async <T extends { id: string; state: string }>(docType: string) =>
-    (await container.items.query<T>({ query: 'SELECT * FROM c WHERE c.docType = @t', parameters: [{ name: '@t', value: docType }] }).fetchAll()).resources.map((d) => `${d.id}:${d.state}`).sort();
+    (await container.items.query<T>({ query: 'SELECT * FROM c WHERE c.docType = @t', parameters: [{ name: '@t', value: docType }] }).fetchAll()).resources
+      .map((d) => `${d.id}:${d.state}`)
+      .sort();
   return {
     deadLetters: await peek('deadLetter'),
     queued: await peek(),
@@ -118,12 +121,31 @@ async function groupOf(entity: string): Promise<string> {
 
 /** Bulk runs of each bulk command, none with --yes; a new bulk command must be added here. */
 const bulkRuns = async (): Promise<Record<string, string[][]>> => ({
-  resubmit: [['resubmit', '--all'], ['resubmit', 'blk-1', 'blk-2'], ['resubmit', '--group', await groupOf('orders/$deadletterqueue'), '--why', 'consumer fixed']],
-  purge: [['purge', '--all', '--why', 'test data'], ['purge', '--reason', 'ConsumerBug', '--ticket', 'INC-1']],
-  'parked resubmit': [['parked', 'resubmit', '--all'], ['parked', 'resubmit', '--since', '1h']],
-  'parked discard': [['parked', 'discard', '--reason', 'OrderNeverArrived', '--why', 'wrong ids'], ['parked', 'discard', 'blk-o1/parked-blk-o1', 'blk-o2/parked-blk-o2']],
-  'outbox requeue': [['outbox', 'requeue', '--all'], ['outbox', 'requeue', '--group', await groupOf('outbox -> gone-topic'), '--yes', '--dry-run']],
-  'groups retry': [['groups', 'retry', await groupOf('parked')], ['groups', 'retry', await groupOf('orders/$deadletterqueue'), '--dry-run']],
+  resubmit: [
+    ['resubmit', '--all'],
+    ['resubmit', 'blk-1', 'blk-2'],
+    ['resubmit', '--group', await groupOf('orders/$deadletterqueue'), '--why', 'consumer fixed'],
+  ],
+  purge: [
+    ['purge', '--all', '--why', 'test data'],
+    ['purge', '--reason', 'ConsumerBug', '--ticket', 'INC-1'],
+  ],
+  'parked resubmit': [
+    ['parked', 'resubmit', '--all'],
+    ['parked', 'resubmit', '--since', '1h'],
+  ],
+  'parked discard': [
+    ['parked', 'discard', '--reason', 'OrderNeverArrived', '--why', 'wrong ids'],
+    ['parked', 'discard', 'blk-o1/parked-blk-o1', 'blk-o2/parked-blk-o2'],
+  ],
+  'outbox requeue': [
+    ['outbox', 'requeue', '--all'],
+    ['outbox', 'requeue', '--group', await groupOf('outbox -> gone-topic'), '--yes', '--dry-run'],
+  ],
+  'groups retry': [
+    ['groups', 'retry', await groupOf('parked')],
+    ['groups', 'retry', await groupOf('orders/$deadletterqueue'), '--dry-run'],
+  ],
 });
 
 describe('bulk commands on the local stack', () => {
@@ -146,16 +168,38 @@ describe('bulk commands on the local stack', () => {
     const resubmit = await tool('resubmit', '--group', dlqGroup, '--since', since, '--until', '0s', '--max', '1', '--yes', '--why', 'consumer fixed');
     expect(resubmit).toMatchObject({ code: 0, stdout: expect.stringContaining('resubmitted 1') });
     expect(resubmit.stdout).not.toContain(planPrefix);
-    const purge = await tool('purge', '--group', dlqGroup, '--max', '1', '--yes', '--why', 'test data', '--export', join(await mkdtemp(join(tmpdir(), 'bulk-')), 'purged.jsonl'));
+    const purge = await tool(
+      'purge',
+      '--group',
+      dlqGroup,
+      '--max',
+      '1',
+      '--yes',
+      '--why',
+      'test data',
+      '--export',
+      join(await mkdtemp(join(tmpdir(), 'bulk-')), 'purged.jsonl'),
+    );
     expect(purge).toMatchObject({ code: 0, stdout: expect.stringContaining('purged 1') });
-    expect(await tool('parked', 'resubmit', '--since', '1h', '--max', '1', '--yes', '--why', 'orders stored since')).toMatchObject({ code: 0, stdout: expect.stringContaining('resubmitted 1') });
-    expect(await tool('parked', 'discard', '--reason', 'OrderNeverArrived', '--until', iso(startedAt - 90_000), '--max', '5', '--yes', '--why', 'wrong order ids')).toMatchObject({
+    expect(await tool('parked', 'resubmit', '--since', '1h', '--max', '1', '--yes', '--why', 'orders stored since')).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('resubmitted 1'),
+    });
+    expect(
+      await tool('parked', 'discard', '--reason', 'OrderNeverArrived', '--until', iso(startedAt - 90_000), '--max', '5', '--yes', '--why', 'wrong order ids'),
+    ).toMatchObject({
       code: 0,
       stdout: expect.stringContaining('discarded 1'),
     });
     const outboxGroup = await groupOf('outbox -> gone-topic');
-    expect(await tool('outbox', 'requeue', '--group', outboxGroup, '--max', '2', '--yes', '--ticket', 'INC-9')).toMatchObject({ code: 0, stdout: expect.stringContaining('requeued 2') });
-    expect(await tool('groups', 'retry', outboxGroup, '--yes', '--why', 'topic deployed')).toMatchObject({ code: 0, stdout: expect.stringContaining('requeued 1') });
+    expect(await tool('outbox', 'requeue', '--group', outboxGroup, '--max', '2', '--yes', '--ticket', 'INC-9')).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('requeued 2'),
+    });
+    expect(await tool('groups', 'retry', outboxGroup, '--yes', '--why', 'topic deployed')).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('requeued 1'),
+    });
 
     const after = await state();
     // The oldest dead letter resubmitted, the next purged; the oldest parked item resubmitted, the next discarded (the window ends before the third).
@@ -168,14 +212,23 @@ describe('bulk commands on the local stack', () => {
 
     const records = JSON.parse((await tool('audit', '--json')).stdout) as OperatorActionDocument[];
     const optionsOf = (command: string) => records.find((r) => r.command === command)?.options;
-    expect(optionsOf('resubmit')).toMatchObject({ group: dlqGroup, since: iso(Date.parse(since)), until: expect.stringMatching(/^20\d\d-.*Z$/), max: 1, yes: true });
+    expect(optionsOf('resubmit')).toMatchObject({
+      group: dlqGroup,
+      since: iso(Date.parse(since)),
+      until: expect.stringMatching(/^20\d\d-.*Z$/),
+      max: 1,
+      yes: true,
+    });
     expect(optionsOf('purge')).toMatchObject({ group: dlqGroup, max: 1 });
     const parkedSince = optionsOf('parked resubmit')?.since as string;
     expect(Date.parse(parkedSince)).toBeGreaterThan(startedAt - 61 * minute);
     expect(Date.parse(parkedSince)).toBeLessThanOrEqual(Date.now() - 60 * minute);
     expect(optionsOf('parked discard')).toMatchObject({ reason: 'OrderNeverArrived', until: iso(startedAt - 90_000), max: 5 });
     expect(optionsOf('outbox requeue')).toMatchObject({ group: outboxGroup, max: 2 });
-    expect(records.find((r) => r.command === 'groups retry')).toMatchObject({ targets: [outboxGroup], options: expect.objectContaining({ max: 100, yes: true }) });
+    expect(records.find((r) => r.command === 'groups retry')).toMatchObject({
+      targets: [outboxGroup],
+      options: expect.objectContaining({ max: 100, yes: true }),
+    });
     expect(records.map((r) => [r.command, r.exitCode])).toEqual([
       ['resubmit', 0],
       ['purge', 0],

@@ -42,7 +42,8 @@ beforeAll(async () => {
     settings: { ServiceBusConnection: emulator.connectionString, ORDERS_QUEUE_NAME: 'orders-retry' },
     host: { maxConcurrentCalls: 4, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
     // A copy's MessageId is keyed (unpredictable): the message it descends from is its retry-of.
-    onInvocation: (_fn, delivery, result) => outcomes.push({ messageId: String(delivery.applicationProperties?.['retry-of'] ?? delivery.messageId), outcome: String(outcomeLine(result).outcome) }),
+    onInvocation: (_fn, delivery, result) =>
+      outcomes.push({ messageId: String(delivery.applicationProperties?.['retry-of'] ?? delivery.messageId), outcome: String(outcomeLine(result).outcome) }),
   });
 });
 afterAll(async () => {
@@ -54,7 +55,10 @@ afterAll(async () => {
 
 /** Undefined while the outage also answers this test's own reads. */
 async function amountPaid(orderId: string): Promise<number | undefined> {
-  const read = await container.item(orderId, orderId).read().catch(() => undefined);
+  const read = await container
+    .item(orderId, orderId)
+    .read()
+    .catch(() => undefined);
   return (read?.resource as { amountPaid?: number } | undefined)?.amountPaid;
 }
 
@@ -66,7 +70,11 @@ describe('a Cosmos DB outage longer than the delivery budget', () => {
     await eventually('the order', async () => (await amountPaid(orderId)) === 0);
 
     await injectCosmosFault({ statusCode: 503, times: 1_000_000, forMs: 5_000, urlIncludes: container.id });
-    const payments = [1, 2, 3].map((n) => ({ body: paymentReceived(orderId, { paymentId: `p-${n}`, amount: n }), messageId: `p-${orderId}-${n}`, subject: 'PaymentReceived' }));
+    const payments = [1, 2, 3].map((n) => ({
+      body: paymentReceived(orderId, { paymentId: `p-${n}`, amount: n }),
+      messageId: `p-${orderId}-${n}`,
+      subject: 'PaymentReceived',
+    }));
     await sender.sendMessages(payments);
 
     await eventually('every payment applied after the outage', async () => (await amountPaid(orderId)) === 6, 30_000);

@@ -24,7 +24,17 @@ const hostile: ServiceBusMessage[] = [
   { messageId: 'hostile-key', subject: 'OrderPlaced', applicationProperties: { 'idempotency-key': '   ' }, body: order('chaos-hostile') },
   { messageId: 'hostile-ce', subject: 'OrderPlaced', applicationProperties: { 'cloudEvents:id': 'e-1' }, body: order('chaos-hostile-ce') },
 ];
-const hostileIds = ['a|b', 'with space', '$(touch pwned)', "it's", '"quoted"', 'back`tick`', '\u001b]0;pwned\u0007\u001b[2Jcleared', 'line\nbreak', 'c1\u009bcsi'];
+const hostileIds = [
+  'a|b',
+  'with space',
+  '$(touch pwned)',
+  "it's",
+  '"quoted"',
+  'back`tick`',
+  '\u001b]0;pwned\u0007\u001b[2Jcleared',
+  'line\nbreak',
+  'c1\u009bcsi',
+];
 
 let emulator: ServiceBusEmulator;
 let client: ServiceBusClient;
@@ -58,8 +68,21 @@ afterAll(async () => {
 async function tool(...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const cosmosArgs = ['--cosmos-endpoint', inject('cosmosEndpoint'), '--cosmos-key', inject('cosmosKey'), '--cosmos-database', process.env.COSMOS_DATABASE ?? '', '--cosmos-container', container.id];
-  const code = await runDlqCli(['--connection-string', emulator.connectionString, ...cosmosArgs, ...args], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {} });
+  const cosmosArgs = [
+    '--cosmos-endpoint',
+    inject('cosmosEndpoint'),
+    '--cosmos-key',
+    inject('cosmosKey'),
+    '--cosmos-database',
+    process.env.COSMOS_DATABASE ?? '',
+    '--cosmos-container',
+    container.id,
+  ];
+  const code = await runDlqCli(['--connection-string', emulator.connectionString, ...cosmosArgs, ...args], {
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    env: {},
+  });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 

@@ -31,7 +31,12 @@ const actionLog = new InMemoryDocumentStore();
 async function tool(entity: string[], ...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runDlqCli(['--connection-string', emulator.connectionString, ...entity, ...args], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {}, actions: { store: actionLog } });
+  const code = await runDlqCli(['--connection-string', emulator.connectionString, ...entity, ...args], {
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    env: {},
+    actions: { store: actionLog },
+  });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
@@ -50,7 +55,10 @@ async function receiveOne(entity: { queue?: string; topic?: string; subscription
 }
 
 async function drain(topic: string, subscription: string, sessionId?: string): Promise<void> {
-  const receiver = sessionId === undefined ? client.createReceiver(topic, subscription, { receiveMode: 'receiveAndDelete' }) : await client.acceptSession(topic, subscription, sessionId, { receiveMode: 'receiveAndDelete' });
+  const receiver =
+    sessionId === undefined
+      ? client.createReceiver(topic, subscription, { receiveMode: 'receiveAndDelete' })
+      : await client.acceptSession(topic, subscription, sessionId, { receiveMode: 'receiveAndDelete' });
   await receiver.receiveMessages(10, { maxWaitTimeInMs: 500 });
   await receiver.close();
 }
@@ -88,13 +96,16 @@ describe('resubmit from every dead-letter queue in infra/servicebus-queues.json'
   const [topic] = Object.keys(file.topics);
 
   it('covers every entity of the file: the orders queue, fulfilment and audit', () => {
-    expect({ queues: Object.keys(file.queues), subscriptions: Object.keys(file.topics[topic ?? '']?.subscriptions ?? {}) }).toEqual({ queues: ['orders'], subscriptions: ['fulfilment', 'audit'] });
+    expect({ queues: Object.keys(file.queues), subscriptions: Object.keys(file.topics[topic ?? '']?.subscriptions ?? {}) }).toEqual({
+      queues: ['orders'],
+      subscriptions: ['fulfilment', 'audit'],
+    });
   });
 
   it('the orders queue: the copy arrives in the queue', async () => {
     const orderId = newOrderId();
     const result = await deadLetterThenResubmit({ queue: 'orders' }, { messageId: `${orderId}-placed`, subject: 'OrderPlaced', body: orderPlaced(orderId) });
-    expect(result).toMatchObject({ code: 0, stderr: "", stdout: expect.stringContaining("resubmitted") });
+    expect(result).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining('resubmitted') });
     const [copy] = await receiveOne({ queue: 'orders' });
     expect(copy?.applicationProperties?.['idempotency-key']).toBe(`${orderId}-placed`);
     expect(JSON.parse((await tool(['--queue', 'orders'], 'list', '--json')).stdout)).toEqual([]);
@@ -103,7 +114,7 @@ describe('resubmit from every dead-letter queue in infra/servicebus-queues.json'
   it('fulfilment: the copy arrives in fulfilment, and audit does not get it again', async () => {
     const orderId = newOrderId();
     const result = await deadLetterThenResubmit({ topic: 'order-events', subscription: 'fulfilment' }, event(orderId, `${orderId}-accepted`));
-    expect(result).toMatchObject({ code: 0, stderr: "", stdout: expect.stringContaining("resubmitted") });
+    expect(result).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining('resubmitted') });
     const [copy] = await receiveOne({ topic: 'order-events', subscription: 'fulfilment' });
     expect({ key: copy?.applicationProperties?.['idempotency-key'], session: copy?.sessionId }).toEqual({ key: `${orderId}-accepted`, session: orderId });
     // audit holds the original event only (its rule takes what is addressed to nobody).
@@ -111,10 +122,10 @@ describe('resubmit from every dead-letter queue in infra/servicebus-queues.json'
     expect(audit.filter((id) => id.startsWith(orderId))).toEqual([`${orderId}-accepted`]);
   });
 
-  it('audit (sessions, takes only what is addressed to nobody): the copy arrives in audit, in the original\'s session', async () => {
+  it("audit (sessions, takes only what is addressed to nobody): the copy arrives in audit, in the original's session", async () => {
     const orderId = newOrderId();
     const result = await deadLetterThenResubmit({ topic: 'order-events', subscription: 'audit' }, event(orderId, `${orderId}-accepted`));
-    expect(result).toMatchObject({ code: 0, stderr: "", stdout: expect.stringContaining("resubmitted") });
+    expect(result).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining('resubmitted') });
     const [copy] = await receiveOne({ topic: 'order-events', subscription: 'audit' }, orderId);
     expect({ key: copy?.applicationProperties?.['idempotency-key'], session: copy?.sessionId }).toEqual({ key: `${orderId}-accepted`, session: orderId });
     expect(JSON.parse((await tool(['--topic', 'order-events', '--subscription', 'audit'], 'list', '--json')).stdout)).toEqual([]);
@@ -130,7 +141,9 @@ describe('a subscription whose rules the tool cannot vouch for', () => {
     const patterned = await startServiceBusEmulator({
       port: 0,
       queues: {},
-      topics: { events: { ...base, subscriptions: { patterned: { ...fulfilment, rules: [{ name: 'orders-only', filter: sqlFilter("sys.Label LIKE 'Order%'") }] } } } },
+      topics: {
+        events: { ...base, subscriptions: { patterned: { ...fulfilment, rules: [{ name: 'orders-only', filter: sqlFilter("sys.Label LIKE 'Order%'") }] } } },
+      },
     });
     const own = new ServiceBusClient(patterned.connectionString);
     try {
@@ -142,8 +155,16 @@ describe('a subscription whose rules the tool cannot vouch for', () => {
       await receiver.deadLetterMessage(m!, { deadLetterReason: 'ConsumerGaveUp', deadLetterErrorDescription: 'for the test' });
       await receiver.close();
       const out: string[] = [];
-      const code = await runDlqCli(['--connection-string', patterned.connectionString, '--topic', 'events', '--subscription', 'patterned', 'resubmit', 'evt-like'], { stdout: (t) => out.push(t), stderr: () => undefined, env: {}, actions: { store: actionLog } });
-      expect({ code, out: out.join('\n') }).toEqual({ code: 1, out: expect.stringMatching(/evt-like {2}refused {2}not sent: cannot prove events\/subscriptions\/patterned would get the copy.*orders-only.*LIKE is not supported/) });
+      const code = await runDlqCli(
+        ['--connection-string', patterned.connectionString, '--topic', 'events', '--subscription', 'patterned', 'resubmit', 'evt-like'],
+        { stdout: (t) => out.push(t), stderr: () => undefined, env: {}, actions: { store: actionLog } },
+      );
+      expect({ code, out: out.join('\n') }).toEqual({
+        code: 1,
+        out: expect.stringMatching(
+          /evt-like {2}refused {2}not sent: cannot prove events\/subscriptions\/patterned would get the copy.*orders-only.*LIKE is not supported/,
+        ),
+      });
       expect(patterned.entity('events/subscriptions/patterned/$deadletterqueue')?.messages.size).toBe(1);
       expect(patterned.entity('events/subscriptions/patterned')?.messages.size).toBe(0);
     } finally {

@@ -35,7 +35,10 @@ beforeAll(async () => {
   cosmos = testCosmosClient();
   container = await createOrdersContainer(cosmos);
   processOrder = await loadProcessOrder(container);
-  emulator = await startServiceBusEmulator({ port: 0, queues: { orders: testQueue({ lockDurationMs: 2_000, maxDeliveryCount: 2, duplicateDetectionWindowMs: 0 }) } });
+  emulator = await startServiceBusEmulator({
+    port: 0,
+    queues: { orders: testQueue({ lockDurationMs: 2_000, maxDeliveryCount: 2, duplicateDetectionWindowMs: 0 }) },
+  });
   producer = new ServiceBusClient(emulator.connectionString);
   host = startLocalFunctionsHost([processOrder], {
     settings: { ServiceBusConnection: emulator.connectionString, ORDERS_QUEUE_NAME: 'orders' },
@@ -62,7 +65,8 @@ async function dlq(args: string[], io: Partial<DlqIo> = {}): Promise<{ code: num
   return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
 }
 
-const inDeadLetters = (messageId: string) => [...(emulator.entity('orders/$DeadLetterQueue')?.messages.values() ?? [])].some((m) => String(m.message.message_id) === messageId);
+const inDeadLetters = (messageId: string) =>
+  [...(emulator.entity('orders/$DeadLetterQueue')?.messages.values() ?? [])].some((m) => String(m.message.message_id) === messageId);
 const send = (message: ServiceBusMessage) => producer.createSender('orders').sendMessages(message);
 const amountPaid = async (orderId: string) => ((await container.item(orderId, orderId).read()).resource as { amountPaid?: number } | undefined)?.amountPaid;
 
@@ -76,7 +80,7 @@ async function deadLetteredPayment(orderId: string, paymentId: string) {
   crashing.delete(paymentId);
 }
 
-describe('resubmitting past the markers\' retention', () => {
+describe("resubmitting past the markers' retention", () => {
   beforeAll(async () => {
     await deadLetteredPayment('o-old', 'pay-old');
     await deadLetteredPayment('o-young', 'pay-young');
@@ -99,7 +103,9 @@ describe('resubmitting past the markers\' retention', () => {
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { reports: { outcome: string; copyMessageId: string; detail: string }[] };
     // 31 days on, the original's send is outside any duplicate-detection window: the copy keeps its MessageId.
-    expect(report.reports).toEqual([expect.objectContaining({ outcome: 'resubmitted', copyMessageId: 'pay-old', detail: expect.stringContaining(`forced: ${why}`) })]);
+    expect(report.reports).toEqual([
+      expect.objectContaining({ outcome: 'resubmitted', copyMessageId: 'pay-old', detail: expect.stringContaining(`forced: ${why}`) }),
+    ]);
     await eventually('the forced copy applied', async () => (await amountPaid('o-old')) === 7);
     const copy = deliveries.find((d) => d.messageId === 'pay-old' && d.properties['resubmit-count'] === 1);
     expect(copy?.properties).toMatchObject({ 'resubmit-forced-reason': why, 'first-enqueued-at': expect.stringMatching(/^\d{4}-/) });
@@ -118,7 +124,13 @@ describe('resubmitting past the markers\' retention', () => {
   });
 
   it('wants a reason with --force, and the retention settings as the app reads them', async () => {
-    expect(await dlq(['resubmit', 'pay-old', '--force', ' '])).toMatchObject({ code: 2, stderr: expect.stringContaining('--force needs a reason of 1 to 500 characters') });
-    expect(await dlq(['resubmit', 'pay-old'], { env: { INBOX_MARKER_TTL_SECONDS: 'a month' } })).toMatchObject({ code: 2, stderr: expect.stringContaining('INBOX_MARKER_TTL_SECONDS') });
+    expect(await dlq(['resubmit', 'pay-old', '--force', ' '])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--force needs a reason of 1 to 500 characters'),
+    });
+    expect(await dlq(['resubmit', 'pay-old'], { env: { INBOX_MARKER_TTL_SECONDS: 'a month' } })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('INBOX_MARKER_TTL_SECONDS'),
+    });
   });
 });

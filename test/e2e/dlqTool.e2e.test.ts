@@ -81,13 +81,16 @@ async function dlq(args: string[], io: Partial<DlqIo> = {}): Promise<{ code: num
   return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
 }
 
-
 const deadLettered = (name: string) => emulator.entity(`${name}/$DeadLetterQueue`)?.messages.size ?? 0;
 const inDeadLetters = (name: string, messageId: string) =>
   [...(emulator.entity(`${name}/$DeadLetterQueue`)?.messages.values() ?? [])].some((m) => String(m.message.message_id) === messageId);
 const send = (name: string, message: ServiceBusMessage) => producer.createSender(name).sendMessages(message);
 const placed = (orderId: string): ServiceBusMessage => ({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' });
-const paid = (orderId: string, messageId: string): ServiceBusMessage => ({ body: paymentReceived(orderId, { paymentId: messageId, amount: 7 }), messageId, subject: 'PaymentReceived' });
+const paid = (orderId: string, messageId: string): ServiceBusMessage => ({
+  body: paymentReceived(orderId, { paymentId: messageId, amount: 7 }),
+  messageId,
+  subject: 'PaymentReceived',
+});
 
 async function amountPaid(orderId: string): Promise<number | undefined> {
   return ((await container.item(orderId, orderId).read()).resource as { amountPaid?: number } | undefined)?.amountPaid;
@@ -124,7 +127,11 @@ describe('the dead-letter tool', () => {
     const rows = JSON.parse(stdout) as { messageId: string; dedupKey: string; deadLetterReason: string; store: { kind: string; detail: string } }[];
     const byId = Object.fromEntries(rows.map((r) => [r.messageId, r]));
     expect(Object.keys(byId).sort()).toEqual(['bad-json', 'conflict-a', 'pay-b']);
-    expect(byId['conflict-a']).toMatchObject({ deadLetterReason: 'MaxDeliveryCountExceeded', dedupKey: 'conflict-a', store: { kind: 'conflict', detail: expect.stringContaining('PayloadConflict') } });
+    expect(byId['conflict-a']).toMatchObject({
+      deadLetterReason: 'MaxDeliveryCountExceeded',
+      dedupKey: 'conflict-a',
+      store: { kind: 'conflict', detail: expect.stringContaining('PayloadConflict') },
+    });
     expect(byId['bad-json']?.store).toMatchObject({ kind: 'invalid', detail: expect.stringContaining('InvalidJson') });
     expect(byId['pay-b']?.store).toMatchObject({ kind: 'not-processed', detail: 'payment not applied; order o-b is not stored' });
   });
@@ -145,7 +152,9 @@ describe('the dead-letter tool', () => {
   });
 
   it('shows, for a conflict, the stored order it conflicts with, both fingerprints and the differing fields', async () => {
-    const shown = JSON.parse((await dlq(['show', 'conflict-a'])).stdout) as { stored: Record<string, unknown> & { fingerprints: { message: string; stored: string } } };
+    const shown = JSON.parse((await dlq(['show', 'conflict-a'])).stdout) as {
+      stored: Record<string, unknown> & { fingerprints: { message: string; stored: string } };
+    };
     expect(shown.stored).toMatchObject({
       target: { id: 'o-a', document: { docType: 'order', customerId: 'c-42', messageId: 'm-o-a' } },
       differences: [{ path: 'customerId', message: 'someone-else', stored: 'c-42' }],
@@ -190,7 +199,11 @@ describe('the dead-letter tool', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ failed: 0, missing: 0, reports: [{ outcome: 'resubmitted', copyMessageId: 'conflict-a~resubmit-1' }] });
     await eventually('the copy back in the dead-letter queue', () => inDeadLetters('orders', 'conflict-a~resubmit-1'));
     const shown = JSON.parse((await dlq(['show', 'conflict-a~resubmit-1'])).stdout) as { applicationProperties: Record<string, unknown> };
-    expect(shown.applicationProperties).toMatchObject({ 'resubmit-count': 1, 'idempotency-key': 'conflict-a', 'resubmitted-from': expect.stringMatching(/^orders\/\$DeadLetterQueue#\d+$/) });
+    expect(shown.applicationProperties).toMatchObject({
+      'resubmit-count': 1,
+      'idempotency-key': 'conflict-a',
+      'resubmitted-from': expect.stringMatching(/^orders\/\$DeadLetterQueue#\d+$/),
+    });
     // The copy was itself dead-lettered (it conflicts again), so it carries a DeadLetterReason of its own.
     expect(shown.applicationProperties).toMatchObject({ DeadLetterReason: 'MaxDeliveryCountExceeded' });
     expect(((await container.item('o-a', 'o-a').read()).resource as { customerId: string }).customerId).toBe('c-42');
@@ -219,22 +232,57 @@ describe('the dead-letter tool', () => {
 
   it('purges only with a why and --yes or a confirmation, writes what it removes to a file first, and records who did it', async () => {
     const exportPath = join(await mkdtemp(join(tmpdir(), 'purge-')), 'bad-json.jsonl');
-    expect(await dlq(['purge', 'bad-json', '--yes'])).toMatchObject({ code: 2, stderr: expect.stringContaining('purge: this command cannot be undone: say why with --why <text> or --ticket <id>') });
-    expect(await dlq(['purge', 'bad-json', '--why', 'unparseable'])).toMatchObject({ code: 2, stderr: expect.stringContaining('refusing to purge 1 message(s) without --yes') });
-    expect(await dlq(['purge', 'bad-json', '--why', 'unparseable'], { confirm: async () => false })).toMatchObject({ code: 0, stderr: expect.stringContaining('nothing purged') });
+    expect(await dlq(['purge', 'bad-json', '--yes'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('purge: this command cannot be undone: say why with --why <text> or --ticket <id>'),
+    });
+    expect(await dlq(['purge', 'bad-json', '--why', 'unparseable'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('refusing to purge 1 message(s) without --yes'),
+    });
+    expect(await dlq(['purge', 'bad-json', '--why', 'unparseable'], { confirm: async () => false })).toMatchObject({
+      code: 0,
+      stderr: expect.stringContaining('nothing purged'),
+    });
     expect(inDeadLetters('orders', 'bad-json')).toBe(true);
     const dryRun = await dlq(['purge', '--all', '--dry-run']);
     expect(dryRun.stdout).toContain('bad-json  would-purge');
     expect(inDeadLetters('orders', 'bad-json')).toBe(true);
     const purged = await dlq(['--operator', 'ops-on-call', 'purge', 'bad-json', '--yes', '--why', 'unparseable', '--ticket', 'INC-42', '--export', exportPath]);
-    expect(purged).toMatchObject({ code: 0, stdout: expect.stringContaining('purged 1'), stderr: expect.stringContaining(`exported 1 message(s) to ${exportPath}`) });
+    expect(purged).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('purged 1'),
+      stderr: expect.stringContaining(`exported 1 message(s) to ${exportPath}`),
+    });
     expect(inDeadLetters('orders', 'bad-json')).toBe(false);
-    const exported = (await readFile(exportPath, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { messageId: string });
+    const exported = (await readFile(exportPath, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { messageId: string });
     expect(exported).toEqual([expect.objectContaining({ messageId: 'bad-json' })]);
 
     const audit = await dlq(['audit', '--since', '1h', '--json']);
-    const purges = (JSON.parse(audit.stdout) as { command: string; state: string; exitCode?: number; why?: string; ticket?: string; targets: string[]; operator: { name: string }; options: { export?: string } }[]).filter((r) => r.command === 'purge');
-    expect(purges.at(-1)).toMatchObject({ state: 'finished', exitCode: 0, why: 'unparseable', ticket: 'INC-42', targets: ['bad-json'], operator: { name: 'ops-on-call' }, options: { export: exportPath } });
+    const purges = (
+      JSON.parse(audit.stdout) as {
+        command: string;
+        state: string;
+        exitCode?: number;
+        why?: string;
+        ticket?: string;
+        targets: string[];
+        operator: { name: string };
+        options: { export?: string };
+      }[]
+    ).filter((r) => r.command === 'purge');
+    expect(purges.at(-1)).toMatchObject({
+      state: 'finished',
+      exitCode: 0,
+      why: 'unparseable',
+      ticket: 'INC-42',
+      targets: ['bad-json'],
+      operator: { name: 'ops-on-call' },
+      options: { export: exportPath },
+    });
     expect((await dlq(['audit'])).stdout).toMatch(/ops-on-call\s+purge\s+exit 0\s+bad-json\s+INC-42: unparseable/);
   });
 
@@ -249,7 +297,9 @@ describe('the dead-letter tool on 1,000 messages', () => {
   it('lists and resubmits them all', async () => {
     const sender = producer.createSender('bulk');
     for (let i = 0; i < 1000; i += 250) {
-      await sender.sendMessages(Array.from({ length: 250 }, (_, j) => ({ messageId: `bulk-${i + j}`, subject: 'OrderPlaced', body: orderPlaced(`bulk-${i + j}`) })));
+      await sender.sendMessages(
+        Array.from({ length: 250 }, (_, j) => ({ messageId: `bulk-${i + j}`, subject: 'OrderPlaced', body: orderPlaced(`bulk-${i + j}`) })),
+      );
     }
     const receiver = producer.createReceiver('bulk');
     while (deadLettered('bulk') < 1000) {

@@ -21,7 +21,12 @@ beforeAll(async () => {
   emulator = await startServiceBusEmulator({
     port: 0,
     queues: {},
-    topics: { events: { settings: { defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0 }, subscriptions: { fulfilment, audit, everything: fulfilment } } },
+    topics: {
+      events: {
+        settings: { defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0 },
+        subscriptions: { fulfilment, audit, everything: fulfilment },
+      },
+    },
   });
   client = new ServiceBusClient(emulator.connectionString);
   const sender = client.createSender('events');
@@ -48,12 +53,17 @@ const actionLog = new InMemoryDocumentStore();
 async function dlq(...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runDlqCli(['--connection-string', emulator.connectionString, '--topic', 'events', '--subscription', 'fulfilment', ...args], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {}, actions: { store: actionLog } });
+  const code = await runDlqCli(['--connection-string', emulator.connectionString, '--topic', 'events', '--subscription', 'fulfilment', ...args], {
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    env: {},
+    actions: { store: actionLog },
+  });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
 describe('the dead-letter tool on a topic subscription', () => {
-  it('lists that subscription\'s dead letters with their reasons, and only them', async () => {
+  it("lists that subscription's dead letters with their reasons, and only them", async () => {
     const listed = await dlq('list', '--json');
     expect(listed).toMatchObject({ code: 0, stderr: '' });
     expect((JSON.parse(listed.stdout) as { messageId: string; deadLetterReason: string }[]).map((r) => [r.messageId, r.deadLetterReason])).toEqual([
@@ -63,11 +73,15 @@ describe('the dead-letter tool on a topic subscription', () => {
     expect(emulator.entity('events/subscriptions/audit/$deadletterqueue')?.messages.size).toBe(0);
   });
 
-  it('resubmits through the topic addressed to the subscription (`to`): the project\'s rules give the copy to it alone', async () => {
+  it("resubmits through the topic addressed to the subscription (`to`): the project's rules give the copy to it alone", async () => {
     expect(await dlq('resubmit', 'evt-1')).toMatchObject({ code: 0, stdout: expect.stringMatching(/evt-1 -> evt-1~resubmit-1 {2}resubmitted/) });
     const fulfilment = client.createReceiver('events', 'fulfilment');
     const [copy] = await fulfilment.receiveMessages(1, { maxWaitTimeInMs: 3000 });
-    expect({ id: copy?.messageId, key: copy?.applicationProperties?.['idempotency-key'], to: copy?.to }).toEqual({ id: 'evt-1~resubmit-1', key: 'evt-1', to: 'fulfilment' });
+    expect({ id: copy?.messageId, key: copy?.applicationProperties?.['idempotency-key'], to: copy?.to }).toEqual({
+      id: 'evt-1~resubmit-1',
+      key: 'evt-1',
+      to: 'fulfilment',
+    });
     await fulfilment.completeMessage(copy!);
     await fulfilment.close();
     // audit, whose rule takes only unaddressed messages, never sees the copy.
@@ -76,18 +90,28 @@ describe('the dead-letter tool on a topic subscription', () => {
     await audit.close();
     // A subscriber without such a rule sees it, with the original key to deduplicate it by.
     const everything = client.createReceiver('events', 'everything', { receiveMode: 'receiveAndDelete' });
-    expect((await everything.receiveMessages(10, { maxWaitTimeInMs: 1000 })).map((m) => String(m.messageId)).sort()).toEqual(['evt-1', 'evt-1~resubmit-1', 'evt-2']);
+    expect((await everything.receiveMessages(10, { maxWaitTimeInMs: 1000 })).map((m) => String(m.messageId)).sort()).toEqual([
+      'evt-1',
+      'evt-1~resubmit-1',
+      'evt-2',
+    ]);
     await everything.close();
   });
 
-  it('purges from that subscription\'s dead-letter queue only', async () => {
-    expect(await dlq('purge', 'evt-2', '--yes', '--why', 'no carrier will take it', '--export', join(await mkdtemp(join(tmpdir(), 'purge-')), 'evt-2.jsonl'))).toMatchObject({ code: 0, stdout: expect.stringContaining('purged 1') });
+  it("purges from that subscription's dead-letter queue only", async () => {
+    expect(
+      await dlq('purge', 'evt-2', '--yes', '--why', 'no carrier will take it', '--export', join(await mkdtemp(join(tmpdir(), 'purge-')), 'evt-2.jsonl')),
+    ).toMatchObject({ code: 0, stdout: expect.stringContaining('purged 1') });
     expect(JSON.parse((await dlq('list', '--json')).stdout)).toEqual([]);
   });
 
   it('names a subscription that does not exist', async () => {
     const err: string[] = [];
-    const missing = await runDlqCli(['--connection-string', emulator.connectionString, '--topic', 'events', '--subscription', 'nope', 'list'], { stdout: () => {}, stderr: (t) => err.push(t), env: {} });
+    const missing = await runDlqCli(['--connection-string', emulator.connectionString, '--topic', 'events', '--subscription', 'nope', 'list'], {
+      stdout: () => {},
+      stderr: (t) => err.push(t),
+      env: {},
+    });
     expect({ missing, err: err.join('\n') }).toEqual({ missing: 2, err: expect.stringContaining('events/Subscriptions/nope') });
   });
 });

@@ -22,17 +22,30 @@ beforeAll(async () => {
   const orders = file.queues.orders;
   if (!orders) throw new Error('infra/servicebus-queues.json has no orders queue');
   right = await startServiceBusEmulator({ port: 0, healthPort: 0 });
-  wrong = await startServiceBusEmulator({ port: 0, healthPort: 0, queues: { orders: toQueueSettings({ ...orders, requiresDuplicateDetection: false, lockDurationSeconds: 30 }) }, topics });
+  wrong = await startServiceBusEmulator({
+    port: 0,
+    healthPort: 0,
+    queues: { orders: toQueueSettings({ ...orders, requiresDuplicateDetection: false, lockDurationSeconds: 30 }) },
+    topics,
+  });
   const cosmos = testCosmosClient();
   try {
-    for (const [id, withLeases] of [[databases.right, true], [databases.wrong, false]] as const) {
+    for (const [id, withLeases] of [
+      [databases.right, true],
+      [databases.wrong, false],
+    ] as const) {
       const { database } = await cosmos.databases.createIfNotExists({ id });
       // As infra/modules/cosmos.bicep creates them.
       await database.containers.create({
         id: 'orders',
         partitionKey: { paths: ['/orderId'] },
         defaultTtl: -1,
-        indexingPolicy: { indexingMode: 'consistent', automatic: true, includedPaths: requiredIndexedPaths.map((path) => ({ path })), excludedPaths: [{ path: '/*' }] },
+        indexingPolicy: {
+          indexingMode: 'consistent',
+          automatic: true,
+          includedPaths: requiredIndexedPaths.map((path) => ({ path })),
+          excludedPaths: [{ path: '/*' }],
+        },
       });
       if (withLeases) await database.containers.create({ id: 'leases', partitionKey: { paths: ['/id'] } });
     }
@@ -43,7 +56,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   const cosmos = testCosmosClient();
-  for (const id of Object.values(databases)) await cosmos.database(id).delete().catch(() => undefined);
+  for (const id of Object.values(databases))
+    await cosmos
+      .database(id)
+      .delete()
+      .catch(() => undefined);
   cosmos.dispose();
   await right.close();
   await wrong.close();
@@ -76,7 +93,7 @@ describe('npm run doctor', () => {
     const checks = lines.slice(0, -1);
     expect(checks.every((line) => line.startsWith('ok      '))).toBe(true);
     expect(checks).toContain("ok      queue 'orders' duplicate detection: on (window 600 s)");
-    expect(checks).toContain("ok      subscription 'order-events/fulfilment' rule 'retries': correlation filter {\"to\":\"fulfilment\"}");
+    expect(checks).toContain('ok      subscription \'order-events/fulfilment\' rule \'retries\': correlation filter {"to":"fulfilment"}');
     expect(checks).toContain("ok      container 'leases' partition key: /id");
     expect(lines.at(-1)).toBe(`${checks.length} checks: ${checks.length} ok, 0 missing, 0 wrong`);
     expect(result.code).toBe(0);
@@ -99,7 +116,9 @@ describe('npm run doctor', () => {
     expect(result.stdout).toContain(
       "WRONG   queue 'orders' duplicate detection: expected on, found off (duplicate detection can only be enabled when the entity is created (Standard or Premium): create a new one with it)",
     );
-    expect(result.stdout).toContain("WRONG   queue 'orders' lock duration: expected 60 s (QUEUE_LOCK_DURATION_SECONDS), found 30 s (set QUEUE_LOCK_DURATION_SECONDS=30");
+    expect(result.stdout).toContain(
+      "WRONG   queue 'orders' lock duration: expected 60 s (QUEUE_LOCK_DURATION_SECONDS), found 30 s (set QUEUE_LOCK_DURATION_SECONDS=30",
+    );
     expect(result.stdout).toMatch(/\n\d+ checks: \d+ ok, 1 missing, 2 wrong$/);
     expect(result.code).toBe(1);
   });
@@ -107,7 +126,18 @@ describe('npm run doctor', () => {
   it('compares with the settings it is given: the same queue passes when QUEUE_LOCK_DURATION_SECONDS says 30', async () => {
     const stdout: string[] = [];
     const code = await runDlqCli(
-      ['--connection-string', wrong.administrationConnectionString ?? '', '--cosmos-endpoint', inject('cosmosEndpoint'), '--cosmos-key', inject('cosmosKey'), '--cosmos-database', databases.right, 'doctor', '--json'],
+      [
+        '--connection-string',
+        wrong.administrationConnectionString ?? '',
+        '--cosmos-endpoint',
+        inject('cosmosEndpoint'),
+        '--cosmos-key',
+        inject('cosmosKey'),
+        '--cosmos-database',
+        databases.right,
+        'doctor',
+        '--json',
+      ],
       { stdout: (t) => stdout.push(t), stderr: () => undefined, env: { QUEUE_LOCK_DURATION_SECONDS: '30' } },
     );
     const report = JSON.parse(stdout.join('\n')) as { results: CheckResult[] };
@@ -119,7 +149,18 @@ describe('npm run doctor', () => {
     const wrongKey = (right.administrationConnectionString ?? '').replace('SharedAccessKey=local', 'SharedAccessKey=not-the-key');
     const stdout: string[] = [];
     const code = await runDlqCli(
-      ['--connection-string', wrongKey, '--cosmos-endpoint', inject('cosmosEndpoint'), '--cosmos-key', inject('cosmosKey'), '--cosmos-database', databases.right, 'doctor', '--json'],
+      [
+        '--connection-string',
+        wrongKey,
+        '--cosmos-endpoint',
+        inject('cosmosEndpoint'),
+        '--cosmos-key',
+        inject('cosmosKey'),
+        '--cosmos-database',
+        databases.right,
+        'doctor',
+        '--json',
+      ],
       { stdout: (t) => stdout.push(t), stderr: () => undefined, env: {} },
     );
     const { results } = JSON.parse(stdout.join('\n')) as { results: CheckResult[] };
@@ -137,7 +178,17 @@ describe('npm run doctor', () => {
   it('stops with exit code 2 and the reason when the namespace cannot be read at all', async () => {
     const stderr: string[] = [];
     const code = await runDlqCli(
-      ['--connection-string', right.connectionString.replace(/:\d+;/, ':1;'), '--cosmos-endpoint', inject('cosmosEndpoint'), '--cosmos-key', inject('cosmosKey'), '--timeout', '3s', 'doctor'],
+      [
+        '--connection-string',
+        right.connectionString.replace(/:\d+;/, ':1;'),
+        '--cosmos-endpoint',
+        inject('cosmosEndpoint'),
+        '--cosmos-key',
+        inject('cosmosKey'),
+        '--timeout',
+        '3s',
+        'doctor',
+      ],
       { stdout: () => undefined, stderr: (t) => stderr.push(t), env: {} },
     );
     expect(code).toBe(2);

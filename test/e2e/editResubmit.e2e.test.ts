@@ -33,10 +33,18 @@ beforeAll(async () => {
   await receiver.close();
   await import('../../functions/processOrder.js');
   const processOrder = [...registeredFunctions()].reverse().find((f) => f.metadata.name === 'processOrder')!;
-  host = startLocalFunctionsHost([processOrder], { settings: stack.settings, host: { maxConcurrentCalls: 4, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true } });
+  host = startLocalFunctionsHost([processOrder], {
+    settings: stack.settings,
+    host: { maxConcurrentCalls: 4, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
+  });
   await sender.sendMessages({ messageId: 'ed-1-placed', subject: 'OrderPlaced', body: orderPlaced('ed-1') });
   await eventually('the order', async () => (await order()) !== undefined, 30_000);
-  await sender.sendMessages({ messageId: 'pay-applied-again', subject: 'PaymentReceived', body: applied, applicationProperties: { 'idempotency-key': 'pay-applied' } });
+  await sender.sendMessages({
+    messageId: 'pay-applied-again',
+    subject: 'PaymentReceived',
+    body: applied,
+    applicationProperties: { 'idempotency-key': 'pay-applied' },
+  });
   await sender.sendMessages({ messageId: 'pay-wrong', subject: 'PaymentReceived', body: wrong });
   await sender.close();
 }, 90_000);
@@ -69,17 +77,33 @@ describe('edit and resubmit on the local stack', () => {
     const invalid = join(dir, 'invalid.json');
     await writeFile(invalid, JSON.stringify({ ...wrong, amount: 'twelve' }));
 
-    expect(await dlq('resubmit', 'pay-wrong', '--body-file', invalid)).toMatchObject({ code: 1, stdout: expect.stringContaining('refused  the edited body is not a valid message') });
-    expect(await dlq('resubmit', 'pay-applied', '--body-file', fixed)).toMatchObject({ code: 1, stdout: expect.stringContaining("refused  the original's key already has an effect (processed: payment applied at") });
+    expect(await dlq('resubmit', 'pay-wrong', '--body-file', invalid)).toMatchObject({
+      code: 1,
+      stdout: expect.stringContaining('refused  the edited body is not a valid message'),
+    });
+    expect(await dlq('resubmit', 'pay-applied', '--body-file', fixed)).toMatchObject({
+      code: 1,
+      stdout: expect.stringContaining("refused  the original's key already has an effect (processed: payment applied at"),
+    });
 
     const sent = await dlq('resubmit', 'pay-wrong', '--body-file', fixed);
-    expect(sent).toMatchObject({ code: 0, stdout: expect.stringContaining('pay-wrong -> pay-wrong~edit-1  resubmitted  sent as pay-wrong~edit-1, edited from pay-wrong') });
+    expect(sent).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('pay-wrong -> pay-wrong~edit-1  resubmitted  sent as pay-wrong~edit-1, edited from pay-wrong'),
+    });
     await eventually('the corrected payment applied', async () => (await order())?.amountPaid === 15, 30_000);
     expect(await listed()).toEqual(['pay-applied']);
 
     const traced = JSON.parse((await dlq('trace', 'ed-1', '--json')).stdout) as { events: { where: string; id: string; detail: string }[] };
     expect(traced.events.find((e) => e.where === 'cosmos inbox' && e.id.includes('pay-wrong~edit-1'))).toBeDefined();
-    const audit = JSON.parse((await dlq('audit', '--json')).stdout) as { command: string; targets: string[]; options: Record<string, unknown>; exitCode: number }[];
-    expect(audit.filter((a) => a.exitCode === 0)).toEqual([expect.objectContaining({ command: 'resubmit', targets: ['pay-wrong'], options: expect.objectContaining({ bodyFile: fixed }) })]);
+    const audit = JSON.parse((await dlq('audit', '--json')).stdout) as {
+      command: string;
+      targets: string[];
+      options: Record<string, unknown>;
+      exitCode: number;
+    }[];
+    expect(audit.filter((a) => a.exitCode === 0)).toEqual([
+      expect.objectContaining({ command: 'resubmit', targets: ['pay-wrong'], options: expect.objectContaining({ bodyFile: fixed }) }),
+    ]);
   }, 120_000);
 });

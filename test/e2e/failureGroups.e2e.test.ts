@@ -21,19 +21,26 @@ beforeAll(async () => {
   // Dead-lettered by hand before any consumer runs: three OrderPlaced for one reason, one for another.
   const client = new ServiceBusClient(stack.serviceBus.connectionString);
   const sender = client.createSender('orders');
-  for (const id of ['grp-1', 'grp-2', 'grp-3', 'grp-4']) await sender.sendMessages({ messageId: id, subject: 'OrderPlaced', contentType: 'application/json', body: orderPlaced(id) });
+  for (const id of ['grp-1', 'grp-2', 'grp-3', 'grp-4'])
+    await sender.sendMessages({ messageId: id, subject: 'OrderPlaced', contentType: 'application/json', body: orderPlaced(id) });
   const receiver = client.createReceiver('orders');
   let left = 4;
   while (left > 0) {
     for (const m of await receiver.receiveMessages(4, { maxWaitTimeInMs: 2000 })) {
-      await receiver.deadLetterMessage(m, { deadLetterReason: m.messageId === 'grp-4' ? 'Other' : 'ConsumerBug', deadLetterErrorDescription: 'a bug fixed since' });
+      await receiver.deadLetterMessage(m, {
+        deadLetterReason: m.messageId === 'grp-4' ? 'Other' : 'ConsumerBug',
+        deadLetterErrorDescription: 'a bug fixed since',
+      });
       left -= 1;
     }
   }
   await client.close();
   await import('../../functions/processOrder.js');
   const processOrder = [...registeredFunctions()].reverse().find((f) => f.metadata.name === 'processOrder')!;
-  host = startLocalFunctionsHost([processOrder], { settings: stack.settings, host: { maxConcurrentCalls: 4, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true } });
+  host = startLocalFunctionsHost([processOrder], {
+    settings: stack.settings,
+    host: { maxConcurrentCalls: 4, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
+  });
 }, 60_000);
 afterAll(async () => {
   await host?.close();
@@ -68,7 +75,10 @@ describe('failure groups on the local stack', () => {
     expect(plan.stdout).toMatch(/grp-1[^\n]*would-resubmit[\s\S]*grp-2[^\n]*would-resubmit/);
     expect(await orderExists('grp-1')).toBe(false);
 
-    expect(await dlq('groups', 'retry', id, '--max', '2', '--yes')).toMatchObject({ code: 2, stderr: expect.stringContaining('groups retry: this command cannot be undone') });
+    expect(await dlq('groups', 'retry', id, '--max', '2', '--yes')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('groups retry: this command cannot be undone'),
+    });
     const done = await dlq('groups', 'retry', id, '--max', '2', '--yes', '--why', 'consumer fixed in 1.4.2');
     expect(done).toMatchObject({ code: 0, stdout: expect.stringContaining('resubmitted 2') });
     await eventually('the two oldest orders stored', async () => (await orderExists('grp-1')) && (await orderExists('grp-2')), 30_000);
@@ -79,7 +89,21 @@ describe('failure groups on the local stack', () => {
       ['ConsumerBug', 1],
       ['Other', 1],
     ]);
-    const audit = JSON.parse((await dlq('audit', '--json')).stdout) as { command: string; targets: string[]; options: Record<string, unknown>; why: string; exitCode: number }[];
-    expect(audit).toEqual([expect.objectContaining({ command: 'groups retry', targets: [id], why: 'consumer fixed in 1.4.2', exitCode: 0, options: expect.objectContaining({ max: 2, yes: true }) })]);
+    const audit = JSON.parse((await dlq('audit', '--json')).stdout) as {
+      command: string;
+      targets: string[];
+      options: Record<string, unknown>;
+      why: string;
+      exitCode: number;
+    }[];
+    expect(audit).toEqual([
+      expect.objectContaining({
+        command: 'groups retry',
+        targets: [id],
+        why: 'consumer fixed in 1.4.2',
+        exitCode: 0,
+        options: expect.objectContaining({ max: 2, yes: true }),
+      }),
+    ]);
   }, 120_000);
 });

@@ -56,12 +56,16 @@ afterAll(async () => {
 });
 
 async function amountPaid(orderId: string): Promise<number | undefined> {
-  const read = await container.item(orderId, orderId).read().catch(() => undefined);
+  const read = await container
+    .item(orderId, orderId)
+    .read()
+    .catch(() => undefined);
   return (read?.resource as { amountPaid?: number } | undefined)?.amountPaid;
 }
 
 /** The store keeps failing for this one order: its point reads answer 503 for `forMs`. */
-const failReadsOf = (orderId: string, forMs: number) => injectCosmosFault({ statusCode: 503, times: 1_000_000, forMs, urlIncludes: `/docs/${orderId}`, method: 'GET' });
+const failReadsOf = (orderId: string, forMs: number) =>
+  injectCosmosFault({ statusCode: 503, times: 1_000_000, forMs, urlIncludes: `/docs/${orderId}`, method: 'GET' });
 
 describe('a sender who forges the delayed-retry properties', () => {
   it('cannot extend a retry budget with a first-failure time a year ahead: the payment ends RetryBudgetExhausted within the budget', async () => {
@@ -96,7 +100,9 @@ describe('a sender who forges the delayed-retry properties', () => {
     await failReadsOf(orderId, 1_500);
     await sender.sendMessages({ body: paymentReceived(orderId, { paymentId: 'p-v', amount: 7 }), messageId: victim, subject: 'PaymentReceived' });
     await eventually('the victim payment applied after the failure', async () => (await amountPaid(orderId)) === 7, 20_000);
-    const created = outcomes.filter((o) => o.outcome === 'created' && (o.messageId === victim || o.reason === undefined) && o.messageId !== `${victim}~retry-1`);
+    const created = outcomes.filter(
+      (o) => o.outcome === 'created' && (o.messageId === victim || o.reason === undefined) && o.messageId !== `${victim}~retry-1`,
+    );
     expect(created.length).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await amountPaid(orderId)).toBe(7);

@@ -42,7 +42,12 @@ beforeAll(async () => {
   await import('../../functions/submitOrder.js');
   await import('../../functions/publishOutbox.js');
   await import('../../functions/processOrder.js');
-  functions = new Map(['submitOrder', 'publishOutbox', 'processOrder'].map((name) => [name, [...registeredFunctions()].reverse().find((f) => f.metadata.name === name) as RegisteredFunction]));
+  functions = new Map(
+    ['submitOrder', 'publishOutbox', 'processOrder'].map((name) => [
+      name,
+      [...registeredFunctions()].reverse().find((f) => f.metadata.name === name) as RegisteredFunction,
+    ]),
+  );
   producer = new ServiceBusClient(stack.serviceBus.connectionString);
   cosmos = createCosmosClient({ endpoint: stack.cosmos.endpoint, key: stack.cosmos.key });
   container = cosmos.database(stack.settings.COSMOS_DATABASE ?? 'orders').container(stack.settings.COSMOS_ORDERS_CONTAINER ?? 'orders');
@@ -86,16 +91,30 @@ async function post(listener: HttpListener, key: string, body: unknown): Promise
 
 async function dlq(...args: string[]): Promise<{ code: number; stdout: string }> {
   const out: string[] = [];
-  const env = { COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT, COSMOS_KEY: stack.settings.COSMOS_KEY, COSMOS_ORDERS_CONTAINER: stack.settings.COSMOS_ORDERS_CONTAINER, COSMOS_DATABASE: stack.settings.COSMOS_DATABASE };
-  const code = await runDlqCli(['--connection-string', stack.serviceBus.connectionString, ...args], { stdout: (t) => out.push(t), stderr: () => undefined, env });
+  const env = {
+    COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT,
+    COSMOS_KEY: stack.settings.COSMOS_KEY,
+    COSMOS_ORDERS_CONTAINER: stack.settings.COSMOS_ORDERS_CONTAINER,
+    COSMOS_DATABASE: stack.settings.COSMOS_DATABASE,
+  };
+  const code = await runDlqCli(['--connection-string', stack.serviceBus.connectionString, ...args], {
+    stdout: (t) => out.push(t),
+    stderr: () => undefined,
+    env,
+  });
   return { code, stdout: out.join('\n') };
 }
 
 const documentsOf = async <T>(orderId: string, docType: string) =>
-  (await container.items.query<T>({ query: 'SELECT * FROM c WHERE c.docType = @t', parameters: [{ name: '@t', value: docType }] }, { partitionKey: orderId }).fetchAll()).resources;
+  (
+    await container.items
+      .query<T>({ query: 'SELECT * FROM c WHERE c.docType = @t', parameters: [{ name: '@t', value: docType }] }, { partitionKey: orderId })
+      .fetchAll()
+  ).resources;
 const deliveredIds = () => [...new Set(deliveries.map((d) => d.messageId))];
 const queueIsEmpty = () => (stack.serviceBus.entity('orders')?.messages.size ?? 0) === 0;
-const deadLettered = (messageId: string) => [...(stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.values() ?? [])].some((m) => String(m.message.message_id) === messageId);
+const deadLettered = (messageId: string) =>
+  [...(stack.serviceBus.entity('orders/$DeadLetterQueue')?.messages.values() ?? [])].some((m) => String(m.message.message_id) === messageId);
 
 describe('an order sent on the queue directly and over HTTP with another body, inside the duplicate detection window', () => {
   it('reaches the consumer twice: the second body is recorded as a conflict and dead-lettered, and the operator tool shows it', async () => {
@@ -106,7 +125,12 @@ describe('an order sent on the queue directly and over HTTP with another body, i
     if (!listener) throw new Error('the host serves no HTTP');
 
     const sender = producer.createSender('orders');
-    await sender.sendMessages({ body: orderPlaced(orderId, { customerId: 'c-direct' }), subject: 'OrderPlaced', messageId: orderId, contentType: 'application/json' });
+    await sender.sendMessages({
+      body: orderPlaced(orderId, { customerId: 'c-direct' }),
+      subject: 'OrderPlaced',
+      messageId: orderId,
+      contentType: 'application/json',
+    });
     await sender.close();
     const accepted = await post(listener, randomUUID(), orderPlaced(orderId));
     expect(accepted.status).toBe(202);
@@ -120,7 +144,10 @@ describe('an order sent on the queue directly and over HTTP with another body, i
     expect(((await accepted.json()) as { messageId: string }).messageId).toBe(intakeMessageId);
 
     startHost(['processOrder'], false);
-    await eventually('the order stored and the queue drained', async () => (await container.item(orderId, orderId).read()).resource !== undefined && queueIsEmpty());
+    await eventually(
+      'the order stored and the queue drained',
+      async () => (await container.item(orderId, orderId).read()).resource !== undefined && queueIsEmpty(),
+    );
 
     // Both bodies reached the consumer: the broker dropped neither.
     expect(deliveredIds()).toEqual(expect.arrayContaining([orderId, intakeMessageId]));
@@ -145,7 +172,7 @@ describe('an order sent on the queue directly and over HTTP with another body, i
     await closeHosts();
   }, 60_000);
 
-  it('in the other order too: a producer\'s OrderPlaced with another body after the published 202 is not dropped behind ours, it is a recorded conflict', async () => {
+  it("in the other order too: a producer's OrderPlaced with another body after the published 202 is not dropped behind ours, it is a recorded conflict", async () => {
     const orderId = newOrderId();
     const intake = startHost(['submitOrder', 'publishOutbox'], true);
     await intake.cosmosTriggers;
@@ -154,13 +181,20 @@ describe('an order sent on the queue directly and over HTTP with another body, i
     const accepted = await post(listener, randomUUID(), orderPlaced(orderId));
     expect(accepted.status).toBe(202);
     const intakeMessageId = ((await accepted.json()) as { messageId: string }).messageId;
-    await eventually('the OrderPlaced entry published', async () => (await documentsOf<OutboxDocument>(orderId, 'outbox')).some((e) => e.eventType === 'OrderPlaced' && e.state === 'published'));
+    await eventually('the OrderPlaced entry published', async () =>
+      (await documentsOf<OutboxDocument>(orderId, 'outbox')).some((e) => e.eventType === 'OrderPlaced' && e.state === 'published'),
+    );
 
     const sender = producer.createSender('orders');
-    await sender.sendMessages({ body: orderPlaced(orderId, { customerId: 'c-direct' }), subject: 'OrderPlaced', messageId: orderId, contentType: 'application/json' });
+    await sender.sendMessages({
+      body: orderPlaced(orderId, { customerId: 'c-direct' }),
+      subject: 'OrderPlaced',
+      messageId: orderId,
+      contentType: 'application/json',
+    });
     await sender.close();
     startHost(['processOrder'], false);
-    await eventually('the producer\'s OrderPlaced in the dead-letter queue', () => deadLettered(orderId));
+    await eventually("the producer's OrderPlaced in the dead-letter queue", () => deadLettered(orderId));
 
     expect(deliveredIds()).toEqual(expect.arrayContaining([orderId, intakeMessageId]));
     expect((await container.item(orderId, orderId).read<{ customerId: string }>()).resource?.customerId).toBe('c-42');

@@ -16,7 +16,12 @@ beforeAll(async () => {
   await import('../../functions/processOrder.js');
   await import('../../functions/publishOutbox.js');
   await import('../../functions/requestShipment.js');
-  functions = ['submitOrder', 'processOrder', 'publishOutbox', 'requestShipment'].map((name) => registeredFunctions().filter((f) => f.metadata.name === name).slice(-1)[0]!);
+  functions = ['submitOrder', 'processOrder', 'publishOutbox', 'requestShipment'].map(
+    (name) =>
+      registeredFunctions()
+        .filter((f) => f.metadata.name === name)
+        .slice(-1)[0]!,
+  );
 });
 afterAll(() => stack.close());
 
@@ -37,7 +42,11 @@ describe('npm run local', () => {
     expect(lines.join('\n')).toMatch(/order documents\s+25 for 25 distinct orders/);
     expect(ok).toBe(true);
     // docs/local-stack.md shows the summary as this prints it, and the README its checks: the same rows and checks, in the same order.
-    const labels = (text: string) => text.split('\n').filter((l) => /^ {2}\S/.test(l) && !/^ {2}deliveries \d/.test(l)).map((l) => l.replace(/\s{2,}\S.*$/, '').trim());
+    const labels = (text: string) =>
+      text
+        .split('\n')
+        .filter((l) => /^ {2}\S/.test(l) && !/^ {2}deliveries \d/.test(l))
+        .map((l) => l.replace(/\s{2,}\S.*$/, '').trim());
     const printed = lines.join('\n');
     const page = readFileSync('docs/local-stack.md', 'utf8');
     const shown = page.slice(page.indexOf('\nSummary\n'), page.indexOf('```', page.indexOf('\nSummary\n')));

@@ -53,12 +53,12 @@ async function tool(token: string, ...args: string[]) {
 describe('the operator tool with the roles the template grants operators', () => {
   it.each(
     [
-    ['list', '--json'],
-    ['--topic', 'order-events', '--subscription', 'audit', 'list', '--json'],
-    ['--topic', 'order-events', '--subscription', 'fulfilment', 'list', '--json'],
-    ['parked', 'list', '--json'],
-    ['outbox', 'list', '--json'],
-    ['shipments', 'list', '--json'],
+      ['list', '--json'],
+      ['--topic', 'order-events', '--subscription', 'audit', 'list', '--json'],
+      ['--topic', 'order-events', '--subscription', 'fulfilment', 'list', '--json'],
+      ['parked', 'list', '--json'],
+      ['outbox', 'list', '--json'],
+      ['shipments', 'list', '--json'],
     ].map((args) => [args.join(' '), args] as const),
   )('%s works with Data Contributor on the orders container only', async (_name, args) => {
     const result = await tool('operator-token', ...args);
@@ -79,7 +79,10 @@ describe('the operator tool with the roles the template grants operators', () =>
       expect({ args, code: result.code, errors: result.stderr.split('\n').filter((l) => /error|warning/.test(l)) }).toEqual({ args, code: 0, errors: [] });
     }
     // Refused (no such record) is exit code 1, not a role problem: the record of the attempt was written.
-    expect(await tool('operator-token', '--operator', 'ada', 'shipments', 'resolve', 'o-none', '--retry')).toMatchObject({ code: 1, stderr: expect.not.stringContaining('error') });
+    expect(await tool('operator-token', '--operator', 'ada', 'shipments', 'resolve', 'o-none', '--retry')).toMatchObject({
+      code: 1,
+      stderr: expect.not.stringContaining('error'),
+    });
     const audit = await tool('operator-token', 'audit', '--json');
     expect(audit.code).toBe(0);
     expect((JSON.parse(audit.stdout) as { command: string; state: string }[]).map((r) => [r.command, r.state])).toEqual([
@@ -92,10 +95,18 @@ describe('the operator tool with the roles the template grants operators', () =>
     ]);
   });
 
-  it.each([['groups', '--json'], ['trace', 'o-none', '--json']].map((args) => [args.join(' '), args] as const))('%s reads every entity and the store with those roles', async (_name, args) => {
+  it.each(
+    [
+      ['groups', '--json'],
+      ['trace', 'o-none', '--json'],
+    ].map((args) => [args.join(' '), args] as const),
+  )('%s reads every entity and the store with those roles', async (_name, args) => {
     const result = await tool('operator-token', ...args);
     // trace: 1 is "nothing found"; 2 would be a refusal.
-    expect({ code: result.code === 1 && args[0] === 'trace' ? 0 : result.code, errors: result.stderr.split('\n').filter((l) => /error|warning/.test(l)) }).toEqual({ code: 0, errors: [] });
+    expect({
+      code: result.code === 1 && args[0] === 'trace' ? 0 : result.code,
+      errors: result.stderr.split('\n').filter((l) => /error|warning/.test(l)),
+    }).toEqual({ code: 0, errors: [] });
   });
 
   it('names the role and the scope to grant when the principal has none on the orders container', async () => {

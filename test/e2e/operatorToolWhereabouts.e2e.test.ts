@@ -25,8 +25,11 @@ const tsx = resolve('node_modules/.bin/tsx');
 
 function bin(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(tsx, [main, ...args], { cwd: options.cwd ?? process.cwd(), env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env }, timeout: 60_000 }, (error, stdout, stderr) =>
-      done({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr }),
+    execFile(
+      tsx,
+      [main, ...args],
+      { cwd: options.cwd ?? process.cwd(), env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env }, timeout: 60_000 },
+      (error, stdout, stderr) => done({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr }),
     );
   });
 }
@@ -50,13 +53,24 @@ describe('the operator tool knows where it is', () => {
     );
     chmodSync(join(binDir, 'azd'), 0o755);
     // No credential can be had here: the run fails after its first line, which is what this checks.
-    const result = await bin(['--timeout', '1s', 'list'], { cwd: project, env: { PATH: `${binDir}:${process.env.PATH ?? ''}`, AZURE_CLIENT_ID: '', COSMOS_ENDPOINT: 'https://cosmos-from-env.documents.azure.com:443/' } });
-    expect(result.stderr.split('\n')[0]).toBe('orders-ops: Service Bus sb-from-azd.servicebus.windows.net orders-azd, Cosmos DB https://cosmos-from-env.documents.azure.com:443/ orders/orders');
+    const result = await bin(['--timeout', '1s', 'list'], {
+      cwd: project,
+      env: { PATH: `${binDir}:${process.env.PATH ?? ''}`, AZURE_CLIENT_ID: '', COSMOS_ENDPOINT: 'https://cosmos-from-env.documents.azure.com:443/' },
+    });
+    expect(result.stderr.split('\n')[0]).toBe(
+      'orders-ops: Service Bus sb-from-azd.servicebus.windows.net orders-azd, Cosmos DB https://cosmos-from-env.documents.azure.com:443/ orders/orders',
+    );
   });
 
-  it('defaults --consumer-name to the subscription (the fulfilment consumer\'s name), an explicit one wins', async () => {
+  it("defaults --consumer-name to the subscription (the fulfilment consumer's name), an explicit one wins", async () => {
     const lines: string[] = [];
-    const run = (...args: string[]) => runDlqCli(['--connection-string', emulator.connectionString, ...args, 'list', '--json'], { stdout: () => undefined, stderr: () => undefined, announce: (l) => lines.push(l), env: { CONSUMER_NAME: 'orders-consumer' } });
+    const run = (...args: string[]) =>
+      runDlqCli(['--connection-string', emulator.connectionString, ...args, 'list', '--json'], {
+        stdout: () => undefined,
+        stderr: () => undefined,
+        announce: (l) => lines.push(l),
+        env: { CONSUMER_NAME: 'orders-consumer' },
+      });
     expect(await run('--topic', 'order-events', '--subscription', 'fulfilment')).toBe(0);
     expect(await run('--topic', 'order-events', '--subscription', 'fulfilment', '--consumer-name', 'other')).toBe(0);
     expect(await run()).toBe(0);

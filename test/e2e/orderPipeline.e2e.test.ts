@@ -70,7 +70,6 @@ function startHosts(queueName: string, count: number, extra: Partial<LocalHostOp
   return observed;
 }
 
-
 async function queueIsEmpty(queueName: string): Promise<boolean> {
   const receiver = producer.createReceiver(queueName);
   const left = await receiver.peekMessages(1, { fromSequenceNumber: Long.fromNumber(1) });
@@ -149,7 +148,11 @@ describe('end to end: producer -> Service Bus emulator -> local host -> processO
     // Each order is followed at once by its payments: a consumer often picks a payment while another
     // is still writing its order, and the payment is parked beside it rather than lost or doubled.
     await sender.sendMessages(orderIds.flatMap((id) => [placed(id), paid(id, `p1-${id}`, 5), paid(id, `p2-${id}`, 2.5)]));
-    await eventually('every message to be applied or parked', () => observed.outcomes.filter((o) => o.outcome === 'created' || o.outcome === 'parked').length >= 180, 60_000);
+    await eventually(
+      'every message to be applied or parked',
+      () => observed.outcomes.filter((o) => o.outcome === 'created' || o.outcome === 'parked').length >= 180,
+      60_000,
+    );
     await eventually('the queue to drain', () => queueIsEmpty('orders'), 30_000);
     for (const id of orderIds) expect(await orderDocuments(id)).toEqual([expect.objectContaining({ amountPaid: 7.5, paymentCount: 2 })]);
     expect(new Set(observed.outcomes.map((o) => o.host)).size).toBeGreaterThan(1);
@@ -202,9 +205,14 @@ describe('end to end: producer -> Service Bus emulator -> local host -> processO
     await sender.sendMessages({ body: Buffer.from(hostile), contentType: 'application/json', messageId: `deep-bytes-${orderId}`, subject: 'OrderPlaced' });
     await sender.sendMessages(placed(orderId));
     await eventually('the next order', async () => (await orderDocuments(orderId)).length === 1);
-    await eventually('the hostile message rejected on each delivery', () => observed.outcomes.filter((o) => o.messageId === `deep-bytes-${orderId}`).length === 3);
+    await eventually(
+      'the hostile message rejected on each delivery',
+      () => observed.outcomes.filter((o) => o.messageId === `deep-bytes-${orderId}`).length === 3,
+    );
     expect(observed.outcomes.filter((o) => o.messageId === `deep-bytes-${orderId}`).map((o) => o.outcome)).toEqual(['invalid', 'invalid', 'invalid']);
-    const { resource: rejection } = await container.item(rejectionDocumentId(`deep-bytes-${orderId}`), rejectedMessagesPartition(`deep-bytes-${orderId}`)).read();
+    const { resource: rejection } = await container
+      .item(rejectionDocumentId(`deep-bytes-${orderId}`), rejectedMessagesPartition(`deep-bytes-${orderId}`))
+      .read();
     expect(rejection).toMatchObject({ reason: 'BodyTooDeep', description: 'the body nests deeper than 64 levels' });
   });
 });

@@ -35,7 +35,11 @@ function startHost(instanceId: string): LocalFunctionsHost {
   const host = startLocalFunctionsHost(functions, {
     settings,
     host: { maxConcurrentCalls: 8, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
-    cosmos: { instanceId, intervals, onInvocation: (_fn, documents, result) => invocations.push({ instance: instanceId, documents: documents.length, result }) },
+    cosmos: {
+      instanceId,
+      intervals,
+      onInvocation: (_fn, documents, result) => invocations.push({ instance: instanceId, documents: documents.length, result }),
+    },
   });
   hosts.push(host);
   return host;
@@ -62,7 +66,9 @@ afterAll(async () => {
 
 async function sendOrders(orderIds: readonly string[]): Promise<void> {
   const sender = producer.createSender('orders');
-  await sender.sendMessages(orderIds.map((orderId) => ({ body: orderPlaced(orderId), subject: 'OrderPlaced', messageId: `m-${orderId}`, contentType: 'application/json' })));
+  await sender.sendMessages(
+    orderIds.map((orderId) => ({ body: orderPlaced(orderId), subject: 'OrderPlaced', messageId: `m-${orderId}`, contentType: 'application/json' })),
+  );
   await sender.close();
 }
 
@@ -83,7 +89,12 @@ const outboxOf = async (orderId: string) =>
 
 async function dlq(...args: string[]) {
   const out: string[] = [];
-  const env = { COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT, COSMOS_KEY: stack.settings.COSMOS_KEY, COSMOS_ORDERS_CONTAINER: stack.settings.COSMOS_ORDERS_CONTAINER, COSMOS_DATABASE: stack.settings.COSMOS_DATABASE };
+  const env = {
+    COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT,
+    COSMOS_KEY: stack.settings.COSMOS_KEY,
+    COSMOS_ORDERS_CONTAINER: stack.settings.COSMOS_ORDERS_CONTAINER,
+    COSMOS_DATABASE: stack.settings.COSMOS_DATABASE,
+  };
   const code = await runDlqCli(args, { stdout: (t) => out.push(t), stderr: () => undefined, env });
   return { code, stdout: out.join('\n') };
 }
@@ -103,7 +114,12 @@ describe('the outbox publisher on the local stack', () => {
     }
     const first = fulfilment.find((m) => (m.body as { orderId: string }).orderId === orderIds[0])!;
     expect(first).toMatchObject({ subject: 'OrderAccepted', contentType: 'application/json', sessionId: orderIds[0], correlationId: `m-${orderIds[0]}` });
-    expect(first.applicationProperties).toMatchObject({ 'cloudEvents:specversion': '1.0', 'cloudEvents:id': first.messageId, 'cloudEvents:source': orderEventsSource, 'cloudEvents:type': 'OrderAccepted' });
+    expect(first.applicationProperties).toMatchObject({
+      'cloudEvents:specversion': '1.0',
+      'cloudEvents:id': first.messageId,
+      'cloudEvents:source': orderEventsSource,
+      'cloudEvents:type': 'OrderAccepted',
+    });
     await eventually('every entry marked', async () => (await Promise.all(orderIds.map(outboxOf))).flat().every((d) => d.state === 'published'));
     const [entry] = await outboxOf(orderIds[0]!);
     expect(entry).toMatchObject({ state: 'published', ttl: 7 * 24 * 3600, message: { messageId: first.messageId } });
@@ -119,14 +135,20 @@ describe('the outbox publisher on the local stack', () => {
     const orderIds = Array.from({ length: 10 }, () => newOrderId());
     const sentBefore = invocations.length;
     await sendOrders(orderIds);
-    await eventually('the dying instance sent the events', () => invocations.slice(sentBefore).some((i) => i.instance === 'instance-dying' && i.result.error !== undefined));
+    await eventually('the dying instance sent the events', () =>
+      invocations.slice(sentBefore).some((i) => i.instance === 'instance-dying' && i.result.error !== undefined),
+    );
     await dying.close({ releaseLeases: false });
     stack.cosmos.clearFaults();
     expect((await Promise.all(orderIds.map(outboxOf))).flat().every((d) => d.state === 'pending')).toBe(true);
 
     const survivor = startHost('instance-survivor');
     await eventually('the survivor took the expired lease over', async () => (await survivor.cosmosTriggers)[0]?.ownedLeases().length === 1, 10_000);
-    await eventually('every entry marked by the survivor', async () => (await Promise.all(orderIds.map(outboxOf))).flat().every((d) => d.state === 'published'), 20_000);
+    await eventually(
+      'every entry marked by the survivor',
+      async () => (await Promise.all(orderIds.map(outboxOf))).flat().every((d) => d.state === 'published'),
+      20_000,
+    );
     expect(invocations.some((i) => i.instance === 'instance-survivor')).toBe(true);
     const received = await drainSubscription('fulfilment', 10);
     const counts = countBy(received.map((m) => String(m.messageId)));
@@ -143,10 +165,20 @@ describe('the outbox publisher on the local stack', () => {
     const createdAt = new Date().toISOString();
     const poisoned = [
       newOutboxDocument({ id: `outbox|Test|nowhere-${orderId}`, orderId, eventType: 'Test', destination: 'no-such-topic', body: { orderId }, createdAt }),
-      newOutboxDocument({ id: `outbox|Test|huge-${orderId}`, orderId, eventType: 'Test', destination: 'order-events', body: { orderId, padding: 'x'.repeat(300 * 1024) }, createdAt }),
+      newOutboxDocument({
+        id: `outbox|Test|huge-${orderId}`,
+        orderId,
+        eventType: 'Test',
+        destination: 'order-events',
+        body: { orderId, padding: 'x'.repeat(300 * 1024) },
+        createdAt,
+      }),
       newOutboxDocument({ id: `outbox|Test|fine-${orderId}`, orderId, eventType: 'Test', destination: 'order-events', body: { orderId }, createdAt }),
     ];
-    await container.items.batch(poisoned.map((d) => ({ operationType: 'Create' as const, resourceBody: d as never })), orderId);
+    await container.items.batch(
+      poisoned.map((d) => ({ operationType: 'Create' as const, resourceBody: d as never })),
+      orderId,
+    );
     await eventually('all three handled', async () => (await outboxOf(orderId)).every((d) => d.state !== 'pending'));
     const byId = new Map((await outboxOf(orderId)).map((d) => [d.id, d]));
     expect(byId.get(`outbox|Test|nowhere-${orderId}`)).toMatchObject({ state: 'failed', failure: { reason: 'MessagingEntityNotFound' } });
@@ -181,7 +213,16 @@ describe('the outbox publisher on the local stack', () => {
     const types = ['OrderAccepted', 'PaymentApplied', 'OrderShipped', 'OrderDelivered'];
     // Four commits, one after another, as four changes of one order would write them.
     for (const [i, eventType] of types.entries()) {
-      await container.items.create(newOutboxDocument({ id: `outbox|${eventType}|${orderId}`, orderId, eventType, destination: 'order-events', body: { orderId, step: i }, createdAt: new Date().toISOString() }));
+      await container.items.create(
+        newOutboxDocument({
+          id: `outbox|${eventType}|${orderId}`,
+          orderId,
+          eventType,
+          destination: 'order-events',
+          body: { orderId, step: i },
+          createdAt: new Date().toISOString(),
+        }),
+      );
     }
     await eventually('all four published', async () => (await outboxOf(orderId)).filter((d) => d.state === 'published').length === 4);
     const session = await producer.acceptSession('order-events', 'audit', orderId);

@@ -25,7 +25,12 @@ const sweeps: InvocationResult[] = [];
 beforeAll(async () => {
   stack = await startLocalStack({ wellKnownPorts: false });
   // A sweep every second, and a horizon of five seconds, so an order that never comes is seen to.
-  const settings: Record<string, string> = { ...stack.settings, PARKED_SWEEP_SCHEDULE: '*/1 * * * * *', PARKED_ITEM_HORIZON_SECONDS: '5', PARKED_SWEEP_MIN_AGE_SECONDS: '0' };
+  const settings: Record<string, string> = {
+    ...stack.settings,
+    PARKED_SWEEP_SCHEDULE: '*/1 * * * * *',
+    PARKED_ITEM_HORIZON_SECONDS: '5',
+    PARKED_SWEEP_MIN_AGE_SECONDS: '0',
+  };
   Object.assign(process.env, settings);
   await import('../../functions/processOrder.js');
   await import('../../functions/sweepParkedItems.js');
@@ -61,7 +66,13 @@ async function dlq(...args: string[]) {
 async function dlqAt(nowMs: number | undefined, ...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const env = { SERVICEBUS_CONNECTION_STRING: stack.settings.ServiceBusConnection, COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT, COSMOS_KEY: stack.settings.COSMOS_KEY, COSMOS_ORDERS_CONTAINER: stack.settings.COSMOS_ORDERS_CONTAINER, COSMOS_DATABASE: stack.settings.COSMOS_DATABASE };
+  const env = {
+    SERVICEBUS_CONNECTION_STRING: stack.settings.ServiceBusConnection,
+    COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT,
+    COSMOS_KEY: stack.settings.COSMOS_KEY,
+    COSMOS_ORDERS_CONTAINER: stack.settings.COSMOS_ORDERS_CONTAINER,
+    COSMOS_DATABASE: stack.settings.COSMOS_DATABASE,
+  };
   const code = await runDlqCli(args, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env, ...(nowMs === undefined ? {} : { now: () => nowMs }) });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
@@ -73,7 +84,11 @@ describe('early arrivals on the local stack', () => {
     const orderId = newOrderId();
     await send('PaymentReceived', `pay-${orderId}`, paymentReceived(orderId, { amount: 4 }));
     await send('OrderStatusChanged', `st-${orderId}`, orderStatusChanged(orderId, 2, 'Shipped'));
-    await eventually('both parked', async () => (await container.items.query({ query: "SELECT * FROM c WHERE c.docType = 'parked'" }, { partitionKey: orderId }).fetchAll()).resources.length === 2);
+    await eventually(
+      'both parked',
+      async () =>
+        (await container.items.query({ query: "SELECT * FROM c WHERE c.docType = 'parked'" }, { partitionKey: orderId }).fetchAll()).resources.length === 2,
+    );
     await send('OrderPlaced', `m-${orderId}`, orderPlaced(orderId));
     await eventually('the order with both applied', async () => (await orderOf(orderId))?.amountPaid === 4);
     expect(await orderOf(orderId)).toMatchObject({ amountPaid: 4, paymentCount: 1, status: 'Shipped', statusVersion: 2 });
@@ -83,11 +98,17 @@ describe('early arrivals on the local stack', () => {
   it('rejects an item whose order never came as OrderNeverArrived on the timer, lists it, and resubmits it once its order is there', async () => {
     const orderId = newOrderId();
     await send('PaymentReceived', `late-${orderId}`, paymentReceived(orderId, { amount: 6 }));
-    await eventually('the sweeper rejects it', async () => {
-      const listed = JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as { reason?: string }[];
-      return listed.some((r) => r.reason === 'OrderNeverArrived');
-    }, 20_000);
-    expect(sweeps.some((s) => s.logs.some((l) => l.level === 'error' && l.message.includes('"reason":"OrderNeverArrived"') && l.message.includes(orderId)))).toBe(true);
+    await eventually(
+      'the sweeper rejects it',
+      async () => {
+        const listed = JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as { reason?: string }[];
+        return listed.some((r) => r.reason === 'OrderNeverArrived');
+      },
+      20_000,
+    );
+    expect(
+      sweeps.some((s) => s.logs.some((l) => l.level === 'error' && l.message.includes('"reason":"OrderNeverArrived"') && l.message.includes(orderId))),
+    ).toBe(true);
     const table = await dlq('parked', 'list', '--order', orderId);
     expect(table.stdout).toMatch(/PaymentReceived\s+late-.*rejected\s+OrderNeverArrived/);
 
@@ -102,7 +123,9 @@ describe('early arrivals on the local stack', () => {
     const monthLater = Date.now() + 31 * 24 * 3600 * 1000;
     const late = await dlqAt(monthLater, 'parked', 'resubmit', `late-${orderId}`);
     expect(late.code).toBe(1);
-    expect(late.stdout).toMatch(new RegExp(`refused  parked item ${orderId}/.*\\(31 d 0 h ago; the earliest of: parked at\\); INBOX_MARKER_TTL_SECONDS 2592000 s`));
+    expect(late.stdout).toMatch(
+      new RegExp(`refused  parked item ${orderId}/.*\\(31 d 0 h ago; the earliest of: parked at\\); INBOX_MARKER_TTL_SECONDS 2592000 s`),
+    );
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toHaveLength(1);
     const resubmit = await dlq('parked', 'resubmit', `late-${orderId}`);
     expect(resubmit).toMatchObject({ code: 0, stderr: '' });
@@ -117,13 +140,29 @@ describe('early arrivals on the local stack', () => {
   it('discards a rejected item only with --yes (or a confirmation for one named item), and then lists it no more', async () => {
     const orderId = newOrderId();
     await send('PaymentReceived', `drop-${orderId}`, paymentReceived(orderId));
-    await eventually('rejected', async () => (JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as unknown[]).length === 1, 20_000);
-    expect(await dlq('parked', 'discard', '--order', orderId, '--yes')).toMatchObject({ code: 2, stderr: expect.stringContaining('parked discard: this command cannot be undone') });
+    await eventually(
+      'rejected',
+      async () => (JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as unknown[]).length === 1,
+      20_000,
+    );
+    expect(await dlq('parked', 'discard', '--order', orderId, '--yes')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('parked discard: this command cannot be undone'),
+    });
     // One named item asks first; a bulk run (--order) only shows its plan without --yes.
-    expect(await dlq('parked', 'discard', `drop-${orderId}`, '--why', 'cancelled')).toMatchObject({ code: 2, stderr: 'error: refusing to discard 1 parked item(s) without --yes (no terminal to ask)' });
-    expect(await dlq('parked', 'discard', '--order', orderId, '--why', 'cancelled')).toMatchObject({ code: 0, stdout: expect.stringContaining('dry run (--yes to act): would-discard 1') });
+    expect(await dlq('parked', 'discard', `drop-${orderId}`, '--why', 'cancelled')).toMatchObject({
+      code: 2,
+      stderr: 'error: refusing to discard 1 parked item(s) without --yes (no terminal to ask)',
+    });
+    expect(await dlq('parked', 'discard', '--order', orderId, '--why', 'cancelled')).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('dry run (--yes to act): would-discard 1'),
+    });
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toHaveLength(1);
-    expect(await dlq('parked', 'discard', '--order', orderId, '--yes', '--why', 'cancelled')).toMatchObject({ code: 0, stdout: expect.stringContaining('discarded 1') });
+    expect(await dlq('parked', 'discard', '--order', orderId, '--yes', '--why', 'cancelled')).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('discarded 1'),
+    });
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toEqual([]);
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--state', 'discarded', '--json')).stdout)).toHaveLength(1);
   });
@@ -132,6 +171,9 @@ describe('early arrivals on the local stack', () => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await runDlqCli(['parked', 'list'], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {} });
-    expect({ code, err }).toEqual({ code: 2, err: ['error: parked items, outbox entries and shipment records live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)'] });
+    expect({ code, err }).toEqual({
+      code: 2,
+      err: ['error: parked items, outbox entries and shipment records live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)'],
+    });
   });
 });

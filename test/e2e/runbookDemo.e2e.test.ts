@@ -35,7 +35,9 @@ beforeAll(async () => {
   await import('../../functions/sweepParkedItems.js');
   await import('../../functions/publishOutbox.js');
   // No requestShipment: the copies resubmitted to fulfilment and audit stay there, where the test finds them.
-  const functions = ['processOrder', 'sweepParkedItems', 'publishOutbox'].map((name) => [...registeredFunctions()].reverse().find((f) => f.metadata.name === name) as RegisteredFunction);
+  const functions = ['processOrder', 'sweepParkedItems', 'publishOutbox'].map(
+    (name) => [...registeredFunctions()].reverse().find((f) => f.metadata.name === name) as RegisteredFunction,
+  );
   host = startLocalFunctionsHost(functions, {
     settings,
     host: { maxConcurrentCalls: 8, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
@@ -83,95 +85,175 @@ async function peek(topic: string, subscription: string): Promise<{ messageId: s
 
 /** What each command of the runbook must show or do, in the runbook's order: the comment beside it, checked. */
 const steps: [string, (run: ToolRun) => Promise<void>][] = [
-  ['list', async (run) => {
-    expect(run.stdout).toMatch(/runbook-conflict .*conflict: /);
-    expect(run.stdout).toMatch(/runbook-retry .*not-processed/);
-  }],
-  ['show runbook-conflict', async (run) => {
-    const shown = json<{ deadLetterReason: string; stored: { differences: { path: string }[] } }>(run);
-    expect(shown.deadLetterReason).toBe('MaxDeliveryCountExceeded');
-    expect(shown.stored.differences.map((d) => d.path)).toContain('customerId');
-  }],
-  ['purge runbook-conflict --yes --why client sent two bodies under one key', async (run) => {
-    expect(run.stdout).toContain('purged 1');
-    expect(json<{ messageId: string }[]>(await tool('list', '--json')).map((r) => r.messageId)).toEqual(['runbook-retry']);
-  }],
-  ['parked list', async (run) => {
-    expect(run.stdout).toMatch(/runbook-order-2 .*runbook-payment .*rejected .*OrderNeverArrived/);
-  }],
-  ['parked resubmit runbook-payment', async (run) => {
-    expect(run.stdout).toContain('resubmitted 1');
-    await eventually('the payment applied once', async () => (await orderOf('runbook-order-2'))?.amountPaid === 39, 30_000);
-  }],
-  ['parked list', async (run) => {
-    expect(run.stdout).toContain('0 parked item(s)');
-  }],
-  ['outbox list', async (run) => {
-    expect(run.stdout).toMatch(/runbook-order-3 .*OrderPlaced .*orders .*failed .*MessagingEntityNotFound/);
-  }],
-  ['outbox requeue --all', async (run) => {
-    expect(run.stdout).toContain('dry run (--yes to act): would-requeue 1');
-    expect(json<unknown[]>(await tool('outbox', 'list', '--json'))).toHaveLength(1);
-  }],
-  ['outbox requeue --all --yes --why the orders queue is deployed', async (run) => {
-    expect(run.stdout).toContain('requeued 1');
-    await eventually('runbook-order-3 stored', async () => (await orderOf('runbook-order-3')) !== undefined, 30_000);
-  }],
-  ['outbox list', async (run) => {
-    expect(run.stdout).toContain('0 outbox entry(ies)');
-  }],
-  ['shipments list', async (run) => {
-    expect(run.stdout).toMatch(/runbook-order-1 .*escalated .*the carrier gave no answer/);
-  }],
-  ['shipments resolve runbook-order-1 --shipment-id SHP-RUNBOOK --dry-run', async (run) => {
-    expect(run.stdout).toContain('would-record');
-    expect((await orderOf('runbook-order-1'))?.shipmentId).toBeUndefined();
-  }],
-  ['shipments resolve runbook-order-1 --shipment-id SHP-RUNBOOK --why found at the carrier by its reference', async (run) => {
-    expect(run.stdout).toContain('recorded');
-    expect((await orderOf('runbook-order-1'))?.shipmentId).toBe('SHP-RUNBOOK');
-  }],
-  ['shipments list', async (run) => {
-    expect(run.stdout).toContain('0 shipment record(s)');
-  }],
-  ['groups', async (run) => {
-    expect(run.stdout).toMatch(/orders\/\$deadletterqueue\s+MaxDeliveryCountExceeded\s+OrderPlaced\s+1/);
-    expect(run.stdout).toMatch(/order-events\/subscriptions\/fulfilment\/\$deadletterqueue\s+MaxDeliveryCountExceeded\s+OrderAccepted\s+1/);
-    expect(run.stdout).toMatch(/order-events\/subscriptions\/audit\/\$deadletterqueue\s+MaxDeliveryCountExceeded\s+OrderAccepted\s+1/);
-    expect(run.stdout).toContain('3 group(s), 3 failure(s)');
-  }],
-  ['resubmit runbook-retry', async (run) => {
-    expect(run.stdout).toContain('resubmitted 1');
-    await eventually('runbook-order-4 stored', async () => (await orderOf('runbook-order-4')) !== undefined, 30_000);
-  }],
-  ['--topic order-events --subscription fulfilment resubmit runbook-fulfilment', async (run) => {
-    expect(run.stdout).toMatch(/taken by rule retries of fulfilment/);
-    expect(await peek('order-events', 'fulfilment')).toContainEqual(expect.objectContaining({ messageId: 'runbook-fulfilment~resubmit-1', to: 'fulfilment' }));
-  }],
-  ['--topic order-events --subscription audit resubmit runbook-audit', async (run) => {
-    expect(run.stdout).toMatch(/taken by rule events of audit/);
-    const sessionId = 'runbook-order-2';
-    const receiver = await serviceBus.acceptSession('order-events', 'audit', sessionId);
-    const copies = await receiver.peekMessages(100, { fromSequenceNumber: Long.fromNumber(0) });
-    await receiver.close();
-    expect(copies.map((m) => String(m.messageId))).toContain('runbook-audit~resubmit-1');
-  }],
-  ['groups', async (run) => {
-    expect(run.stdout).toContain('0 group(s), 0 failure(s)');
-  }],
-  ['audit', async (run) => {
-    for (const command of ['purge', 'parked resubmit', 'outbox requeue', 'shipments resolve', 'resubmit']) expect(run.stdout).toMatch(new RegExp(`\\s${command}\\s+exit 0`));
-  }],
-  ['trace runbook-order-1', async (run) => {
-    for (const line of [/cosmos order\s+order written/, /cosmos conflict\s+conflict written/, /cosmos shipment\s+shipment written .*shipmentId SHP-RUNBOOK/, /operator-action\s+operator ran shipments/, /Application Insights: operation_Id == "[0-9a-f]{32}"/]) {
-      expect(run.stdout).toMatch(line);
-    }
-  }],
-  ['trace runbook-order-2', async (run) => {
-    for (const line of [/cosmos parked\s+parked rejected/, /cosmos inbox\s+inbox written .*runbook-payment~resubmit-1/, /cosmos outbox\s+outbox published/, /fulfil…\s+message waiting\s+runbook-fulfilment~resubmit-1/]) {
-      expect(run.stdout).toMatch(line);
-    }
-  }],
+  [
+    'list',
+    async (run) => {
+      expect(run.stdout).toMatch(/runbook-conflict .*conflict: /);
+      expect(run.stdout).toMatch(/runbook-retry .*not-processed/);
+    },
+  ],
+  [
+    'show runbook-conflict',
+    async (run) => {
+      const shown = json<{ deadLetterReason: string; stored: { differences: { path: string }[] } }>(run);
+      expect(shown.deadLetterReason).toBe('MaxDeliveryCountExceeded');
+      expect(shown.stored.differences.map((d) => d.path)).toContain('customerId');
+    },
+  ],
+  [
+    'purge runbook-conflict --yes --why client sent two bodies under one key',
+    async (run) => {
+      expect(run.stdout).toContain('purged 1');
+      expect(json<{ messageId: string }[]>(await tool('list', '--json')).map((r) => r.messageId)).toEqual(['runbook-retry']);
+    },
+  ],
+  [
+    'parked list',
+    async (run) => {
+      expect(run.stdout).toMatch(/runbook-order-2 .*runbook-payment .*rejected .*OrderNeverArrived/);
+    },
+  ],
+  [
+    'parked resubmit runbook-payment',
+    async (run) => {
+      expect(run.stdout).toContain('resubmitted 1');
+      await eventually('the payment applied once', async () => (await orderOf('runbook-order-2'))?.amountPaid === 39, 30_000);
+    },
+  ],
+  [
+    'parked list',
+    async (run) => {
+      expect(run.stdout).toContain('0 parked item(s)');
+    },
+  ],
+  [
+    'outbox list',
+    async (run) => {
+      expect(run.stdout).toMatch(/runbook-order-3 .*OrderPlaced .*orders .*failed .*MessagingEntityNotFound/);
+    },
+  ],
+  [
+    'outbox requeue --all',
+    async (run) => {
+      expect(run.stdout).toContain('dry run (--yes to act): would-requeue 1');
+      expect(json<unknown[]>(await tool('outbox', 'list', '--json'))).toHaveLength(1);
+    },
+  ],
+  [
+    'outbox requeue --all --yes --why the orders queue is deployed',
+    async (run) => {
+      expect(run.stdout).toContain('requeued 1');
+      await eventually('runbook-order-3 stored', async () => (await orderOf('runbook-order-3')) !== undefined, 30_000);
+    },
+  ],
+  [
+    'outbox list',
+    async (run) => {
+      expect(run.stdout).toContain('0 outbox entry(ies)');
+    },
+  ],
+  [
+    'shipments list',
+    async (run) => {
+      expect(run.stdout).toMatch(/runbook-order-1 .*escalated .*the carrier gave no answer/);
+    },
+  ],
+  [
+    'shipments resolve runbook-order-1 --shipment-id SHP-RUNBOOK --dry-run',
+    async (run) => {
+      expect(run.stdout).toContain('would-record');
+      expect((await orderOf('runbook-order-1'))?.shipmentId).toBeUndefined();
+    },
+  ],
+  [
+    'shipments resolve runbook-order-1 --shipment-id SHP-RUNBOOK --why found at the carrier by its reference',
+    async (run) => {
+      expect(run.stdout).toContain('recorded');
+      expect((await orderOf('runbook-order-1'))?.shipmentId).toBe('SHP-RUNBOOK');
+    },
+  ],
+  [
+    'shipments list',
+    async (run) => {
+      expect(run.stdout).toContain('0 shipment record(s)');
+    },
+  ],
+  [
+    'groups',
+    async (run) => {
+      expect(run.stdout).toMatch(/orders\/\$deadletterqueue\s+MaxDeliveryCountExceeded\s+OrderPlaced\s+1/);
+      expect(run.stdout).toMatch(/order-events\/subscriptions\/fulfilment\/\$deadletterqueue\s+MaxDeliveryCountExceeded\s+OrderAccepted\s+1/);
+      expect(run.stdout).toMatch(/order-events\/subscriptions\/audit\/\$deadletterqueue\s+MaxDeliveryCountExceeded\s+OrderAccepted\s+1/);
+      expect(run.stdout).toContain('3 group(s), 3 failure(s)');
+    },
+  ],
+  [
+    'resubmit runbook-retry',
+    async (run) => {
+      expect(run.stdout).toContain('resubmitted 1');
+      await eventually('runbook-order-4 stored', async () => (await orderOf('runbook-order-4')) !== undefined, 30_000);
+    },
+  ],
+  [
+    '--topic order-events --subscription fulfilment resubmit runbook-fulfilment',
+    async (run) => {
+      expect(run.stdout).toMatch(/taken by rule retries of fulfilment/);
+      expect(await peek('order-events', 'fulfilment')).toContainEqual(
+        expect.objectContaining({ messageId: 'runbook-fulfilment~resubmit-1', to: 'fulfilment' }),
+      );
+    },
+  ],
+  [
+    '--topic order-events --subscription audit resubmit runbook-audit',
+    async (run) => {
+      expect(run.stdout).toMatch(/taken by rule events of audit/);
+      const sessionId = 'runbook-order-2';
+      const receiver = await serviceBus.acceptSession('order-events', 'audit', sessionId);
+      const copies = await receiver.peekMessages(100, { fromSequenceNumber: Long.fromNumber(0) });
+      await receiver.close();
+      expect(copies.map((m) => String(m.messageId))).toContain('runbook-audit~resubmit-1');
+    },
+  ],
+  [
+    'groups',
+    async (run) => {
+      expect(run.stdout).toContain('0 group(s), 0 failure(s)');
+    },
+  ],
+  [
+    'audit',
+    async (run) => {
+      for (const command of ['purge', 'parked resubmit', 'outbox requeue', 'shipments resolve', 'resubmit'])
+        expect(run.stdout).toMatch(new RegExp(`\\s${command}\\s+exit 0`));
+    },
+  ],
+  [
+    'trace runbook-order-1',
+    async (run) => {
+      for (const line of [
+        /cosmos order\s+order written/,
+        /cosmos conflict\s+conflict written/,
+        /cosmos shipment\s+shipment written .*shipmentId SHP-RUNBOOK/,
+        /operator-action\s+operator ran shipments/,
+        /Application Insights: operation_Id == "[0-9a-f]{32}"/,
+      ]) {
+        expect(run.stdout).toMatch(line);
+      }
+    },
+  ],
+  [
+    'trace runbook-order-2',
+    async (run) => {
+      for (const line of [
+        /cosmos parked\s+parked rejected/,
+        /cosmos inbox\s+inbox written .*runbook-payment~resubmit-1/,
+        /cosmos outbox\s+outbox published/,
+        /fulfil…\s+message waiting\s+runbook-fulfilment~resubmit-1/,
+      ]) {
+        expect(run.stdout).toMatch(line);
+      }
+    },
+  ],
 ];
 
 describe('the runbook on the local stack', () => {

@@ -27,12 +27,20 @@ const shipmentLines: Record<string, unknown>[] = [];
 beforeAll(async () => {
   stack = await startLocalStack({ wellKnownPorts: false });
   // Each failure goes straight to a delayed copy 1 s later: the copy's path through the topic is what is tested.
-  const settings: Record<string, string> = { ...stack.settings, TRANSIENT_RETRY_IN_INVOCATION_MS: '0', DELAYED_RETRY_ENABLED: 'true', DELAYED_RETRY_FIRST_DELAY_SECONDS: '1', DELAYED_RETRY_MAX_DELAY_SECONDS: '2' };
+  const settings: Record<string, string> = {
+    ...stack.settings,
+    TRANSIENT_RETRY_IN_INVOCATION_MS: '0',
+    DELAYED_RETRY_ENABLED: 'true',
+    DELAYED_RETRY_FIRST_DELAY_SECONDS: '1',
+    DELAYED_RETRY_MAX_DELAY_SECONDS: '2',
+  };
   Object.assign(process.env, settings);
   await import('../../functions/processOrder.js');
   await import('../../functions/publishOutbox.js');
   await import('../../functions/requestShipment.js');
-  const functions = ['processOrder', 'publishOutbox', 'requestShipment'].map((name) => [...registeredFunctions()].reverse().find((f) => f.metadata.name === name) as RegisteredFunction);
+  const functions = ['processOrder', 'publishOutbox', 'requestShipment'].map(
+    (name) => [...registeredFunctions()].reverse().find((f) => f.metadata.name === name) as RegisteredFunction,
+  );
   host = startLocalFunctionsHost(functions, {
     settings,
     host: { maxConcurrentCalls: 8, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
@@ -57,7 +65,9 @@ afterAll(async () => {
 
 async function placeOrders(count: number): Promise<string[]> {
   const ids = Array.from({ length: count }, () => newOrderId());
-  await producer.createSender('orders').sendMessages(ids.map((id) => ({ messageId: `placed-${id}`, subject: 'OrderPlaced', contentType: 'application/json', body: orderPlaced(id) })));
+  await producer
+    .createSender('orders')
+    .sendMessages(ids.map((id) => ({ messageId: `placed-${id}`, subject: 'OrderPlaced', contentType: 'application/json', body: orderPlaced(id) })));
   return ids;
 }
 
@@ -97,13 +107,40 @@ describe('requestShipment in the local Functions host', () => {
   it('a carrier refusal ends in the fulfilment dead-letter queue, its reason recorded for the dead-letter tool', async () => {
     stack.carrier.inject({ kind: 'refuse', status: 422, title: 'parcel too heavy' });
     const [id] = await placeOrders(1);
-    await eventually('the event in the fulfilment dead-letter queue', () => (stack.serviceBus.entity('order-events/subscriptions/fulfilment/$deadletterqueue')?.messages.size ?? 0) > 0, 30_000);
+    await eventually(
+      'the event in the fulfilment dead-letter queue',
+      () => (stack.serviceBus.entity('order-events/subscriptions/fulfilment/$deadletterqueue')?.messages.size ?? 0) > 0,
+      30_000,
+    );
     const out: string[] = [];
-    const env = { ServiceBusConnection: stack.serviceBus.connectionString, COSMOS_ENDPOINT: stack.cosmos.endpoint, COSMOS_KEY: stack.cosmos.key, COSMOS_DATABASE: stack.settings.COSMOS_DATABASE, COSMOS_ORDERS_CONTAINER: stack.settings.COSMOS_ORDERS_CONTAINER };
-    const code = await runDlqCli(['--connection-string', stack.serviceBus.connectionString, '--topic', 'order-events', '--subscription', 'fulfilment', '--consumer-name', 'fulfilment', 'list', '--json'], { stdout: (t) => out.push(t), stderr: () => undefined, env });
+    const env = {
+      ServiceBusConnection: stack.serviceBus.connectionString,
+      COSMOS_ENDPOINT: stack.cosmos.endpoint,
+      COSMOS_KEY: stack.cosmos.key,
+      COSMOS_DATABASE: stack.settings.COSMOS_DATABASE,
+      COSMOS_ORDERS_CONTAINER: stack.settings.COSMOS_ORDERS_CONTAINER,
+    };
+    const code = await runDlqCli(
+      [
+        '--connection-string',
+        stack.serviceBus.connectionString,
+        '--topic',
+        'order-events',
+        '--subscription',
+        'fulfilment',
+        '--consumer-name',
+        'fulfilment',
+        'list',
+        '--json',
+      ],
+      { stdout: (t) => out.push(t), stderr: () => undefined, env },
+    );
     expect(code).toBe(0);
     const [listed] = JSON.parse(out.join('\n')) as Record<string, unknown>[];
-    expect(listed).toMatchObject({ deadLetterReason: 'MaxDeliveryCountExceeded', store: { kind: 'invalid', detail: expect.stringMatching(/^CarrierRefused: .*answered 422: parcel too heavy/) } });
+    expect(listed).toMatchObject({
+      deadLetterReason: 'MaxDeliveryCountExceeded',
+      store: { kind: 'invalid', detail: expect.stringMatching(/^CarrierRefused: .*answered 422: parcel too heavy/) },
+    });
     expect(bookingsFor(id ?? '')).toHaveLength(0);
     expect((await orderOf(id ?? ''))?.shipmentId).toBeUndefined();
   });

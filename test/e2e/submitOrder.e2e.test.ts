@@ -32,7 +32,9 @@ beforeAll(async () => {
   await import('../../functions/processOrder.js');
   await import('../../functions/publishOutbox.js');
   await import('../../functions/requestShipment.js');
-  const functions = ['submitOrder', 'processOrder', 'publishOutbox', 'requestShipment'].map((name) => [...registeredFunctions()].reverse().find((f) => f.metadata.name === name) as RegisteredFunction);
+  const functions = ['submitOrder', 'processOrder', 'publishOutbox', 'requestShipment'].map(
+    (name) => [...registeredFunctions()].reverse().find((f) => f.metadata.name === name) as RegisteredFunction,
+  );
   host = startLocalFunctionsHost(functions, {
     settings: stack.settings,
     host: { maxConcurrentCalls: 8, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
@@ -41,7 +43,14 @@ beforeAll(async () => {
     onInvocation: (fn, delivery, result: InvocationResult) => {
       const line = findOutcomeLine(result);
       const properties = delivery.applicationProperties ?? {};
-      const record = { fn: fn.metadata.name, messageId: delivery.messageId, outcome: line?.outcome, source: properties['cloudEvents:source'], diagnosticId: properties['Diagnostic-Id'], orderId: line?.orderId };
+      const record = {
+        fn: fn.metadata.name,
+        messageId: delivery.messageId,
+        outcome: line?.outcome,
+        source: properties['cloudEvents:source'],
+        diagnosticId: properties['Diagnostic-Id'],
+        orderId: line?.orderId,
+      };
       deliveries.push(record);
     },
   });
@@ -100,7 +109,9 @@ describe('submitOrder over HTTP, as Core Tools serves it', () => {
     expect([retry.status, retry.headers.get('idempotent-replayed')]).toEqual([202, 'true']);
     expect(await retry.json()).toEqual(body);
     await new Promise((resolve) => setTimeout(resolve, 1000)); // a second event would arrive by now
-    expect(deliveries.filter((d) => d.orderId === orderId && d.fn === 'processOrder')).toEqual([expect.objectContaining({ messageId: body.messageId, outcome: 'created', source: '/idempotent-order-consumer/intake' })]);
+    expect(deliveries.filter((d) => d.orderId === orderId && d.fn === 'processOrder')).toEqual([
+      expect.objectContaining({ messageId: body.messageId, outcome: 'created', source: '/idempotent-order-consumer/intake' }),
+    ]);
   });
 
   it('turns 50 concurrent identical requests into one order and one OrderPlaced; every client ends with the same 202', async () => {
@@ -111,13 +122,15 @@ describe('submitOrder over HTTP, as Core Tools serves it', () => {
     expect(answers.filter((a) => !a.replayed)).toHaveLength(1);
     expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
     await eventually('the order document', async () => (await orderDocument(orderId)) !== undefined);
-    const { resources: outbox } = await container.items.query({ query: "SELECT * FROM c WHERE c.docType = 'outbox' AND c.eventType = 'OrderPlaced'" }, { partitionKey: orderId }).fetchAll();
+    const { resources: outbox } = await container.items
+      .query({ query: "SELECT * FROM c WHERE c.docType = 'outbox' AND c.eventType = 'OrderPlaced'" }, { partitionKey: orderId })
+      .fetchAll();
     expect(outbox).toHaveLength(1);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(deliveries.filter((d) => d.orderId === orderId && d.fn === 'processOrder').map((d) => d.outcome)).toEqual(['created']);
   });
 
-  it('keeps one trace from the request to the carrier: every hop carries the caller\'s trace id', async () => {
+  it("keeps one trace from the request to the carrier: every hop carries the caller's trace id", async () => {
     const orderId = newOrderId();
     const traceId = randomUUID().replaceAll('-', '');
     const response = await post(randomUUID(), orderPlaced(orderId), { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });

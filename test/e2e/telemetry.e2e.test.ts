@@ -17,7 +17,12 @@ let output = '';
 beforeAll(async () => {
   standIn = await startIngestionStandIn();
   const child = spawn(process.execPath, ['--import', 'tsx', 'dev/local/main.ts', '--orders', '8'], {
-    env: { ...process.env, APPLICATIONINSIGHTS_CONNECTION_STRING: standIn.connectionString, NODE_EXTRA_CA_CERTS: standIn.caCertificatePath, APPLICATIONINSIGHTS_STATSBEAT_DISABLED: 'true' },
+    env: {
+      ...process.env,
+      APPLICATIONINSIGHTS_CONNECTION_STRING: standIn.connectionString,
+      NODE_EXTRA_CA_CERTS: standIn.caCertificatePath,
+      APPLICATIONINSIGHTS_STATSBEAT_DISABLED: 'true',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -41,7 +46,9 @@ describe('telemetry, as Application Insights receives it', () => {
     expect(outcomes.created).toBeGreaterThanOrEqual(8);
     expect(outcomes.duplicate).toBeGreaterThan(0);
     expect(outcomes.conflict).toBeGreaterThan(0);
-    expect(Object.keys(metricTotals(envelopes, 'orders.messages', 'type'))).toEqual(expect.arrayContaining(['OrderPlaced', 'PaymentReceived', 'OrderStatusChanged']));
+    expect(Object.keys(metricTotals(envelopes, 'orders.messages', 'type'))).toEqual(
+      expect.arrayContaining(['OrderPlaced', 'PaymentReceived', 'OrderStatusChanged']),
+    );
     const names = new Set(tablesOf(envelopes).customMetrics.flatMap((e) => ((e.data.baseData.metrics ?? []) as { name: string }[]).map((m) => m.name)));
     for (const name of ['orders.message.duration', 'orders.requests', 'outbox.events', 'outbox.publish_delay']) expect(names, name).toContain(name);
   });
@@ -49,11 +56,16 @@ describe('telemetry, as Application Insights receives it', () => {
   it('sends each per-message line as a trace with the dedup key, MessageId, outcome, order id and delivery count as custom dimensions', () => {
     const lines = traceDimensions(envelopes).filter((t) => t.customDimensions.event === 'order-message');
     expect(lines.length).toBeGreaterThan(20);
-    for (const line of lines) expect(Object.keys(line.customDimensions)).toEqual(expect.arrayContaining(['dedupKey', 'messageId', 'outcome', 'orderId', 'deliveryCount']));
+    for (const line of lines)
+      expect(Object.keys(line.customDimensions)).toEqual(expect.arrayContaining(['dedupKey', 'messageId', 'outcome', 'orderId', 'deliveryCount']));
     const conflicts = lines.filter((l) => l.customDimensions.outcome === 'conflict');
     expect(conflicts.length).toBeGreaterThan(0);
     expect(new Set(conflicts.map((c) => c.severityLevel))).toEqual(new Set(['Error']));
-    expect(traceDimensions(envelopes).filter((t) => t.customDimensions.event === 'order-request' && t.customDimensions.outcome === 'conflict').map((t) => t.severityLevel)).toEqual(['Error']);
+    expect(
+      traceDimensions(envelopes)
+        .filter((t) => t.customDimensions.event === 'order-request' && t.customDimensions.outcome === 'conflict')
+        .map((t) => t.severityLevel),
+    ).toEqual(['Error']);
   });
 
   it('makes one order one trace: the request, the consumer, the shipment booking and the call to the carrier', () => {
@@ -69,13 +81,19 @@ describe('telemetry, as Application Insights receives it', () => {
     expect(flat(tree)).toEqual(expect.arrayContaining(['processOrder', 'requestShipment', 'POST /shipments']));
   });
 
-  it('keeps every trace: nothing is sampled in the worker (the host\'s sampler is OTEL_TRACES_SAMPLER\'s, asserted on the template)', () => {
+  it("keeps every trace: nothing is sampled in the worker (the host's sampler is OTEL_TRACES_SAMPLER's, asserted on the template)", () => {
     const host = JSON.parse(readFileSync('host.json', 'utf8')) as { telemetryMode?: string; logging?: unknown };
     expect(host.telemetryMode).toBe('OpenTelemetry');
     expect(host.logging).toBeUndefined();
-    expect(azureMonitorOptions('InstrumentationKey=k', undefined)).toMatchObject({ samplingRatio: 1, tracesPerSecond: 0, enableTraceBasedSamplingForLogs: false });
+    expect(azureMonitorOptions('InstrumentationKey=k', undefined)).toMatchObject({
+      samplingRatio: 1,
+      tracesPerSecond: 0,
+      enableTraceBasedSamplingForLogs: false,
+    });
     // And across the run: every conflict the consumer logged reached ingestion.
-    const conflictLines = traceDimensions(envelopes).filter((t) => t.customDimensions.event === 'order-message' && t.customDimensions.outcome === 'conflict').length;
+    const conflictLines = traceDimensions(envelopes).filter(
+      (t) => t.customDimensions.event === 'order-message' && t.customDimensions.outcome === 'conflict',
+    ).length;
     expect(conflictLines).toBe(metricTotals(envelopes, 'orders.messages', 'outcome').conflict);
     // One line per delivery, each exported: as many order-message traces as the counter counted.
     const counted = Object.values(metricTotals(envelopes, 'orders.messages', 'outcome')).reduce((a, b) => a + b, 0);

@@ -22,14 +22,22 @@ beforeAll(async () => {
   const client = new ServiceBusClient(stack.serviceBus.connectionString);
   const sender = client.createSender('orders');
   // One message of the order dead-lettered before any consumer runs, carrying the trace it came with.
-  await sender.sendMessages({ messageId: 'tr-1-pay-late', subject: 'PaymentReceived', body: paymentReceived('tr-1'), applicationProperties: { 'Diagnostic-Id': `00-${traceId}-00f067aa0ba902b7-01` } });
+  await sender.sendMessages({
+    messageId: 'tr-1-pay-late',
+    subject: 'PaymentReceived',
+    body: paymentReceived('tr-1'),
+    applicationProperties: { 'Diagnostic-Id': `00-${traceId}-00f067aa0ba902b7-01` },
+  });
   const receiver = client.createReceiver('orders');
   const [m] = await receiver.receiveMessages(1, { maxWaitTimeInMs: 3000 });
   await receiver.deadLetterMessage(m!, { deadLetterReason: 'ConsumerBug', deadLetterErrorDescription: 'fixed since' });
   await receiver.close();
   await import('../../functions/processOrder.js');
   const processOrder = [...registeredFunctions()].reverse().find((f) => f.metadata.name === 'processOrder')!;
-  host = startLocalFunctionsHost([processOrder], { settings: stack.settings, host: { maxConcurrentCalls: 4, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true } });
+  host = startLocalFunctionsHost([processOrder], {
+    settings: stack.settings,
+    host: { maxConcurrentCalls: 4, maxAutoLockRenewalDurationMs: 60_000, autoCompleteMessages: true },
+  });
   await sender.sendMessages({ messageId: 'tr-1-placed', subject: 'OrderPlaced', body: orderPlaced('tr-1') });
   await sender.sendMessages({ messageId: 'tr-1-pay', subject: 'PaymentReceived', body: paymentReceived('tr-1', { amount: 5 }) });
   await sender.close();
@@ -47,7 +55,7 @@ afterAll(async () => {
 const dlq = (...args: string[]) => runOperatorTool(stack, args);
 
 describe('trace on the local stack', () => {
-  it('tells one order\'s story in time order: stored records, the dead-lettered message, the operator\'s action, and the trace id', async () => {
+  it("tells one order's story in time order: stored records, the dead-lettered message, the operator's action, and the trace id", async () => {
     await dlq('--operator', 'ops-on-call', 'shipments', 'resolve', 'tr-1', '--retry');
     const traced = await dlq('trace', 'tr-1', '--json');
     expect(traced).toMatchObject({ code: 0, stderr: '' });
@@ -57,7 +65,11 @@ describe('trace on the local stack', () => {
     expect(report.traceIds.length).toBeGreaterThan(1);
     const wheres = new Set(report.events.map((e) => e.where));
     for (const where of ['cosmos order', 'cosmos inbox', 'orders/$deadletterqueue', 'operator-action']) expect(wheres).toContain(where);
-    expect(report.events.find((e) => e.where === 'orders/$deadletterqueue')).toMatchObject({ what: 'dead-lettered message', id: 'tr-1-pay-late', detail: expect.stringContaining('ConsumerBug') });
+    expect(report.events.find((e) => e.where === 'orders/$deadletterqueue')).toMatchObject({
+      what: 'dead-lettered message',
+      id: 'tr-1-pay-late',
+      detail: expect.stringContaining('ConsumerBug'),
+    });
     expect(report.events.find((e) => e.where === 'operator-action')).toMatchObject({ what: 'operator ran shipments resolve' });
     const times = report.events.map((e) => e.at);
     expect(times).toEqual([...times].sort());

@@ -28,15 +28,24 @@ const everyMove = [
 ];
 
 describe('the HTTP intake, explored', () => {
-  it('every scenario and schedule ends with one claim and one OrderPlaced entry per accepted order, the same 202 for the same key and body, a 422 for another body, and no 503 from an invocation that knew its order was accepted', async () => {
-    const tally = new Map<string, number>();
-    const result = await fc.check(intakeProperty({}, tally), explorationBudget.intake);
-    expect(result.failed, describeFailure(result)).toBe(false);
-    expect(result.numRuns).toBe(explorationBudget.intake.numRuns);
-    // A world that stopped generating one of its moves would pass while exploring less: each must have happened.
-    const explored = Object.fromEntries(everyMove.map((move) => [move, tally.get(move) ?? 0]));
-    expect(Object.entries(explored).filter(([, n]) => n === 0).map(([move]) => move), JSON.stringify(explored)).toEqual([]);
-  }, explorationBudget.timeoutMs);
+  it(
+    'every scenario and schedule ends with one claim and one OrderPlaced entry per accepted order, the same 202 for the same key and body, a 422 for another body, and no 503 from an invocation that knew its order was accepted',
+    async () => {
+      const tally = new Map<string, number>();
+      const result = await fc.check(intakeProperty({}, tally), explorationBudget.intake);
+      expect(result.failed, describeFailure(result)).toBe(false);
+      expect(result.numRuns).toBe(explorationBudget.intake.numRuns);
+      // A world that stopped generating one of its moves would pass while exploring less: each must have happened.
+      const explored = Object.fromEntries(everyMove.map((move) => [move, tally.get(move) ?? 0]));
+      expect(
+        Object.entries(explored)
+          .filter(([, n]) => n === 0)
+          .map(([move]) => move),
+        JSON.stringify(explored),
+      ).toEqual([]);
+    },
+    explorationBudget.timeoutMs,
+  );
 
   // Counterexamples that long `npm run explore` runs found, replayed at their shrunk path so that each
   // schedule is checked on every run.
@@ -45,7 +54,7 @@ describe('the HTTP intake, explored', () => {
       // A retry took over the lease of a slow copy of the same request, whose claim batch committed
       // just before the takeover; the retry read that claim, and the order read beside it was refused:
       // the intake answered 503 with the answer in hand (test/unit/intake/acceptOrderRaces.test.ts).
-      what: 'a takeover that read the slow owner\'s claim while the order read beside it was refused',
+      what: "a takeover that read the slow owner's claim while the order read beside it was refused",
       seed: 7,
       path: '3865:5:6:5:8:12',
     },
@@ -58,15 +67,23 @@ describe('the HTTP intake, explored', () => {
       seed: 20_261_211,
       path: '1957:4:3:5:6:8:11:10:10:11:15',
     },
-  ])('replays $what (seed $seed)', async ({ seed, path }) => {
-    const result = await fc.check(intakeProperty(), { seed, path, numRuns: 1 });
-    expect(result.failed, describeFailure(result)).toBe(false);
-    expect(result.numRuns).toBe(1);
-  }, explorationBudget.timeoutMs);
+  ])(
+    'replays $what (seed $seed)',
+    async ({ seed, path }) => {
+      const result = await fc.check(intakeProperty(), { seed, path, numRuns: 1 });
+      expect(result.failed, describeFailure(result)).toBe(false);
+      expect(result.numRuns).toBe(1);
+    },
+    explorationBudget.timeoutMs,
+  );
 
-  it('finds the false 503 once a claim batch whose answer was lost is not read back, as before 9dcb195', async () => {
-    const result = await fc.check(intakeProperty({ noClaimReadBack: true }), explorationBudget['intake/no-claim-read-back']);
-    expect(result.failed).toBe(true);
-    expect(String(result.errorInstance)).toMatch(/answered 503 \(no answer yet\), though its own claim batch was applied/);
-  }, explorationBudget.timeoutMs);
+  it(
+    'finds the false 503 once a claim batch whose answer was lost is not read back, as before 9dcb195',
+    async () => {
+      const result = await fc.check(intakeProperty({ noClaimReadBack: true }), explorationBudget['intake/no-claim-read-back']);
+      expect(result.failed).toBe(true);
+      expect(String(result.errorInstance)).toMatch(/answered 503 \(no answer yet\), though its own claim batch was applied/);
+    },
+    explorationBudget.timeoutMs,
+  );
 });

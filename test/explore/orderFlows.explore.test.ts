@@ -36,16 +36,25 @@ const everyMove = [
 ];
 
 describe('the order flows, explored', () => {
-  it('every scenario and schedule ends with each order stored once, each payment counted once, the highest status, nothing stranded, every rejection explained', async () => {
-    const tally = new Map<string, number>();
-    const result = await fc.check(orderFlowsProperty(undefined, undefined, tally), explorationBudget['order-flows']);
-    // The report names the seed and path to replay, the counterexample with the scheduler's order, and the timeline.
-    expect(result.failed, describeFailure(result)).toBe(false);
-    expect(result.numRuns).toBe(explorationBudget['order-flows'].numRuns);
-    // A world that stopped generating one of its moves would pass while exploring less: each must have happened.
-    const explored = Object.fromEntries(everyMove.map((move) => [move, tally.get(move) ?? 0]));
-    expect(Object.entries(explored).filter(([, n]) => n === 0).map(([move]) => move), JSON.stringify(explored)).toEqual([]);
-  }, explorationBudget.timeoutMs);
+  it(
+    'every scenario and schedule ends with each order stored once, each payment counted once, the highest status, nothing stranded, every rejection explained',
+    async () => {
+      const tally = new Map<string, number>();
+      const result = await fc.check(orderFlowsProperty(undefined, undefined, tally), explorationBudget['order-flows']);
+      // The report names the seed and path to replay, the counterexample with the scheduler's order, and the timeline.
+      expect(result.failed, describeFailure(result)).toBe(false);
+      expect(result.numRuns).toBe(explorationBudget['order-flows'].numRuns);
+      // A world that stopped generating one of its moves would pass while exploring less: each must have happened.
+      const explored = Object.fromEntries(everyMove.map((move) => [move, tally.get(move) ?? 0]));
+      expect(
+        Object.entries(explored)
+          .filter(([, n]) => n === 0)
+          .map(([move]) => move),
+        JSON.stringify(explored),
+      ).toEqual([]);
+    },
+    explorationBudget.timeoutMs,
+  );
 
   // Counterexamples that long `npm run explore` runs found, replayed at their shrunk path so that each
   // schedule is checked on every run: a defect fixed in src/, or a model rule made exact.
@@ -59,15 +68,23 @@ describe('the order flows, explored', () => {
       seed: 21_261_207,
       path: '319:0:4:7:8:8:10:12:12:13:13:17:17',
     },
-  ])('replays $what (seed $seed)', async ({ seed, path }) => {
-    const result = await fc.check(orderFlowsProperty(), { seed, path, numRuns: 1 });
-    expect(result.failed, describeFailure(result)).toBe(false);
-    expect(result.numRuns).toBe(1);
-  }, explorationBudget.timeoutMs);
+  ])(
+    'replays $what (seed $seed)',
+    async ({ seed, path }) => {
+      const result = await fc.check(orderFlowsProperty(), { seed, path, numRuns: 1 });
+      expect(result.failed, describeFailure(result)).toBe(false);
+      expect(result.numRuns).toBe(1);
+    },
+    explorationBudget.timeoutMs,
+  );
 
-  it('finds the stranded parked item once the order lists its parked items beside its gate read, as before 43efa77', async () => {
-    const result = await fc.check(orderFlowsProperty({ listBesideGateRead: true }), explorationBudget['order-flows/stranded-parked-item']);
-    expect(result.failed).toBe(true);
-    expect(String(result.errorInstance)).toMatch(/is left parked behind o\d's closed gate/);
-  }, explorationBudget.timeoutMs);
+  it(
+    'finds the stranded parked item once the order lists its parked items beside its gate read, as before 43efa77',
+    async () => {
+      const result = await fc.check(orderFlowsProperty({ listBesideGateRead: true }), explorationBudget['order-flows/stranded-parked-item']);
+      expect(result.failed).toBe(true);
+      expect(String(result.errorInstance)).toMatch(/is left parked behind o\d's closed gate/);
+    },
+    explorationBudget.timeoutMs,
+  );
 });

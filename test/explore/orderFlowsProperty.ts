@@ -10,7 +10,10 @@ import type { WorldOptions } from './world/orderWorld.js';
 /** A broken invariant, with the run's story: what each actor did, in order, and what the store answered. */
 export class InvariantViolation extends Error {
   override readonly name = 'InvariantViolation';
-  constructor(readonly violations: readonly string[], readonly timeline: string) {
+  constructor(
+    readonly violations: readonly string[],
+    readonly timeline: string,
+  ) {
     super(`${violations.length} invariant(s) broken:\n  - ${violations.join('\n  - ')}\n\nTimeline:\n${timeline}`);
   }
 }

@@ -28,19 +28,32 @@ const everyMove = [
 ];
 
 describe('the outbox publisher, explored', () => {
-  it('every scenario and schedule ends with one OrderAccepted entry per order, each published with its MessageId on the topic once, or failed with the broker\'s reason, nothing pending', async () => {
-    const tally = new Map<string, number>();
-    const result = await fc.check(outboxProperty({}, tally), explorationBudget.outbox);
-    expect(result.failed, describeFailure(result)).toBe(false);
-    expect(result.numRuns).toBe(explorationBudget.outbox.numRuns);
-    // A world that stopped generating one of its moves would pass while exploring less: each must have happened.
-    const explored = Object.fromEntries(everyMove.map((move) => [move, tally.get(move) ?? 0]));
-    expect(Object.entries(explored).filter(([, n]) => n === 0).map(([move]) => move), JSON.stringify(explored)).toEqual([]);
-  }, explorationBudget.timeoutMs);
+  it(
+    "every scenario and schedule ends with one OrderAccepted entry per order, each published with its MessageId on the topic once, or failed with the broker's reason, nothing pending",
+    async () => {
+      const tally = new Map<string, number>();
+      const result = await fc.check(outboxProperty({}, tally), explorationBudget.outbox);
+      expect(result.failed, describeFailure(result)).toBe(false);
+      expect(result.numRuns).toBe(explorationBudget.outbox.numRuns);
+      // A world that stopped generating one of its moves would pass while exploring less: each must have happened.
+      const explored = Object.fromEntries(everyMove.map((move) => [move, tally.get(move) ?? 0]));
+      expect(
+        Object.entries(explored)
+          .filter(([, n]) => n === 0)
+          .map(([move]) => move),
+        JSON.stringify(explored),
+      ).toEqual([]);
+    },
+    explorationBudget.timeoutMs,
+  );
 
-  it('finds the lost event once entries are marked published before they are sent (the order publishOutboxEntries keeps)', async () => {
-    const result = await fc.check(outboxProperty({ markBeforeSend: true }), explorationBudget['outbox/mark-before-send']);
-    expect(result.failed).toBe(true);
-    expect(String(result.errorInstance)).toMatch(/is marked published, but its message .* never reached the topic/);
-  }, explorationBudget.timeoutMs);
+  it(
+    'finds the lost event once entries are marked published before they are sent (the order publishOutboxEntries keeps)',
+    async () => {
+      const result = await fc.check(outboxProperty({ markBeforeSend: true }), explorationBudget['outbox/mark-before-send']);
+      expect(result.failed).toBe(true);
+      expect(String(result.errorInstance)).toMatch(/is marked published, but its message .* never reached the topic/);
+    },
+    explorationBudget.timeoutMs,
+  );
 });

@@ -33,7 +33,8 @@ export interface ExplorationProperty {
 
 export const explorationProperties: Readonly<Record<string, ExplorationProperty>> = {
   'order-flows': {
-    description: 'the order flows (order, payment, status, parking, applying parked items, the sweeper) under generated scenarios, schedules, write fates and crashes',
+    description:
+      'the order flows (order, payment, status, parking, applying parked items, the sweeper) under generated scenarios, schedules, write fates and crashes',
     check: checking(() => orderFlowsProperty()),
     expectsCounterexample: false,
   },
@@ -43,17 +44,20 @@ export const explorationProperties: Readonly<Record<string, ExplorationProperty>
     expectsCounterexample: true,
   },
   shipments: {
-    description: 'the shipment booking (first delivery, redelivery beside it after a lost lock, delayed-retry copies, an operator resubmit) and its reconciler under generated schedules, store and carrier fates, crashes and clock moves',
+    description:
+      'the shipment booking (first delivery, redelivery beside it after a lost lock, delayed-retry copies, an operator resubmit) and its reconciler under generated schedules, store and carrier fates, crashes and clock moves',
     check: checking(() => shipmentsProperty()),
     expectsCounterexample: false,
   },
   'shipments/reconciler-escalates-a-takeover': {
-    description: 'the same, with the defect of issue 24 (fixed in b0d3fe1) reintroduced in the world: the reconciler counts rounds against whatever in-progress record it re-reads',
+    description:
+      'the same, with the defect of issue 24 (fixed in b0d3fe1) reintroduced in the world: the reconciler counts rounds against whatever in-progress record it re-reads',
     check: checking(() => shipmentsProperty({ reconcilerBeforeB0d3fe1: true })),
     expectsCounterexample: true,
   },
   outbox: {
-    description: 'the outbox publisher (change-feed batches, retried and redelivered, two instances on a lost lease; the sweeper) under generated schedules, store write fates, send fates and crashes, against a broker with duplicate detection',
+    description:
+      'the outbox publisher (change-feed batches, retried and redelivered, two instances on a lost lease; the sweeper) under generated schedules, store write fates, send fates and crashes, against a broker with duplicate detection',
     check: checking(() => outboxProperty()),
     expectsCounterexample: false,
   },
@@ -63,7 +67,8 @@ export const explorationProperties: Readonly<Record<string, ExplorationProperty>
     expectsCounterexample: true,
   },
   intake: {
-    description: 'the HTTP intake (concurrent requests under one key with the same or another body, another key for the same order, client retries after a lost answer, crashes) under generated schedules and store write fates',
+    description:
+      'the HTTP intake (concurrent requests under one key with the same or another body, another key for the same order, client retries after a lost answer, crashes) under generated schedules and store write fates',
     check: checking(() => intakeProperty()),
     expectsCounterexample: false,
   },

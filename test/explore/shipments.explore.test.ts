@@ -51,16 +51,25 @@ const everyMove = [
 ];
 
 describe('the shipment booking and its reconciler, explored', () => {
-  it('every scenario and schedule ends with one carrier booking per order, the record completed exactly when the order holds its shipment id, nothing escalated over a booking, nothing left in progress, every dead letter explained', async () => {
-    const tally = new Map<string, number>();
-    const result = await fc.check(shipmentsProperty({}, tally), explorationBudget.shipments);
-    // The report names the seed and path to replay, the counterexample with the scheduler's order, and the timeline.
-    expect(result.failed, describeFailure(result)).toBe(false);
-    expect(result.numRuns).toBe(explorationBudget.shipments.numRuns);
-    // A world that stopped generating one of its moves would pass while exploring less: each must have happened.
-    const explored = Object.fromEntries(everyMove.map((move) => [move, tally.get(move) ?? 0]));
-    expect(Object.entries(explored).filter(([, n]) => n === 0).map(([move]) => move), JSON.stringify(explored)).toEqual([]);
-  }, explorationBudget.timeoutMs);
+  it(
+    'every scenario and schedule ends with one carrier booking per order, the record completed exactly when the order holds its shipment id, nothing escalated over a booking, nothing left in progress, every dead letter explained',
+    async () => {
+      const tally = new Map<string, number>();
+      const result = await fc.check(shipmentsProperty({}, tally), explorationBudget.shipments);
+      // The report names the seed and path to replay, the counterexample with the scheduler's order, and the timeline.
+      expect(result.failed, describeFailure(result)).toBe(false);
+      expect(result.numRuns).toBe(explorationBudget.shipments.numRuns);
+      // A world that stopped generating one of its moves would pass while exploring less: each must have happened.
+      const explored = Object.fromEntries(everyMove.map((move) => [move, tally.get(move) ?? 0]));
+      expect(
+        Object.entries(explored)
+          .filter(([, n]) => n === 0)
+          .map(([move]) => move),
+        JSON.stringify(explored),
+      ).toEqual([]);
+    },
+    explorationBudget.timeoutMs,
+  );
 
   // Counterexamples that long `npm run explore` runs found, replayed at their shrunk path so that each
   // schedule is checked on every run: a defect fixed in src/, or a model rule made exact.
@@ -82,16 +91,26 @@ describe('the shipment booking and its reconciler, explored', () => {
       seed: 42_261_206,
       path: '910:7:7:11:11:11:12',
     },
-  ])('replays $what (seed $seed)', async ({ seed, path }) => {
-    // Replayed at its path: the shrunk scenario with its scheduler's order (the few runs counted are the path's shrink steps).
-    const result = await fc.check(shipmentsProperty(), { seed, path, numRuns: 1 });
-    expect(result.failed, describeFailure(result)).toBe(false);
-    expect(result.numRuns).toBeGreaterThan(0);
-  }, explorationBudget.timeoutMs);
+  ])(
+    'replays $what (seed $seed)',
+    async ({ seed, path }) => {
+      // Replayed at its path: the shrunk scenario with its scheduler's order (the few runs counted are the path's shrink steps).
+      const result = await fc.check(shipmentsProperty(), { seed, path, numRuns: 1 });
+      expect(result.failed, describeFailure(result)).toBe(false);
+      expect(result.numRuns).toBeGreaterThan(0);
+    },
+    explorationBudget.timeoutMs,
+  );
 
-  it('finds the reconciler escalating a booking a live owner took over, once it counts rounds against any in-progress record it re-reads, as before b0d3fe1', async () => {
-    const result = await fc.check(shipmentsProperty({ reconcilerBeforeB0d3fe1: true }), explorationBudget['shipments/reconciler-escalates-a-takeover']);
-    expect(result.failed).toBe(true);
-    expect(String(result.errorInstance)).toMatch(/o\d's record is escalated \(not settled after \d reconcile rounds; .*\) while the carrier holds booking SHP-\d+ under its key/);
-  }, explorationBudget.timeoutMs);
+  it(
+    'finds the reconciler escalating a booking a live owner took over, once it counts rounds against any in-progress record it re-reads, as before b0d3fe1',
+    async () => {
+      const result = await fc.check(shipmentsProperty({ reconcilerBeforeB0d3fe1: true }), explorationBudget['shipments/reconciler-escalates-a-takeover']);
+      expect(result.failed).toBe(true);
+      expect(String(result.errorInstance)).toMatch(
+        /o\d's record is escalated \(not settled after \d reconcile rounds; .*\) while the carrier holds booking SHP-\d+ under its key/,
+      );
+    },
+    explorationBudget.timeoutMs,
+  );
 });

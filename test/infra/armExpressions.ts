@@ -195,7 +195,12 @@ function call(name: string, argNodes: Node[], scope: Scope): unknown {
     case 'length':
       return Array.isArray(a) || typeof a === 'string' ? a.length : Object.keys(a as object).length;
     case 'empty':
-      return a === null || a === '' || (Array.isArray(a) && a.length === 0) || (typeof a === 'object' && a !== null && !(a instanceof RuntimeValue) && Object.keys(a).length === 0);
+      return (
+        a === null ||
+        a === '' ||
+        (Array.isArray(a) && a.length === 0) ||
+        (typeof a === 'object' && a !== null && !(a instanceof RuntimeValue) && Object.keys(a).length === 0)
+      );
     case 'not':
       return !truthy(a);
     case 'and':
@@ -226,7 +231,11 @@ function call(name: string, argNodes: Node[], scope: Scope): unknown {
     case 'coalesce':
       return args.find((x) => x !== null && x !== undefined) ?? null;
     case 'contains':
-      return Array.isArray(a) ? a.some((x) => JSON.stringify(x) === JSON.stringify(b)) : typeof a === 'string' ? a.includes(String(b)) : Object.prototype.hasOwnProperty.call(a, String(b));
+      return Array.isArray(a)
+        ? a.some((x) => JSON.stringify(x) === JSON.stringify(b))
+        : typeof a === 'string'
+          ? a.includes(String(b))
+          : Object.prototype.hasOwnProperty.call(a, String(b));
     case 'union':
       return Object.assign({}, ...(args as object[]));
     case 'items':

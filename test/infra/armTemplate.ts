@@ -112,17 +112,15 @@ function expandResource(resource: TemplateResource, scope: Scope, module: string
   const name = String(evaluateValue(resource.name, scope));
   const { properties, ...rest } = resource;
   const body = evaluateValue({ ...rest, properties }, scope) as Record<string, unknown>;
-  return (
-    {
-      type: resource.type,
-      name,
-      module,
-      resourceGroup: scope.resourceGroup,
-      scope: resource.scope === undefined ? undefined : String(evaluateValue(resource.scope, scope)),
-      existing: resource.existing === true,
-      body,
-    }
-  );
+  return {
+    type: resource.type,
+    name,
+    module,
+    resourceGroup: scope.resourceGroup,
+    scope: resource.scope === undefined ? undefined : String(evaluateValue(resource.scope, scope)),
+    existing: resource.existing === true,
+    body,
+  };
 }
 
 function scopeFor(template: Template, given: Record<string, unknown>, resourceGroup: string, reference: Scope['reference']): Scope {

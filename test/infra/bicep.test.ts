@@ -20,7 +20,10 @@ const queueFile = JSON.parse(readFileSync('infra/servicebus-queues.json', 'utf8'
   operations: { deadLetterResubmitHorizonSeconds: number; inboxMarkerTtlSeconds: number; lockRenewalMaxSeconds: number; transientRetryBudgetSeconds: number };
 };
 const hostLockRenewalSeconds = () =>
-  timeSpanToMs((JSON.parse(readFileSync('host.json', 'utf8')) as { extensions: { serviceBus: { maxAutoLockRenewalDuration: string } } }).extensions.serviceBus.maxAutoLockRenewalDuration) / 1000;
+  timeSpanToMs(
+    (JSON.parse(readFileSync('host.json', 'utf8')) as { extensions: { serviceBus: { maxAutoLockRenewalDuration: string } } }).extensions.serviceBus
+      .maxAutoLockRenewalDuration,
+  ) / 1000;
 const userObjectId = '11111111-2222-3333-4444-555555555555';
 /** What azd always passes: the environment, its region, and the signing key the preprovision hook keeps in the environment. */
 const retryStateSigningKey = 'r'.repeat(64);
@@ -61,14 +64,18 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
 
   it('keeps every linter rule at error, except those with a comment above them that says why', () => {
     const lines = readFileSync('infra/bicepconfig.json', 'utf8').split('\n');
-    const below = lines.flatMap((line, i) => (/"level": "(off|warning|info)"/.test(line) ? [{ rule: line.trim(), explained: /^\s*\/\//.test(lines[i - 1] ?? '') }] : []));
+    const below = lines.flatMap((line, i) =>
+      /"level": "(off|warning|info)"/.test(line) ? [{ rule: line.trim(), explained: /^\s*\/\//.test(lines[i - 1] ?? '') }] : [],
+    );
     expect(below.filter((r) => !r.explained)).toEqual([]);
     expect(below.map((r) => /^"([a-z-]+)"/.exec(r.rule)?.[1])).toEqual(['use-recent-api-versions', 'use-recent-module-versions']);
   });
 
   it('uses only local modules, so it compiles offline', () => {
     // Modules and imports: a local file (from main.bicep under modules/, from a module beside it), never a registry.
-    const bicepSources = execFileSync('grep', ['-rhoE', "(module [a-zA-Z]+|import \\{[^}]+\\} from) '[^']+'", 'infra'], { encoding: 'utf8' }).trim().split('\n');
+    const bicepSources = execFileSync('grep', ['-rhoE', "(module [a-zA-Z]+|import \\{[^}]+\\} from) '[^']+'", 'infra'], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
     expect(bicepSources.length).toBeGreaterThan(3);
     for (const line of bicepSources) expect(line).toMatch(/'(modules\/)?[a-zA-Z]+\.bicep'$/);
   });
@@ -83,7 +90,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(props(queue).duplicateDetectionHistoryTimeWindow).toBe('PT10M');
     });
 
-    it('dead-letters expired messages and gives up after maxDeliveryCount, with the file\'s lock and time-to-live', () => {
+    it("dead-letters expired messages and gives up after maxDeliveryCount, with the file's lock and time-to-live", () => {
       const queue = props(one('Microsoft.ServiceBus/namespaces/queues'));
       expect(queue.deadLetteringOnMessageExpiration).toBe(true);
       expect(queue.maxDeliveryCount).toBe(orders.maxDeliveryCount);
@@ -92,7 +99,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect([queue.lockDuration, queue.defaultMessageTimeToLive]).toEqual(['PT1M', 'P14D']);
     });
 
-    it('caps what senders can pile up: the queue and the topic have a maximum size (a flood fills the broker, not the app\'s storage)', () => {
+    it("caps what senders can pile up: the queue and the topic have a maximum size (a flood fills the broker, not the app's storage)", () => {
       expect(props(one('Microsoft.ServiceBus/namespaces/queues')).maxSizeInMegabytes).toBe(5120);
       expect(props(one('Microsoft.ServiceBus/namespaces/topics')).maxSizeInMegabytes).toBe(5120);
       expect([orders.maxSizeInMegabytes, queueFile.topics['order-events']?.maxSizeInMegabytes]).toEqual([5120, 5120]);
@@ -104,7 +111,8 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(props(topic)).toMatchObject({ requiresDuplicateDetection: true, duplicateDetectionHistoryTimeWindow: 'PT10M', defaultMessageTimeToLive: 'P14D' });
       const subscriptions = of('Microsoft.ServiceBus/namespaces/topics/subscriptions');
       expect(subscriptions.map((s) => s.name.split('/').slice(-2).join('/')).sort()).toEqual(['order-events/audit', 'order-events/fulfilment']);
-      for (const subscription of subscriptions) expect(props(subscription)).toMatchObject({ lockDuration: 'PT1M', maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
+      for (const subscription of subscriptions)
+        expect(props(subscription)).toMatchObject({ lockDuration: 'PT1M', maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
       // audit keeps each order's events in order: a session per order.
       expect(Object.fromEntries(subscriptions.map((s) => [s.name.split('/').pop(), props(s).requiresSession]))).toEqual({ audit: true, fulfilment: false });
       // Events (addressed to nobody) reach both; a delayed-retry or resubmitted copy is addressed (`to`)
@@ -141,7 +149,14 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       const container = props(containerNamed('orders')).resource as { indexingPolicy: Record<string, unknown> };
       expect(container.indexingPolicy.excludedPaths).toEqual([{ path: '/*' }]);
       expect(container.indexingPolicy.includedPaths).toEqual(
-        expect.arrayContaining([{ path: '/docType/?' }, { path: '/messageId/?' }, { path: '/state/?' }, { path: '/parkedAt/?' }, { path: '/createdAt/?' }, { path: '/leaseExpiresAt/?' }]),
+        expect.arrayContaining([
+          { path: '/docType/?' },
+          { path: '/messageId/?' },
+          { path: '/state/?' },
+          { path: '/parkedAt/?' },
+          { path: '/createdAt/?' },
+          { path: '/leaseExpiresAt/?' },
+        ]),
       );
     });
 
@@ -198,11 +213,11 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(appSettings()).not.toHaveProperty('COSMOS_KEY');
     });
 
-    it('samples nothing: the host\'s exporter and the worker\'s distro read OTEL_TRACES_SAMPLER (host.json\'s samplingSettings are not read in OpenTelemetry mode)', () => {
+    it("samples nothing: the host's exporter and the worker's distro read OTEL_TRACES_SAMPLER (host.json's samplingSettings are not read in OpenTelemetry mode)", () => {
       expect(appSettings()).toMatchObject({ OTEL_TRACES_SAMPLER: 'microsoft.fixed_percentage', OTEL_TRACES_SAMPLER_ARG: '1.0' });
     });
 
-    it('gives the outbox publisher\'s Cosmos DB trigger an identity connection and the names its bindings resolve', () => {
+    it("gives the outbox publisher's Cosmos DB trigger an identity connection and the names its bindings resolve", () => {
       expect(appSettings()).toMatchObject({
         CosmosDbConnection__accountEndpoint: appSettings().COSMOS_ENDPOINT,
         CosmosDbConnection__credential: 'managedidentity',
@@ -215,14 +230,19 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(parseNcrontab(schedule, 'sweepOutbox').nextRun(new Date('2026-12-01T10:01:00Z'))?.toISOString()).toBe('2026-12-01T10:01:30.000Z');
     });
 
-    it('gives the sweeper\'s timer a six-field NCRONTAB schedule (the host will not start the function without it)', () => {
+    it("gives the sweeper's timer a six-field NCRONTAB schedule (the host will not start the function without it)", () => {
       const schedule = String(appSettings().PARKED_SWEEP_SCHEDULE);
       expect(parseNcrontab(schedule, 'sweepParkedItems').nextRun(new Date('2026-12-01T10:01:00Z'))?.toISOString()).toBe('2026-12-01T10:05:00.000Z');
     });
 
-    it('passes the app\'s own start-up validation, retention check included, with the deployed settings', () => {
+    it("passes the app's own start-up validation, retention check included, with the deployed settings", () => {
       // The platform resolves a Key Vault reference before the app reads it.
-      const resolved = (v: unknown) => (isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v).startsWith('@Microsoft.KeyVault(') ? 'resolved-secret-of-at-least-32-characters' : String(v));
+      const resolved = (v: unknown) =>
+        isRuntime(v)
+          ? 'https://cosmos.example.documents.azure.com:443/'
+          : String(v).startsWith('@Microsoft.KeyVault(')
+            ? 'resolved-secret-of-at-least-32-characters'
+            : String(v);
       const settings = Object.fromEntries(Object.entries(appSettings()).map(([k, v]) => [k, resolved(v)]));
       const loaded = loadSettings(settings);
       expect(loaded.queue).toEqual({
@@ -257,57 +277,111 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
 
   describe('shipments and the carrier key', () => {
     const settingsOf = (d: Deployment) =>
-      Object.fromEntries(((d.resources.find((r) => r.type === 'Microsoft.Web/sites')?.body.properties as { siteConfig: { appSettings: { name: string; value: unknown }[] } }).siteConfig.appSettings).map((s) => [s.name, s.value]));
+      Object.fromEntries(
+        (
+          d.resources.find((r) => r.type === 'Microsoft.Web/sites')?.body.properties as { siteConfig: { appSettings: { name: string; value: unknown }[] } }
+        ).siteConfig.appSettings.map((s) => [s.name, s.value]),
+      );
 
     it('keeps the key in a vault with RBAC authorization, soft delete and purge protection, and resolves it with the app identity', () => {
       const vault = one('Microsoft.KeyVault/vaults');
-      expect(props(vault)).toMatchObject({ enableRbacAuthorization: true, enableSoftDelete: true, enablePurgeProtection: true, softDeleteRetentionInDays: 90, sku: { family: 'A', name: 'standard' } });
+      expect(props(vault)).toMatchObject({
+        enableRbacAuthorization: true,
+        enableSoftDelete: true,
+        enablePurgeProtection: true,
+        softDeleteRetentionInDays: 90,
+        sku: { family: 'A', name: 'standard' },
+      });
       expect(props(vault)).not.toHaveProperty('accessPolicies');
       expect(props(one('Microsoft.Web/sites')).keyVaultReferenceIdentity).toEqual(expect.stringContaining('userAssignedIdentities'));
       // No carrier key given: no carrier secret in the template; the operator sets it. The retry state key is always written.
-      expect(of('Microsoft.KeyVault/vaults/secrets').map((r) => r.name)).toEqual([expect.stringMatching(/\/retry-state-signing-key$/), expect.stringMatching(/\/retry-state-signing-key-previous$/)]);
+      expect(of('Microsoft.KeyVault/vaults/secrets').map((r) => r.name)).toEqual([
+        expect.stringMatching(/\/retry-state-signing-key$/),
+        expect.stringMatching(/\/retry-state-signing-key-previous$/),
+      ]);
       const withKey = expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, carrierApiKey: 'k-123' });
       const secret = withKey.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults/secrets' && r.name.endsWith('/carrier-api-key'));
       expect(secret?.name).toMatch(/\/carrier-api-key$/);
       expect((secret?.body.properties as { value: unknown }).value).toBe('k-123');
     });
 
-    it('writes the retry state signing key it is given, with no default: each provision keeps the environment\'s key instead of drawing a new one', () => {
+    it("writes the retry state signing key it is given, with no default: each provision keeps the environment's key instead of drawing a new one", () => {
       const parameter = (JSON.parse(compiled) as { parameters: Record<string, Record<string, unknown>> }).parameters.retryStateSigningKey;
-      expect(parameter).toEqual({ type: 'securestring', minLength: 32, metadata: expect.objectContaining({ description: expect.stringContaining('preprovision') }) });
-      const secret = (d: Deployment, name: string) => (d.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults/secrets' && r.name.endsWith(`/${name}`))?.body.properties as { value: unknown }).value;
+      expect(parameter).toEqual({
+        type: 'securestring',
+        minLength: 32,
+        metadata: expect.objectContaining({ description: expect.stringContaining('preprovision') }),
+      });
+      const secret = (d: Deployment, name: string) =>
+        (d.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults/secrets' && r.name.endsWith(`/${name}`))?.body.properties as { value: unknown }).value;
       expect(secret(deployment, 'retry-state-signing-key')).toBe(retryStateSigningKey);
       expect(compiled).not.toMatch(/newGuid/);
     });
 
     it('holds the key before a rotation in retry-state-signing-key-previous (the current key when none is given), read by the app as RETRY_STATE_SIGNING_KEY_PREVIOUS', () => {
-      const secret = (d: Deployment, name: string) => (d.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults/secrets' && r.name.endsWith(`/${name}`))?.body.properties as { value: unknown }).value;
+      const secret = (d: Deployment, name: string) =>
+        (d.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults/secrets' && r.name.endsWith(`/${name}`))?.body.properties as { value: unknown }).value;
       expect(secret(deployment, 'retry-state-signing-key-previous')).toBe(retryStateSigningKey);
-      const rotating = expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, retryStateSigningKey: 'n'.repeat(64), retryStateSigningKeyPrevious: retryStateSigningKey });
-      expect([secret(rotating, 'retry-state-signing-key'), secret(rotating, 'retry-state-signing-key-previous')]).toEqual(['n'.repeat(64), retryStateSigningKey]);
-      expect(settingsOf(deployment).RETRY_STATE_SIGNING_KEY_PREVIOUS).toMatch(/^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=retry-state-signing-key-previous\)$/);
-      const resolved = Object.fromEntries(Object.entries(settingsOf(deployment)).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
+      const rotating = expandDeployment(JSON.parse(compiled), {
+        ...required,
+        principalId: userObjectId,
+        retryStateSigningKey: 'n'.repeat(64),
+        retryStateSigningKeyPrevious: retryStateSigningKey,
+      });
+      expect([secret(rotating, 'retry-state-signing-key'), secret(rotating, 'retry-state-signing-key-previous')]).toEqual([
+        'n'.repeat(64),
+        retryStateSigningKey,
+      ]);
+      expect(settingsOf(deployment).RETRY_STATE_SIGNING_KEY_PREVIOUS).toMatch(
+        /^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=retry-state-signing-key-previous\)$/,
+      );
+      const resolved = Object.fromEntries(
+        Object.entries(settingsOf(deployment)).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]),
+      );
       const settings = loadSettings({ ...resolved, RETRY_STATE_SIGNING_KEY: 'n'.repeat(64), RETRY_STATE_SIGNING_KEY_PREVIOUS: retryStateSigningKey });
       expect(settings.retry).toMatchObject({ stateSigningKey: 'n'.repeat(64), previousStateSigningKey: retryStateSigningKey });
     });
 
     it('without a carrier URL, deploys the shipment functions disabled, so their events wait on the subscription', () => {
-      expect(settingsOf(deployment)).toMatchObject({ 'AzureWebJobs.requestShipment.Disabled': 'true', 'AzureWebJobs.reconcileShipments.Disabled': 'true', FULFILMENT_SUBSCRIPTION_NAME: 'fulfilment' });
+      expect(settingsOf(deployment)).toMatchObject({
+        'AzureWebJobs.requestShipment.Disabled': 'true',
+        'AzureWebJobs.reconcileShipments.Disabled': 'true',
+        FULFILMENT_SUBSCRIPTION_NAME: 'fulfilment',
+      });
       expect(settingsOf(deployment)).not.toHaveProperty('CARRIER_API_URL');
     });
 
-    it('without a carrier URL, sets no Key Vault reference but the retry state key\'s (a secret always written, its role always granted): one the platform cannot resolve stays literal and would stop the app at start-up', () => {
+    it("without a carrier URL, sets no Key Vault reference but the retry state key's (a secret always written, its role always granted): one the platform cannot resolve stays literal and would stop the app at start-up", () => {
       // The platform leaves an unresolvable reference as its literal text (no secret yet, or no role on it).
-      const settings = Object.fromEntries(Object.entries(settingsOf(deployment)).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
-      expect(Object.entries(settings).filter(([, v]) => v.startsWith('@Microsoft.KeyVault(')).map(([k]) => k)).toEqual(['RETRY_STATE_SIGNING_KEY', 'RETRY_STATE_SIGNING_KEY_PREVIOUS']);
-      expect(() => loadSettings({ ...settings, RETRY_STATE_SIGNING_KEY: 'resolved-secret-of-at-least-32-characters', RETRY_STATE_SIGNING_KEY_PREVIOUS: 'resolved-secret-of-at-least-32-characters' })).not.toThrow();
+      const settings = Object.fromEntries(
+        Object.entries(settingsOf(deployment)).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]),
+      );
+      expect(
+        Object.entries(settings)
+          .filter(([, v]) => v.startsWith('@Microsoft.KeyVault('))
+          .map(([k]) => k),
+      ).toEqual(['RETRY_STATE_SIGNING_KEY', 'RETRY_STATE_SIGNING_KEY_PREVIOUS']);
+      expect(() =>
+        loadSettings({
+          ...settings,
+          RETRY_STATE_SIGNING_KEY: 'resolved-secret-of-at-least-32-characters',
+          RETRY_STATE_SIGNING_KEY_PREVIOUS: 'resolved-secret-of-at-least-32-characters',
+        }),
+      ).not.toThrow();
     });
 
     it('with a carrier URL, enables them with the URL, the reconciler schedule and the key reference', () => {
-      const withCarrier = settingsOf(expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' }));
-      expect(withCarrier).toMatchObject({ CARRIER_API_URL: 'https://api.carrier.example/v1/', CARRIER_API_KEY: expect.stringMatching(/^@Microsoft\.KeyVault\(/) });
+      const withCarrier = settingsOf(
+        expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' }),
+      );
+      expect(withCarrier).toMatchObject({
+        CARRIER_API_URL: 'https://api.carrier.example/v1/',
+        CARRIER_API_KEY: expect.stringMatching(/^@Microsoft\.KeyVault\(/),
+      });
       expect(Object.keys(withCarrier).filter((k) => k.endsWith('.Disabled'))).toEqual([]);
-      expect(parseNcrontab(String(withCarrier.SHIPMENT_RECONCILE_SCHEDULE), 'reconcileShipments').nextRun(new Date('2026-12-01T10:01:00Z'))?.toISOString()).toBe('2026-12-01T10:02:45.000Z');
+      expect(
+        parseNcrontab(String(withCarrier.SHIPMENT_RECONCILE_SCHEDULE), 'reconcileShipments').nextRun(new Date('2026-12-01T10:01:00Z'))?.toISOString(),
+      ).toBe('2026-12-01T10:02:45.000Z');
     });
   });
 
@@ -317,13 +391,20 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(compiled).not.toMatch(/AccountKey=|SharedAccessKey|primaryMasterKey|primaryKey/i);
     });
 
-    it('puts none in app settings: the only connection string is Application Insights\', which holds no secret, and the carrier key is a Key Vault reference', () => {
+    it("puts none in app settings: the only connection string is Application Insights', which holds no secret, and the carrier key is a Key Vault reference", () => {
       const withCarrier = expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' });
       const site = withCarrier.resources.find((r) => r.type === 'Microsoft.Web/sites')!;
       const settings = (props(site).siteConfig as { appSettings: { name: string; value: unknown }[] }).appSettings ?? [];
       const names = settings.map((s) => s.name);
-      expect(names.filter((n) => /KEY|SECRET|PASSWORD|CONNECTION_?STRING/i.test(n)).sort()).toEqual(['APPLICATIONINSIGHTS_CONNECTION_STRING', 'CARRIER_API_KEY', 'RETRY_STATE_SIGNING_KEY', 'RETRY_STATE_SIGNING_KEY_PREVIOUS']);
-      expect(settings.find((s) => s.name === 'RETRY_STATE_SIGNING_KEY')?.value).toMatch(/^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=retry-state-signing-key\)$/);
+      expect(names.filter((n) => /KEY|SECRET|PASSWORD|CONNECTION_?STRING/i.test(n)).sort()).toEqual([
+        'APPLICATIONINSIGHTS_CONNECTION_STRING',
+        'CARRIER_API_KEY',
+        'RETRY_STATE_SIGNING_KEY',
+        'RETRY_STATE_SIGNING_KEY_PREVIOUS',
+      ]);
+      expect(settings.find((s) => s.name === 'RETRY_STATE_SIGNING_KEY')?.value).toMatch(
+        /^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=retry-state-signing-key\)$/,
+      );
       expect(settings.find((s) => s.name === 'CARRIER_API_KEY')?.value).toMatch(/^@Microsoft\.KeyVault\(VaultName=kv-[a-z0-9]+;SecretName=carrier-api-key\)$/);
       expect(names).not.toContain('ServiceBusConnection');
     });
@@ -351,17 +432,33 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       return [
         ...live('Microsoft.Authorization/roleAssignments').map((r) => {
           const p = props(r);
-          return { to: who(p.principalId), role: roleName[String(p.roleDefinitionId).split('/').pop() ?? ''] ?? String(p.roleDefinitionId), scope: shortScope(r.scope), type: p.principalType };
+          return {
+            to: who(p.principalId),
+            role: roleName[String(p.roleDefinitionId).split('/').pop() ?? ''] ?? String(p.roleDefinitionId),
+            scope: shortScope(r.scope),
+            type: p.principalType,
+          };
         }),
         ...live('Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments').map((r) => {
           const p = props(r);
-          return { to: who(p.principalId), role: roleName[String(p.roleDefinitionId).split('/').pop() ?? ''] ?? String(p.roleDefinitionId), scope: shortScope(p.scope), type: undefined };
+          return {
+            to: who(p.principalId),
+            role: roleName[String(p.roleDefinitionId).split('/').pop() ?? ''] ?? String(p.roleDefinitionId),
+            scope: shortScope(p.scope),
+            type: undefined,
+          };
         }),
       ].sort((a, b) => `${a.to}${a.role}${a.scope}`.localeCompare(`${b.to}${b.role}${b.scope}`));
     };
     const grants = (d: Deployment) => grantsIn(d).map(({ to, role, scope }) => ({ to, role, scope }));
     const who = (principal: unknown) =>
-      principal === userObjectId ? 'deployer' : principal === operatorsObjectId ? 'operators' : isRuntime(principal) && /userAssignedIdentities|appIdentity/.test(String(principal)) ? 'app' : String(principal);
+      principal === userObjectId
+        ? 'deployer'
+        : principal === operatorsObjectId
+          ? 'operators'
+          : isRuntime(principal) && /userAssignedIdentities|appIdentity/.test(String(principal))
+            ? 'app'
+            : String(principal);
     const shortScope = (scope: unknown) => {
       const s = String(scope);
       const scopes: [RegExp, string][] = [
@@ -411,23 +508,39 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(grants(deploy({}))).toEqual(appGrants);
       // With a carrier, the platform resolves the key's reference with the app's identity: that one secret.
       expect(grants(deploy({ carrierApiUrl: 'https://api.carrier.example/v1/' }))).toEqual(
-        [...appGrants, { to: 'app', role: 'Key Vault Secrets User', scope: 'carrier key secret' }].sort((a, b) => `${a.to}${a.role}${a.scope}`.localeCompare(`${b.to}${b.role}${b.scope}`)),
+        [...appGrants, { to: 'app', role: 'Key Vault Secrets User', scope: 'carrier key secret' }].sort((a, b) =>
+          `${a.to}${a.role}${a.scope}`.localeCompare(`${b.to}${b.role}${b.scope}`),
+        ),
       );
     });
 
     it('gives the app no Service Bus Data Owner: no control-plane writes, no Manage claim (it can neither delete nor recreate its queue)', () => {
-      const roles = grants(deploy({ principalId: userObjectId, operatorPrincipalId: operatorsObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' })).map((g) => g.role);
+      const roles = grants(deploy({ principalId: userObjectId, operatorPrincipalId: operatorsObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' })).map(
+        (g) => g.role,
+      );
       expect(roles).not.toContain('Service Bus Data Owner');
       // Delayed retries go back to the queue, and the intake's OrderPlaced through the outbox: Send on the queue.
-      expect(grants(deploy({})).filter((g) => g.scope === 'orders queue').map((g) => g.role)).toEqual(['Service Bus Data Receiver', 'Service Bus Data Sender']);
+      expect(
+        grants(deploy({}))
+          .filter((g) => g.scope === 'orders queue')
+          .map((g) => g.role),
+      ).toEqual(['Service Bus Data Receiver', 'Service Bus Data Sender']);
     });
 
-    it('gives the operators what the runbook needs, on every entity, in every environment, as a group by default; the carrier key\'s secret to rotate it', () => {
+    it("gives the operators what the runbook needs, on every entity, in every environment, as a group by default; the carrier key's secret to rotate it", () => {
       const withOperators = deploy({ operatorPrincipalId: operatorsObjectId, grantDeployerDataAccess: false });
       expect(grants(withOperators).filter((g) => g.to === 'operators')).toEqual(runbookGrants('operators'));
-      expect(new Set(grantsIn(withOperators).filter((g) => g.to === 'operators' && g.type !== undefined).map((g) => g.type))).toEqual(new Set(['Group']));
+      expect(
+        new Set(
+          grantsIn(withOperators)
+            .filter((g) => g.to === 'operators' && g.type !== undefined)
+            .map((g) => g.type),
+        ),
+      ).toEqual(new Set(['Group']));
       const withCarrier = deploy({ operatorPrincipalId: operatorsObjectId, carrierApiUrl: 'https://api.carrier.example/v1/' });
-      expect(grants(withCarrier).filter((g) => g.to === 'operators' && g.scope === 'carrier key secret')).toEqual([{ to: 'operators', role: 'Key Vault Secrets Officer', scope: 'carrier key secret' }]);
+      expect(grants(withCarrier).filter((g) => g.to === 'operators' && g.scope === 'carrier key secret')).toEqual([
+        { to: 'operators', role: 'Key Vault Secrets Officer', scope: 'carrier key secret' },
+      ]);
     });
 
     it('gives the deploying principal the same data access only with grantDeployerDataAccess, and never a Key Vault role', () => {
@@ -444,18 +557,30 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     });
 
     it('uses the built-in role definitions by their fixed ids', () => {
-      for (const r of deploy({ principalId: userObjectId, operatorPrincipalId: operatorsObjectId }).resources.filter((x) => x.type === 'Microsoft.Authorization/roleAssignments' && !x.existing)) {
-        expect(String(props(r).roleDefinitionId)).toMatch(new RegExp(`^/subscriptions/${testSubscriptionId}/providers/Microsoft.Authorization/roleDefinitions/[0-9a-f-]{36}$`));
+      for (const r of deploy({ principalId: userObjectId, operatorPrincipalId: operatorsObjectId }).resources.filter(
+        (x) => x.type === 'Microsoft.Authorization/roleAssignments' && !x.existing,
+      )) {
+        expect(String(props(r).roleDefinitionId)).toMatch(
+          new RegExp(`^/subscriptions/${testSubscriptionId}/providers/Microsoft.Authorization/roleDefinitions/[0-9a-f-]{36}$`),
+        );
       }
     });
 
-    it('gives the deploying principal the type azd reports, so a pipeline\'s service principal can deploy', () => {
+    it("gives the deploying principal the type azd reports, so a pipeline's service principal can deploy", () => {
       const parameters = JSON.parse(readFileSync('infra/main.parameters.json', 'utf8')) as { parameters: Record<string, { value: string }> };
       expect(parameters.parameters.principalType?.value).toBe('${AZURE_PRINCIPAL_TYPE=User}');
-      const asPipeline = grantsIn(deploy({ principalId: userObjectId, principalType: 'ServicePrincipal' })).filter((g) => g.to === 'deployer' && g.type !== undefined);
+      const asPipeline = grantsIn(deploy({ principalId: userObjectId, principalType: 'ServicePrincipal' })).filter(
+        (g) => g.to === 'deployer' && g.type !== undefined,
+      );
       expect(asPipeline.length).toBe(5);
       expect(new Set(asPipeline.map((g) => g.type))).toEqual(new Set(['ServicePrincipal']));
-      expect(new Set(grantsIn(deploy({ principalId: userObjectId })).filter((g) => g.to === 'deployer' && g.type !== undefined).map((g) => g.type))).toEqual(new Set(['User']));
+      expect(
+        new Set(
+          grantsIn(deploy({ principalId: userObjectId }))
+            .filter((g) => g.to === 'deployer' && g.type !== undefined)
+            .map((g) => g.type),
+        ),
+      ).toEqual(new Set(['User']));
     });
 
     it('grants no one but the app anything when no principal id is given', () => {
@@ -464,7 +589,8 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
   });
 
   it('offers only regions with Flex Consumption, as an azd location', () => {
-    const location = (JSON.parse(compiled) as { parameters: Record<string, { allowedValues?: string[]; metadata?: { azd?: { type?: string } } }> }).parameters.location;
+    const location = (JSON.parse(compiled) as { parameters: Record<string, { allowedValues?: string[]; metadata?: { azd?: { type?: string } } }> }).parameters
+      .location;
     expect(location?.metadata?.azd?.type).toBe('location');
     expect(location?.allowedValues).toEqual(expect.arrayContaining(['westeurope', 'eastus', 'swedencentral', 'australiaeast']));
     expect(location?.allowedValues).not.toContain('eastus2euap');
@@ -473,12 +599,25 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
 
   it('turns basic (password) publishing off for FTP and SCM', () => {
     const policies = of('Microsoft.Web/sites/basicPublishingCredentialsPolicies');
-    expect(policies.map((p) => [p.name.split('/').pop(), props(p).allow]).sort()).toEqual([['ftp', false], ['scm', false]]);
+    expect(policies.map((p) => [p.name.split('/').pop(), props(p).allow]).sort()).toEqual([
+      ['ftp', false],
+      ['scm', false],
+    ]);
   });
 
   it('outputs what the azd environment and the postprovision hook need', () => {
     expect(Object.keys(deployment.outputs)).toEqual(
-      expect.arrayContaining(['AZURE_LOCATION', 'AZURE_RESOURCE_GROUP', 'SERVICEBUS_FULLY_QUALIFIED_NAMESPACE', 'ORDERS_QUEUE_NAME', 'COSMOS_ENDPOINT', 'COSMOS_LEASES_CONTAINER', 'ORDER_EVENTS_TOPIC_NAME', 'INBOX_MARKER_TTL_SECONDS', 'LOCK_RENEWAL_MAX_SECONDS']),
+      expect.arrayContaining([
+        'AZURE_LOCATION',
+        'AZURE_RESOURCE_GROUP',
+        'SERVICEBUS_FULLY_QUALIFIED_NAMESPACE',
+        'ORDERS_QUEUE_NAME',
+        'COSMOS_ENDPOINT',
+        'COSMOS_LEASES_CONTAINER',
+        'ORDER_EVENTS_TOPIC_NAME',
+        'INBOX_MARKER_TTL_SECONDS',
+        'LOCK_RENEWAL_MAX_SECONDS',
+      ]),
     );
     expect(deployment.outputs.AZURE_RESOURCE_GROUP).toBe('rg-ci');
     expect(deployment.outputs.INBOX_MARKER_TTL_SECONDS).toBe(queueFile.operations.inboxMarkerTtlSeconds);
@@ -486,7 +625,8 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
 
   describe('alerts, the action group and the workbook', () => {
     const logAlerts = () => of('Microsoft.Insights/scheduledQueryRules');
-    const criterion = (r: DeployedResource) => (props(r).criteria as { allOf: { query: string; threshold: number; operator: string; metricMeasureColumn: string }[] }).allOf[0]!;
+    const criterion = (r: DeployedResource) =>
+      (props(r).criteria as { allOf: { query: string; threshold: number; operator: string; metricMeasureColumn: string }[] }).allOf[0]!;
     const alertNamed = (name: string) => {
       const found = logAlerts().find((r) => r.name === `alert-orders-${name}`);
       expect(found, name).toBeDefined();
@@ -494,7 +634,15 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
     };
 
     it('raises one log alert per fault, on Application Insights, every 5 minutes, to the operators action group', () => {
-      expect(logAlerts().map((r) => r.name).sort()).toEqual(['conflict-or-invalid', 'duplicate-ratio', 'outbox-failed', 'outbox-lag', 'parked-item-rejected', 'parked-items-old', 'shipment-escalated'].map((n) => `alert-orders-${n}`));
+      expect(
+        logAlerts()
+          .map((r) => r.name)
+          .sort(),
+      ).toEqual(
+        ['conflict-or-invalid', 'duplicate-ratio', 'outbox-failed', 'outbox-lag', 'parked-item-rejected', 'parked-items-old', 'shipment-escalated'].map(
+          (n) => `alert-orders-${n}`,
+        ),
+      );
       const group = one('Microsoft.Insights/actionGroups');
       for (const alert of logAlerts()) {
         expect(props(alert)).toMatchObject({ enabled: true, evaluationFrequency: 'PT5M', autoMitigate: true });
@@ -511,7 +659,7 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(criterion(alert).query).toMatch(/name == "orders\.messages".*outcome in \("conflict", "invalid"\)/);
     });
 
-    it('fires on a duplicate ratio above the parameter, on the outbox lag above OUTBOX_LAG_ALERT_SECONDS (the app\'s setting too), on old parked items and on escalations', () => {
+    it("fires on a duplicate ratio above the parameter, on the outbox lag above OUTBOX_LAG_ALERT_SECONDS (the app's setting too), on old parked items and on escalations", () => {
       expect(criterion(alertNamed('duplicate-ratio'))).toMatchObject({ threshold: 20, metricMeasureColumn: 'percent' });
       expect(criterion(alertNamed('duplicate-ratio')).query).toContain('sumif(value, outcome == "duplicate")');
       expect(criterion(alertNamed('outbox-lag'))).toMatchObject({ threshold: 300, query: expect.stringContaining('name == "outbox.lag"') });
@@ -540,7 +688,12 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       const alert = one('Microsoft.Insights/metricAlerts');
       expect(String((props(alert).scopes as string[])[0])).toContain('Microsoft.ServiceBus/namespaces/');
       expect((props(alert).criteria as { allOf: unknown[] }).allOf).toEqual([
-        expect.objectContaining({ metricName: 'DeadletteredMessages', operator: 'GreaterThan', threshold: 0, dimensions: [{ name: 'EntityName', operator: 'Include', values: ['*'] }] }),
+        expect.objectContaining({
+          metricName: 'DeadletteredMessages',
+          operator: 'GreaterThan',
+          threshold: 0,
+          dimensions: [{ name: 'EntityName', operator: 'Include', values: ['*'] }],
+        }),
       ]);
     });
 
@@ -548,23 +701,32 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(props(one('Microsoft.Insights/actionGroups')).emailReceivers).toEqual([]);
       const withEmail = expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, alertEmail: 'ops@example.com' });
       const group = withEmail.resources.find((r) => r.type === 'Microsoft.Insights/actionGroups');
-      expect((group?.body.properties as { emailReceivers: unknown[] }).emailReceivers).toEqual([{ name: 'operator', emailAddress: 'ops@example.com', useCommonAlertSchema: true }]);
+      expect((group?.body.properties as { emailReceivers: unknown[] }).emailReceivers).toEqual([
+        { name: 'operator', emailAddress: 'ops@example.com', useCommonAlertSchema: true },
+      ]);
     });
 
     it('ships a workbook on Application Insights: outcome rates, the duplicate ratio, dead-letter depth, outbox lag', () => {
       const workbook = one('Microsoft.Insights/workbooks');
-      const data = JSON.parse(String(props(workbook).serializedData)) as { items: { name: string; content: { query?: string; metrics?: { metric: string }[] } }[] };
+      const data = JSON.parse(String(props(workbook).serializedData)) as {
+        items: { name: string; content: { query?: string; metrics?: { metric: string }[] } }[];
+      };
       expect(data.items.map((i) => i.name)).toEqual(['title', 'outcomes', 'duplicate-ratio', 'dead-letter-depth', 'outbox-lag']);
       expect(data.items.find((i) => i.name === 'dead-letter-depth')?.content.metrics?.[0]?.metric).toContain('DeadletteredMessages');
       for (const item of data.items.filter((i) => i.content.query)) expect(item.content.query).toMatch(/^customMetrics \| where name/);
     });
   });
 
-  describe('the intake\'s callers (intakeAuthEnabled)', () => {
+  describe("the intake's callers (intakeAuthEnabled)", () => {
     const intakeAppId = '0d3c7f4e-5b6a-4c2d-8e9f-a1b2c3d4e5f6';
-    const withAuth = () => expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, intakeAuthEnabled: true, intakeAuthClientId: intakeAppId });
+    const withAuth = () =>
+      expandDeployment(JSON.parse(compiled), { ...required, principalId: userObjectId, intakeAuthEnabled: true, intakeAuthClientId: intakeAppId });
     const settingsOf = (d: Deployment) =>
-      Object.fromEntries(((d.resources.find((r) => r.type === 'Microsoft.Web/sites')?.body.properties as { siteConfig: { appSettings: { name: string; value: unknown }[] } }).siteConfig.appSettings).map((s) => [s.name, s.value]));
+      Object.fromEntries(
+        (
+          d.resources.find((r) => r.type === 'Microsoft.Web/sites')?.body.properties as { siteConfig: { appSettings: { name: string; value: unknown }[] } }
+        ).siteConfig.appSettings.map((s) => [s.name, s.value]),
+      );
     const authSettings = (d: Deployment) => d.resources.filter((r) => r.type === 'Microsoft.Web/sites/config' && r.name.endsWith('/authsettingsV2'));
 
     it('off by default: no App Service authentication, and the app keeps one shared key scope (it trusts no x-ms-client-principal)', () => {
@@ -593,15 +755,19 @@ describe.runIf(suites.length > 0)('infra/main.bicep (Bicep CLI from NuGet)', () 
       expect(settingsOf(d).INTAKE_CALLER_IDENTITY).toBe('entra');
     });
 
-    it('on: the deployed settings pass the app\'s start-up validation with INTAKE_CALLER_IDENTITY=entra', () => {
-      const settings = Object.fromEntries(Object.entries(settingsOf(withAuth())).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]));
+    it("on: the deployed settings pass the app's start-up validation with INTAKE_CALLER_IDENTITY=entra", () => {
+      const settings = Object.fromEntries(
+        Object.entries(settingsOf(withAuth())).map(([k, v]) => [k, isRuntime(v) ? 'https://cosmos.example.documents.azure.com:443/' : String(v)]),
+      );
       // The platform resolves the retry state key's Key Vault reference before the app reads it.
       const resolvedKey = 'resolved-secret-of-at-least-32-characters';
-      expect(loadSettings({ ...settings, RETRY_STATE_SIGNING_KEY: resolvedKey, RETRY_STATE_SIGNING_KEY_PREVIOUS: resolvedKey }).intake.callerIdentity).toBe('entra');
+      expect(loadSettings({ ...settings, RETRY_STATE_SIGNING_KEY: resolvedKey, RETRY_STATE_SIGNING_KEY_PREVIOUS: resolvedKey }).intake.callerIdentity).toBe(
+        'entra',
+      );
     });
   });
 
-  it('outputs the HTTP intake\'s URL: the app\'s host name, the host\'s api prefix and submitOrder\'s route', () => {
+  it("outputs the HTTP intake's URL: the app's host name, the host's api prefix and submitOrder's route", () => {
     expect(String(deployment.outputs.ORDER_INTAKE_URL)).toMatch(/^https:\/\/.+\/api\/orders$/);
     const hostJson = JSON.parse(readFileSync('host.json', 'utf8')) as { extensions?: { http?: { routePrefix?: string } } };
     expect(hostJson.extensions?.http?.routePrefix).toBeUndefined(); // the default, api

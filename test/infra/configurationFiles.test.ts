@@ -26,7 +26,8 @@ describe('configuration files: the fields this project relies on', () => {
     expect(problems(config)).toEqual([]);
     const hooks = config.data?.hooks.preprovision;
     expect(hooks && Object.keys(hooks).sort()).toEqual(['posix', 'windows']);
-    for (const hook of Object.values(hooks ?? {})) expect(hook).toMatchObject({ run: 'node infra/hooks/ensureRetryStateSigningKey.cjs', interactive: false, continueOnError: false });
+    for (const hook of Object.values(hooks ?? {}))
+      expect(hook).toMatchObject({ run: 'node infra/hooks/ensureRetryStateSigningKey.cjs', interactive: false, continueOnError: false });
   });
 
   it('host.json: OpenTelemetry mode with no Application Insights section it would ignore, auto-complete on, a lock renewal period', () => {
@@ -46,7 +47,8 @@ describe('configuration files: the fields this project relies on', () => {
   });
 
   it('host.json renews locks for as long as the app assumes in its retention check', () => {
-    const renewal = (json('host.json') as { extensions: { serviceBus: { maxAutoLockRenewalDuration: string } } }).extensions.serviceBus.maxAutoLockRenewalDuration;
+    const renewal = (json('host.json') as { extensions: { serviceBus: { maxAutoLockRenewalDuration: string } } }).extensions.serviceBus
+      .maxAutoLockRenewalDuration;
     expect(timeSpanToMs(renewal) / 1000).toBe(settingDefaults.LOCK_RENEWAL_MAX_SECONDS);
     const queueFile = json('infra/servicebus-queues.json') as { operations: { lockRenewalMaxSeconds: number } };
     expect(queueFile.operations.lockRenewalMaxSeconds).toBe(settingDefaults.LOCK_RENEWAL_MAX_SECONDS);
@@ -92,15 +94,23 @@ describe('the postprovision hook (infra/hooks/writeLocalSettings.cjs)', () => {
   it('writes a local.settings.json with identity-based connections and no key, which the app accepts', () => {
     const settings = localSettingsFromAzd(env);
     expect(problems(localSettingsSchema.safeParse(settings))).toEqual([]);
-    expect(settings.Values).toMatchObject({ ServiceBusConnection__fullyQualifiedNamespace: 'sb-x.servicebus.windows.net', INBOX_MARKER_TTL_SECONDS: '2592000', LOCK_RENEWAL_MAX_SECONDS: '300' });
+    expect(settings.Values).toMatchObject({
+      ServiceBusConnection__fullyQualifiedNamespace: 'sb-x.servicebus.windows.net',
+      INBOX_MARKER_TTL_SECONDS: '2592000',
+      LOCK_RENEWAL_MAX_SECONDS: '300',
+    });
     expect(Object.keys(settings.Values).filter((k) => /KEY|SECRET/.test(k))).toEqual([]);
     expect(() => loadSettings(settings.Values)).not.toThrow();
     // The timer binding resolves %PARKED_SWEEP_SCHEDULE%: without it Core Tools would not start.
-    expect(parseNcrontab(String(settings.Values.PARKED_SWEEP_SCHEDULE), 'sweepParkedItems').nextRun(new Date('2026-12-01T10:01:00Z'))?.toISOString()).toBe('2026-12-01T10:05:00.000Z');
+    expect(parseNcrontab(String(settings.Values.PARKED_SWEEP_SCHEDULE), 'sweepParkedItems').nextRun(new Date('2026-12-01T10:01:00Z'))?.toISOString()).toBe(
+      '2026-12-01T10:05:00.000Z',
+    );
   });
 
   it('names what is missing when the environment was never provisioned', () => {
-    expect(() => localSettingsFromAzd({ AZURE_LOCATION: 'westeurope' })).toThrow(/lacks SERVICEBUS_FULLY_QUALIFIED_NAMESPACE, ORDERS_QUEUE_NAME, COSMOS_ENDPOINT/);
+    expect(() => localSettingsFromAzd({ AZURE_LOCATION: 'westeurope' })).toThrow(
+      /lacks SERVICEBUS_FULLY_QUALIFIED_NAMESPACE, ORDERS_QUEUE_NAME, COSMOS_ENDPOINT/,
+    );
   });
 
   it('keeps a copy of a local.settings.json it replaces, and makes none when nothing changes', () => {

@@ -33,11 +33,17 @@ describe.runIf(major >= 22)('the dependency rules npm run lint checks (.dependen
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), text);
   }
-  const cruise = (outputType: string) => spawnSync(process.execPath, [cli, 'src', 'functions', '--config', join(repoRoot, '.dependency-cruiser.cjs'), '--output-type', outputType], { cwd: root, encoding: 'utf8' });
+  const cruise = (outputType: string) =>
+    spawnSync(process.execPath, [cli, 'src', 'functions', '--config', join(repoRoot, '.dependency-cruiser.cjs'), '--output-type', outputType], {
+      cwd: root,
+      encoding: 'utf8',
+    });
   // The `err` output is what the lint prints, and the only one whose exit status counts the errors.
   const lint = cruise('err');
   const run = cruise('json');
-  const violations = (JSON.parse(run.stdout || '{"summary":{"violations":[]}}') as { summary: { violations: { rule: { name: string }; from: string; to: string }[] } }).summary.violations;
+  const violations = (
+    JSON.parse(run.stdout || '{"summary":{"violations":[]}}') as { summary: { violations: { rule: { name: string }; from: string; to: string }[] } }
+  ).summary.violations;
   const broken = violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`).sort();
 
   it('fails the lint', () => {

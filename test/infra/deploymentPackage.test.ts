@@ -22,7 +22,12 @@ function walk(dir: string, root = dir, into: string[] = []): string[] {
 // Read as packagedApp.test.ts reads it: symbolic links followed (a worktree's node_modules is one),
 // excluded folders never walked.
 const packaged = deploymentPackageFiles('.', readFileSync('.funcignore', 'utf8'));
-const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as { main: string; scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> };
+const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as {
+  main: string;
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
 const sources = (dir: string) => walk(dir, '.').filter((p) => p.endsWith('.ts'));
 
 describe('the deployment package (.funcignore, remote build)', () => {
@@ -31,7 +36,7 @@ describe('the deployment package (.funcignore, remote build)', () => {
     expect(azureYaml.services.api.remoteBuild).toBe(true);
   });
 
-  it('holds the app\'s sources and what the remote build needs to install and compile them', () => {
+  it("holds the app's sources and what the remote build needs to install and compile them", () => {
     expect(packaged).toEqual(expect.arrayContaining(['host.json', 'package.json', 'package-lock.json', 'tsconfig.json']));
     for (const file of [...sources('src'), ...sources('functions')]) expect(packaged, file).toContain(file);
     expect(packageJson.scripts.build).toBe('tsc -p tsconfig.json');
@@ -41,9 +46,16 @@ describe('the deployment package (.funcignore, remote build)', () => {
   });
 
   it('holds nothing of this machine or of development: no node_modules, build output, settings, tests or tools', () => {
-    const outsiders = packaged.filter((p) => /^(node_modules|dist|dev|emulators|test|bench|tools|infra|docs|coverage|\.ci|\.azure)\//.test(p) || /^local\.settings/.test(p));
+    const outsiders = packaged.filter(
+      (p) => /^(node_modules|dist|dev|emulators|test|bench|tools|infra|docs|coverage|\.ci|\.azure)\//.test(p) || /^local\.settings/.test(p),
+    );
     expect(outsiders).toEqual([]);
-    expect(packaged.every((p) => /^(src|functions)\/.*\.ts$/.test(p) || ['host.json', 'package.json', 'package-lock.json', 'tsconfig.json', '.funcignore'].includes(p)), packaged.join('\n')).toBe(true);
+    expect(
+      packaged.every(
+        (p) => /^(src|functions)\/.*\.ts$/.test(p) || ['host.json', 'package.json', 'package-lock.json', 'tsconfig.json', '.funcignore'].includes(p),
+      ),
+      packaged.join('\n'),
+    ).toBe(true);
   });
 
   // The sources and the lockfile the remote build installs from (about 1.2 MB now, half of it the

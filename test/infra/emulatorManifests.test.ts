@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 
 type Manifest = { name: string; private?: boolean; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
 
-const emulators = readdirSync('emulators', { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+const emulators = readdirSync('emulators', { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
+  .sort();
 const root = JSON.parse(readFileSync('package.json', 'utf8')) as Manifest & { workspaces?: string[] };
 const manifestOf = (name: string) => JSON.parse(readFileSync(join('emulators', name, 'package.json'), 'utf8')) as Manifest;
 
@@ -30,14 +33,14 @@ function packagesImportedBy(file: string): string[] {
 
 const importsOf = (files: readonly string[]) => [...new Set(files.flatMap(packagesImportedBy))].sort();
 
-describe('the stand-ins\' manifests (emulators/*/package.json)', () => {
+describe("the stand-ins' manifests (emulators/*/package.json)", () => {
   it('are the workspaces of the repository, each private', () => {
     expect(root.workspaces).toEqual(['emulators/*']);
     expect(emulators.length).toBeGreaterThanOrEqual(6);
     for (const name of emulators) expect(manifestOf(name), name).toMatchObject({ name: `@idempotent-order-consumer/${name}`, private: true });
   });
 
-  it.each(emulators)('%s declares every package its code imports, and its tests\' in its devDependencies', (name) => {
+  it.each(emulators)("%s declares every package its code imports, and its tests' in its devDependencies", (name) => {
     const manifest = manifestOf(name);
     const all = sourceFiles(join('emulators', name));
     const code = all.filter((f) => !f.includes(`${join('emulators', name, 'test')}`));

@@ -17,7 +17,12 @@ export function runStep(command: string, args: readonly string[], options: { cwd
     child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.on('error', reject);
     child.on('close', (code) =>
-      resolve({ command: [command, ...args].join(' '), exitCode: code ?? -1, output: Buffer.concat(chunks).toString('utf8'), durationMs: performance.now() - startedAt }),
+      resolve({
+        command: [command, ...args].join(' '),
+        exitCode: code ?? -1,
+        output: Buffer.concat(chunks).toString('utf8'),
+        durationMs: performance.now() - startedAt,
+      }),
     );
   });
 }

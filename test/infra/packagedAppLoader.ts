@@ -17,7 +17,9 @@ for (const file of filesMatching(appRoot, main)) {
   const before = registeredFunctions().length;
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the worker loads the app with require, and so do we
   require(file);
-  registered[relative(appRoot, file).split(sep).join('/')] = registeredFunctions().slice(before).map((fn) => fn.metadata.name);
+  registered[relative(appRoot, file).split(sep).join('/')] = registeredFunctions()
+    .slice(before)
+    .map((fn) => fn.metadata.name);
 }
 process.stdout.write(`${JSON.stringify(registered)}\n`);
 // The app's clients keep no socket open before a first call, but a timer or a telemetry exporter

@@ -19,7 +19,7 @@ if (suites.length === 0) {
   console.log(
     schemasDir
       ? `Published-schema checks: skipped because ${schemasDir} lacks ${missing.join(', ')}`
-      : 'Published-schema checks: skipped because SCHEMAS_DIR is not set (the project\'s own checks in configurationFiles.test.ts still run)',
+      : "Published-schema checks: skipped because SCHEMAS_DIR is not set (the project's own checks in configurationFiles.test.ts still run)",
   );
 }
 

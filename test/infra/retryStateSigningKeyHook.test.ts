@@ -43,7 +43,7 @@ describe('the preprovision hook (infra/hooks/ensureRetryStateSigningKey.cjs)', (
     expect(a.values.RETRY_STATE_SIGNING_KEY).not.toBe(b.values.RETRY_STATE_SIGNING_KEY);
   });
 
-  it('keeps a key that is already there (set by an operator, or a pipeline\'s secret variable), and never touches the previous one', () => {
+  it("keeps a key that is already there (set by an operator, or a pipeline's secret variable), and never touches the previous one", () => {
     const env = environment({ RETRY_STATE_SIGNING_KEY: 'o'.repeat(40), RETRY_STATE_SIGNING_KEY_PREVIOUS: 'p'.repeat(40) });
     expect(provideRetryStateSigningKey(env)).toBe('kept');
     expect(env.sets).toEqual([]);
@@ -57,7 +57,9 @@ describe('the preprovision hook (infra/hooks/ensureRetryStateSigningKey.cjs)', (
   });
 
   it('stops the provision, naming the setting, when a key or the previous key is shorter than the app accepts', () => {
-    expect(() => provideRetryStateSigningKey(environment({ RETRY_STATE_SIGNING_KEY: 'short' }))).toThrow(/RETRY_STATE_SIGNING_KEY is 5 characters: it must be at least 32/);
+    expect(() => provideRetryStateSigningKey(environment({ RETRY_STATE_SIGNING_KEY: 'short' }))).toThrow(
+      /RETRY_STATE_SIGNING_KEY is 5 characters: it must be at least 32/,
+    );
     const env = environment({ RETRY_STATE_SIGNING_KEY_PREVIOUS: 'p'.repeat(31) });
     expect(() => provideRetryStateSigningKey(env)).toThrow(/RETRY_STATE_SIGNING_KEY_PREVIOUS is 31 characters: it must be at least 32/);
     expect(env.sets).toEqual([]);
@@ -65,7 +67,9 @@ describe('the preprovision hook (infra/hooks/ensureRetryStateSigningKey.cjs)', (
 
   it('draws none in a pipeline (its environment lasts one run, so a drawn key would change every run): it asks for a secret variable, and keeps one given', () => {
     const env = environment();
-    expect(() => provideRetryStateSigningKey(env, { inPipeline: true })).toThrow(/RETRY_STATE_SIGNING_KEY is not set\. In a pipeline, give it as a secret variable/);
+    expect(() => provideRetryStateSigningKey(env, { inPipeline: true })).toThrow(
+      /RETRY_STATE_SIGNING_KEY is not set\. In a pipeline, give it as a secret variable/,
+    );
     expect(env.sets).toEqual([]);
     expect(provideRetryStateSigningKey(environment({ RETRY_STATE_SIGNING_KEY: 'o'.repeat(64) }), { inPipeline: true })).toBe('kept');
     expect([{ TF_BUILD: 'True' }, { GITHUB_ACTIONS: 'true' }, { CI: '1' }, { CI: 'true' }].map(runsInPipeline)).toEqual([true, true, true, true]);
@@ -84,10 +88,16 @@ describe('the preprovision hook (infra/hooks/ensureRetryStateSigningKey.cjs)', (
     );
     chmodSync(azd, 0o755);
     const run = () =>
-      spawnSync(process.execPath, ['infra/hooks/ensureRetryStateSigningKey.cjs'], { encoding: 'utf8', env: { PATH: `${dir}${delimiter}${process.env.PATH ?? ''}`, AZURE_ENV_NAME: 'prod' } });
+      spawnSync(process.execPath, ['infra/hooks/ensureRetryStateSigningKey.cjs'], {
+        encoding: 'utf8',
+        env: { PATH: `${dir}${delimiter}${process.env.PATH ?? ''}`, AZURE_ENV_NAME: 'prod' },
+      });
     const first = run();
     expect(first.status, first.stderr).toBe(0);
-    const recorded = readFileSync(calls, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    const recorded = readFileSync(calls, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[]);
     expect(recorded[0]).toEqual(['env', 'get-values', '--output', 'json', '--environment', 'prod']);
     expect(recorded[1]?.slice(0, 3)).toEqual(['env', 'set', 'RETRY_STATE_SIGNING_KEY']);
     expect(recorded[1]?.[3]).toMatch(/^[0-9a-f]{64}$/);

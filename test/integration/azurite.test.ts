@@ -42,7 +42,12 @@ describe('Azurite for the Functions host (tools/azurite.cjs, as npm start and np
   it('is wanted for UseDevelopmentStorage=true (the sample settings), in any case and with a trailing semicolon, and only then', () => {
     expect(sampleStorage).toBe('UseDevelopmentStorage=true');
     expect([sampleStorage, 'usedevelopmentstorage=true;', ' UseDevelopmentStorage=true '].map(wantsDevelopmentStorage)).toEqual([true, true, true]);
-    expect(['', undefined, 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=k', 'UseDevelopmentStorage=false'].map(wantsDevelopmentStorage)).toEqual([false, false, false, false]);
+    expect(['', undefined, 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=k', 'UseDevelopmentStorage=false'].map(wantsDevelopmentStorage)).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('reads the host storage setting as Core Tools does: the environment first, then local.settings.json', () => {
@@ -50,14 +55,20 @@ describe('Azurite for the Functions host (tools/azurite.cjs, as npm start and np
     expect(hostStorageSetting(appRoot, {})).toBeUndefined();
     writeFileSync(join(appRoot, 'local.settings.json'), JSON.stringify({ Values: { AzureWebJobsStorage: 'UseDevelopmentStorage=true' } }));
     expect(hostStorageSetting(appRoot, {})).toBe('UseDevelopmentStorage=true');
-    expect(hostStorageSetting(appRoot, { AzureWebJobsStorage: 'DefaultEndpointsProtocol=https;AccountName=a' })).toBe('DefaultEndpointsProtocol=https;AccountName=a');
+    expect(hostStorageSetting(appRoot, { AzureWebJobsStorage: 'DefaultEndpointsProtocol=https;AccountName=a' })).toBe(
+      'DefaultEndpointsProtocol=https;AccountName=a',
+    );
     writeFileSync(join(appRoot, 'local.settings.json'), '{ not json');
     expect(() => hostStorageSetting(appRoot, {})).toThrow(/local\.settings\.json is not valid JSON/);
   });
 
   it('starts nothing when the host storage is a real account', async () => {
     const ports = { blob: await freePort(), queue: await freePort(), table: await freePort() };
-    const handle = await ensureAzurite({ storage: 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=k', location: mkdtempSync(join(tmpdir(), 'azurite-')), ports });
+    const handle = await ensureAzurite({
+      storage: 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=k',
+      location: mkdtempSync(join(tmpdir(), 'azurite-')),
+      ports,
+    });
     expect(handle.state).toBe('not-needed');
     expect(await accepts(ports.blob)).toBe(false);
   });
@@ -67,13 +78,15 @@ describe('Azurite for the Functions host (tools/azurite.cjs, as npm start and np
     const queue = await listen(squatter);
     try {
       const ports = { blob: await freePort(), queue, table: await freePort() };
-      await expect(ensureAzurite({ storage: sampleStorage, location: mkdtempSync(join(tmpdir(), 'azurite-')), ports })).rejects.toThrow(`${queue} (queue) is taken by something else`);
+      await expect(ensureAzurite({ storage: sampleStorage, location: mkdtempSync(join(tmpdir(), 'azurite-')), ports })).rejects.toThrow(
+        `${queue} (queue) is taken by something else`,
+      );
     } finally {
       await new Promise((resolve) => squatter.close(resolve));
     }
   });
 
-  it('starts Azurite on the well-known ports, which the Storage SDK reaches with the sample settings\' UseDevelopmentStorage=true; a second start reuses it; stop frees the ports', async () => {
+  it("starts Azurite on the well-known ports, which the Storage SDK reaches with the sample settings' UseDevelopmentStorage=true; a second start reuses it; stop frees the ports", async () => {
     const location = mkdtempSync(join(tmpdir(), 'azurite-'));
     const lines: string[] = [];
     const handle = await ensureAzurite({ storage: sampleStorage, location, log: (line) => lines.push(line) });

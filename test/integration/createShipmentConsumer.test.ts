@@ -57,7 +57,11 @@ describe('createShipmentConsumer: the consumer built from settings', () => {
     // The stand-in answers 401 to any other key, so a booking proves the key was sent.
     expect(carrier.bookings().filter((b) => b.orderReference === delivery.orderId)).toHaveLength(1);
     const record = await recordOf(delivery);
-    expect(record).toMatchObject({ state: 'completed', startedAt: clock.now().toISOString(), leaseExpiresAt: new Date(clock.now().getTime() + 90_000).toISOString() });
+    expect(record).toMatchObject({
+      state: 'completed',
+      startedAt: clock.now().toISOString(),
+      leaseExpiresAt: new Date(clock.now().getTime() + 90_000).toISOString(),
+    });
     expect(log.lines.map((l) => l.record.event)).toEqual(['shipment-message']);
     const { resourceMetrics } = await reader.collect();
     const counted = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === 'orders.messages');
@@ -86,7 +90,9 @@ describe('createShipmentConsumer: the consumer built from settings', () => {
       thrown = error;
     }
     expect(thrown).toBeInstanceOf(ConfigurationError);
-    expect((thrown as ConfigurationError).problems).toEqual([{ setting: 'CARRIER_API_URL', problem: 'is required by requestShipment and reconcileShipments (the carrier API they book with)' }]);
+    expect((thrown as ConfigurationError).problems).toEqual([
+      { setting: 'CARRIER_API_URL', problem: 'is required by requestShipment and reconcileShipments (the carrier API they book with)' },
+    ]);
   });
 
   it('takes a given carrier client instead of building one, so CARRIER_API_URL is then not needed', () => {

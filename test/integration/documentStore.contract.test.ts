@@ -107,7 +107,11 @@ describe.each([
     it('finds by docType and plain fields in one partition, with etags a replace accepts', async () => {
       const store = storeOf();
       const [a, b] = [randomUUID(), randomUUID()];
-      await store.commit(a, [create(doc(a, 'p1', { docType: 'parked', state: 'parked', at: '2026-01-01' })), create(doc(a, 'p2', { docType: 'parked', state: 'applied', at: '2026-01-02' })), create(doc(a, 'x', { docType: 'order', state: 'parked' }))]);
+      await store.commit(a, [
+        create(doc(a, 'p1', { docType: 'parked', state: 'parked', at: '2026-01-01' })),
+        create(doc(a, 'p2', { docType: 'parked', state: 'applied', at: '2026-01-02' })),
+        create(doc(a, 'x', { docType: 'order', state: 'parked' })),
+      ]);
       await store.commit(b, [create(doc(b, 'p1', { docType: 'parked', state: 'parked', at: '2026-01-01' }))]);
       const found = await store.find<{ id: string; orderId: string }>({ docType: 'parked', partitionKey: a, equals: { state: 'parked' } });
       expect(found.map((f) => [f.document.orderId, f.document.id])).toEqual([[a, 'p1']]);
@@ -118,9 +122,16 @@ describe.each([
       const store = storeOf();
       const tag = randomUUID();
       const [a, b] = [randomUUID(), randomUUID()];
-      await store.commit(a, [create(doc(a, 'old', { docType: 'sweepable', tag, at: '2026-01-01T00:00:00Z' })), create(doc(a, 'new', { docType: 'sweepable', tag, at: '2026-03-01T00:00:00Z' }))]);
+      await store.commit(a, [
+        create(doc(a, 'old', { docType: 'sweepable', tag, at: '2026-01-01T00:00:00Z' })),
+        create(doc(a, 'new', { docType: 'sweepable', tag, at: '2026-03-01T00:00:00Z' })),
+      ]);
       await store.commit(b, [create(doc(b, 'old', { docType: 'sweepable', tag, at: '2026-01-05T00:00:00Z' }))]);
-      const found = await store.find<{ id: string; orderId: string }>({ docType: 'sweepable', equals: { tag }, before: { field: 'at', value: '2026-02-01T00:00:00Z' } });
+      const found = await store.find<{ id: string; orderId: string }>({
+        docType: 'sweepable',
+        equals: { tag },
+        before: { field: 'at', value: '2026-02-01T00:00:00Z' },
+      });
       expect(found.map((f) => `${f.document.orderId === a ? 'a' : 'b'}/${f.document.id}`).sort()).toEqual(['a/old', 'b/old']);
     });
 
@@ -128,7 +139,8 @@ describe.each([
       const store = storeOf();
       const tag = randomUUID();
       const partitions = [randomUUID(), randomUUID(), randomUUID()];
-      for (const pk of partitions) await store.commit(pk, [create(doc(pk, 'a', { docType: 'limited', tag })), create(doc(pk, 'b', { docType: 'limited', tag }))]);
+      for (const pk of partitions)
+        await store.commit(pk, [create(doc(pk, 'a', { docType: 'limited', tag })), create(doc(pk, 'b', { docType: 'limited', tag }))]);
       expect(await store.find({ docType: 'limited', equals: { tag } })).toHaveLength(6);
       expect(await store.find({ docType: 'limited', equals: { tag }, limit: 4 })).toHaveLength(4);
       expect(await store.find({ docType: 'limited', equals: { tag }, limit: 1, partitionKey: partitions[0] })).toHaveLength(1);
@@ -145,7 +157,14 @@ describe.each([
         await store.commit(pk, [create(doc(pk, at, { docType: 'paged', tag, at }))]);
       }
       const page = (after?: string) =>
-        store.find<{ id: string; at: string }>({ docType: 'paged', equals: { tag }, orderBy: 'at', limit: 2, before: { field: 'at', value: '2026-01-05' }, ...(after ? { after: { field: 'at', value: after } } : {}) });
+        store.find<{ id: string; at: string }>({
+          docType: 'paged',
+          equals: { tag },
+          orderBy: 'at',
+          limit: 2,
+          before: { field: 'at', value: '2026-01-05' },
+          ...(after ? { after: { field: 'at', value: after } } : {}),
+        });
       const first = await page();
       expect(first.map((f) => f.document.at)).toEqual(['2026-01-01', '2026-01-02']);
       const second = await page('2026-01-02');
@@ -156,7 +175,9 @@ describe.each([
     });
 
     it('refuses a field name that is not a plain identifier, before it builds a query', async () => {
-      await expect(storeOf().find({ docType: 'x', equals: { 'state = 1 OR 1': 'y' } })).rejects.toThrow('query field "state = 1 OR 1" is not a plain identifier');
+      await expect(storeOf().find({ docType: 'x', equals: { 'state = 1 OR 1': 'y' } })).rejects.toThrow(
+        'query field "state = 1 OR 1" is not a plain identifier',
+      );
       await expect(storeOf().find({ docType: 'x', before: { field: 'a.b', value: 'y' } })).rejects.toThrow(RangeError);
     });
   });

@@ -78,7 +78,7 @@ async function post(caller: Record<string, string>, key: string, order: unknown)
 const typeOf = (answer: Answer) => String(answer.body.type ?? '').slice('urn:idempotent-order-consumer:problem:'.length);
 
 describe('two principals through the local host, INTAKE_CALLER_IDENTITY=entra', () => {
-  it('gives each principal its own answer for one Idempotency-Key, neither naming the other\'s order', async () => {
+  it("gives each principal its own answer for one Idempotency-Key, neither naming the other's order", async () => {
     const alice = principalHeaders(randomUUID());
     const bob = principalHeaders(randomUUID());
     const key = randomUUID();
@@ -97,7 +97,7 @@ describe('two principals through the local host, INTAKE_CALLER_IDENTITY=entra', 
     expect((await documentsOf(container, bobOrder)).map((d) => d.id).sort()).toEqual([`intake|${bobOrder}`, `outbox|OrderPlaced|${bobOrder}`]);
   });
 
-  it('answers a principal that sends another\'s order id (with the same key or its own) as for any id taken outside its scope: 409, no key, no response of the owner', async () => {
+  it("answers a principal that sends another's order id (with the same key or its own) as for any id taken outside its scope: 409, no key, no response of the owner", async () => {
     const alice = principalHeaders(randomUUID());
     const bob = principalHeaders(randomUUID());
     const [key, bobKey] = [randomUUID(), randomUUID()];

@@ -48,7 +48,8 @@ describe('OrderConsumer', () => {
       await deliver();
       return { reads: store.reads, commits: store.commits };
     };
-    const consume = (messageId: string, deliveryCount: number, sequenceNumber: number, body: unknown) => consumer.consume(envelope(messageId, deliveryCount, sequenceNumber), body, new RecordingLog());
+    const consume = (messageId: string, deliveryCount: number, sequenceNumber: number, body: unknown) =>
+      consumer.consume(envelope(messageId, deliveryCount, sequenceNumber), body, new RecordingLog());
 
     it('a new order: one batch, no read', async () => {
       const orderId = newOrderId();
@@ -97,10 +98,19 @@ describe('OrderConsumer', () => {
   it('records a conflict whose message has no MessageId (keyed by idempotency-key), though no rejection can name it', async () => {
     const orderId = newOrderId();
     await consumer.consume(envelope(`m-${orderId}`, 1, 500), orderPlaced(orderId), new RecordingLog());
-    const keyed = envelopeFromTriggerMetadata({ deliveryCount: 1, sequenceNumber: 501, subject: 'OrderPlaced', applicationProperties: { 'idempotency-key': `k-${orderId}` } });
+    const keyed = envelopeFromTriggerMetadata({
+      deliveryCount: 1,
+      sequenceNumber: 501,
+      subject: 'OrderPlaced',
+      applicationProperties: { 'idempotency-key': `k-${orderId}` },
+    });
     const result = await consumer.consume(keyed, orderPlaced(orderId, { customerId: 'other' }), new RecordingLog());
     expect(result.outcome.kind).toBe('conflict');
-    const conflicts = (await container.items.query({ query: "SELECT * FROM c WHERE c.orderId = @o AND c.docType = 'conflict'", parameters: [{ name: '@o', value: orderId }] }).fetchAll()).resources;
+    const conflicts = (
+      await container.items
+        .query({ query: "SELECT * FROM c WHERE c.orderId = @o AND c.docType = 'conflict'", parameters: [{ name: '@o', value: orderId }] })
+        .fetchAll()
+    ).resources;
     expect(conflicts).toEqual([expect.objectContaining({ dedupKey: `k-${orderId}`, existing: expect.objectContaining({ documentId: orderId }) })]);
   });
 
@@ -133,12 +143,10 @@ describe('OrderConsumer', () => {
     await consumer.consume(envelope(`m-${orderId}`, 3, 400), orderPlaced(orderId), log);
     const { resourceMetrics } = await reader.collect();
     const metric = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === 'orders.messages');
-    const count = (outcome: string) =>
-      metric?.dataPoints.find((p) => p.attributes.outcome === outcome && p.attributes.type === 'OrderPlaced')?.value;
+    const count = (outcome: string) => metric?.dataPoints.find((p) => p.attributes.outcome === outcome && p.attributes.type === 'OrderPlaced')?.value;
     expect(count('duplicate')).toBeGreaterThanOrEqual(2);
     expect(count('created')).toBeGreaterThanOrEqual(1);
     const histogram = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === 'orders.message.duration');
     expect(histogram?.descriptor.unit).toBe('ms');
   });
 });
-

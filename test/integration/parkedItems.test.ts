@@ -78,7 +78,13 @@ describe('parking on Cosmos DB (the stand-in, through the real SDK)', () => {
     await send(`m-${orderId}`, 'OrderPlaced', orderPlaced(orderId), log);
     expect((await parkedItemCount('applied')) ?? 0).toBe(before + 1);
     expect(await parkedItemCount('rejected', 'CurrencyMismatch')).toBeGreaterThanOrEqual(1);
-    expect(log.lines.find((l) => l.level === 'error')?.record).toMatchObject({ event: 'parked-item', outcome: 'rejected', reason: 'CurrencyMismatch', orderId, messageId: `usd-${orderId}` });
+    expect(log.lines.find((l) => l.level === 'error')?.record).toMatchObject({
+      event: 'parked-item',
+      outcome: 'rejected',
+      reason: 'CurrencyMismatch',
+      orderId,
+      messageId: `usd-${orderId}`,
+    });
   });
 
   it('runs the sweeper from settings: one line per run, an error line and a count per OrderNeverArrived', async () => {
@@ -94,7 +100,12 @@ describe('parking on Cosmos DB (the stand-in, through the real SDK)', () => {
     const log = new RecordingLog();
     const result = await sweeper.sweep(log);
     expect(result.rejected.map((r) => r.orderId)).toContain(orderId);
-    expect(log.lines.find((l) => l.level === 'error' && l.record.orderId === orderId)?.record).toMatchObject({ event: 'parked-item', outcome: 'rejected', source: 'sweep', reason: 'OrderNeverArrived' });
+    expect(log.lines.find((l) => l.level === 'error' && l.record.orderId === orderId)?.record).toMatchObject({
+      event: 'parked-item',
+      outcome: 'rejected',
+      source: 'sweep',
+      reason: 'OrderNeverArrived',
+    });
     expect(log.lines.find((l) => l.record.event === 'parked-sweep')?.record).toMatchObject({ horizonSeconds: 600, rejected: result.rejected.length });
     expect(await parkedItemCount('rejected', 'OrderNeverArrived')).toBeGreaterThanOrEqual(1);
     const { resourceMetrics } = await reader.collect();

@@ -26,11 +26,31 @@ describe('processOrder: permanent failures', () => {
       'SchemaViolation',
       /lines\[0\]\.quantity/,
     ],
-    ['an unknown currency', { body: orderPlaced(orderId, { currency: 'EURO' }), messageId: 'bad-currency', subject: 'OrderPlaced' }, 'SchemaViolation', /currency: must be an ISO 4217/],
-    ['an order id Cosmos cannot store', { body: orderPlaced('a/b'), messageId: 'bad-order-id', subject: 'OrderPlaced' }, 'SchemaViolation', /orderId: must not contain/],
-    ['an unknown message type', { body: orderPlaced(orderId), messageId: 'bad-type', subject: 'OrderShredded' }, 'UnknownMessageType', /"OrderShredded" is not one of/],
+    [
+      'an unknown currency',
+      { body: orderPlaced(orderId, { currency: 'EURO' }), messageId: 'bad-currency', subject: 'OrderPlaced' },
+      'SchemaViolation',
+      /currency: must be an ISO 4217/,
+    ],
+    [
+      'an order id Cosmos cannot store',
+      { body: orderPlaced('a/b'), messageId: 'bad-order-id', subject: 'OrderPlaced' },
+      'SchemaViolation',
+      /orderId: must not contain/,
+    ],
+    [
+      'an unknown message type',
+      { body: orderPlaced(orderId), messageId: 'bad-type', subject: 'OrderShredded' },
+      'UnknownMessageType',
+      /"OrderShredded" is not one of/,
+    ],
     ['no type at all', { body: orderPlaced(orderId), messageId: 'no-type' }, 'UnknownMessageType', /no subject, CloudEvents type or type field/],
-    ['an oversize body', { body: orderPlaced(orderId, { customerId: 'x'.repeat(300_000) }), messageId: 'too-big', subject: 'OrderPlaced' }, 'MessageTooLarge', /262144/],
+    [
+      'an oversize body',
+      { body: orderPlaced(orderId, { customerId: 'x'.repeat(300_000) }), messageId: 'too-big', subject: 'OrderPlaced' },
+      'MessageTooLarge',
+      /262144/,
+    ],
   ];
 
   it.each(cases)('rejects %s with a clear reason, writes no order document and records why', async (_name, send, code, reason) => {
@@ -60,7 +80,10 @@ describe('processOrder: permanent failures', () => {
 
     const resubmitted = new BrokerMessage({ body: 'still not json', messageId: 'poison-1', subject: 'OrderPlaced' });
     await deliver(app.fn, resubmitted);
-    expect(await rejectionFor('poison-1')).toMatchObject({ sequenceNumber: resubmitted.sequenceNumber, description: expect.stringContaining('still not json') });
+    expect(await rejectionFor('poison-1')).toMatchObject({
+      sequenceNumber: resubmitted.sequenceNumber,
+      description: expect.stringContaining('still not json'),
+    });
   });
 });
 
@@ -102,7 +125,12 @@ describe('processOrder: awkward dedup keys', () => {
   it.each(keys)('stores a payment keyed with %s under a valid id, and recognises its redelivery', async (_name, key) => {
     const orderId = newOrderId();
     await deliver(app.fn, new BrokerMessage({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' }));
-    const message = new BrokerMessage({ body: paymentReceived(orderId), messageId: 'ignored', subject: 'PaymentReceived', applicationProperties: { 'idempotency-key': key } });
+    const message = new BrokerMessage({
+      body: paymentReceived(orderId),
+      messageId: 'ignored',
+      subject: 'PaymentReceived',
+      applicationProperties: { 'idempotency-key': key },
+    });
     expect(outcomeLine(await deliver(app.fn, message))).toMatchObject({ outcome: 'created', dedupKey: key });
     expect(outcomeLine(await deliver(app.fn, message)).outcome).toBe('duplicate');
     const marker = (await documentsOf(app.container, orderId)).find((d) => d.docType === 'inbox');
@@ -116,7 +144,11 @@ describe('processOrder: CloudEvents', () => {
     const orderId = newOrderId();
     const event = { specversion: '1.0', id: 'evt-1', source: '/shop/orders', type: 'com.example.shop.OrderPlaced', data: orderPlaced(orderId) };
     const send = { body: event, messageId: 'transport-id-1', contentType: 'application/cloudevents+json; charset=utf-8' };
-    expect(outcomeLine(await deliver(app.fn, new BrokerMessage(send)))).toMatchObject({ outcome: 'created', dedupKey: '/shop/orders|evt-1', type: 'OrderPlaced' });
+    expect(outcomeLine(await deliver(app.fn, new BrokerMessage(send)))).toMatchObject({
+      outcome: 'created',
+      dedupKey: '/shop/orders|evt-1',
+      type: 'OrderPlaced',
+    });
     // A producer retry re-sends the event under a new MessageId: still the same event.
     expect(outcomeLine(await deliver(app.fn, new BrokerMessage({ ...send, messageId: 'transport-id-2' }))).outcome).toBe('duplicate');
   });
@@ -126,7 +158,12 @@ describe('processOrder: CloudEvents', () => {
     const send = {
       body: orderPlaced(orderId),
       messageId: 'transport-id-3',
-      applicationProperties: { 'cloudEvents:specversion': '1.0', 'cloudEvents:id': 'evt-9', 'cloudEvents:source': 'urn:shop', 'cloudEvents:type': 'shop.OrderPlaced' },
+      applicationProperties: {
+        'cloudEvents:specversion': '1.0',
+        'cloudEvents:id': 'evt-9',
+        'cloudEvents:source': 'urn:shop',
+        'cloudEvents:type': 'shop.OrderPlaced',
+      },
     };
     expect(outcomeLine(await deliver(app.fn, new BrokerMessage(send)))).toMatchObject({ outcome: 'created', dedupKey: 'urn:shop|evt-9', type: 'OrderPlaced' });
   });

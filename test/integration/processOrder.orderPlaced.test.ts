@@ -97,7 +97,12 @@ describe('processOrder: OrderPlaced', () => {
       expect(docs.filter((d) => d.docType === 'conflict')).toHaveLength(1);
       // Beside the conflict document, in the order's partition, naming the newest broker message rejected.
       const { resource: rejection } = await app.container.item(rejectionDocumentId(`m-${orderId}`), orderId).read();
-      expect(rejection).toMatchObject({ reason: 'PayloadConflict', messageId: `m-${orderId}`, messageOrderId: orderId, sequenceNumber: resends[1]!.sequenceNumber });
+      expect(rejection).toMatchObject({
+        reason: 'PayloadConflict',
+        messageId: `m-${orderId}`,
+        messageOrderId: orderId,
+        sequenceNumber: resends[1]!.sequenceNumber,
+      });
       expect(docs.filter((d) => d.docType === 'rejection')).toHaveLength(1);
       expect(rejection.description).toContain('differs from what is stored');
     });

@@ -59,7 +59,10 @@ describe('processOrder: PaymentReceived', () => {
     const first = await deliver(app.fn, early);
     expect(first.error).toBeUndefined();
     expect(outcomeLine(first)).toMatchObject({ outcome: 'parked', reason: expect.stringContaining(`parked as parked|payment|early-${orderId}`) });
-    expect((await documentsOf(app.container, orderId)).map((d) => [d.docType, d.state]).sort()).toEqual([['parked', 'parked'], ['parking-lot', 'open']]);
+    expect((await documentsOf(app.container, orderId)).map((d) => [d.docType, d.state]).sort()).toEqual([
+      ['parked', 'parked'],
+      ['parking-lot', 'open'],
+    ]);
 
     const placed = await deliver(app.fn, new BrokerMessage({ body: orderPlaced(orderId), messageId: `m-${orderId}`, subject: 'OrderPlaced' }));
     expect(outcomeLine(placed)).toMatchObject({ outcome: 'created', reason: 'with 1 parked item(s) applied, 0 rejected' });

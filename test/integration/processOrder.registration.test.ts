@@ -66,7 +66,13 @@ describe('trigger metadata as the host sends it', () => {
     const { context, inputs } = await programmingModel().getInvocationModel(coreContext).getArguments();
     const metadata = (context as { triggerMetadata: Record<string, unknown> }).triggerMetadata;
     expect(inputs).toEqual([{ orderId: 'o-1' }]);
-    expect(metadata).toMatchObject({ messageId: 'm-1', deliveryCount: 3, sequenceNumber: 42, enqueuedTimeUtc: '2026-11-30T08:00:00.000Z', subject: 'OrderPlaced' });
+    expect(metadata).toMatchObject({
+      messageId: 'm-1',
+      deliveryCount: 3,
+      sequenceNumber: 42,
+      enqueuedTimeUtc: '2026-11-30T08:00:00.000Z',
+      subject: 'OrderPlaced',
+    });
     expect(metadata).not.toHaveProperty('correlationId');
     expect(metadata.applicationProperties).toEqual({ 'idempotency-Key': 'k-1', tenantId: 't1' });
 

@@ -17,7 +17,13 @@ async function statusOf(orderId: string) {
 describe('processOrder: OrderStatusChanged', () => {
   it('applies versions that arrive out of order so that the newest wins, the rest counting as stale', async () => {
     const orderId = await placedOrder();
-    const arrivals: [number, string][] = [[3, 'Shipped'], [1, 'Paid'], [5, 'Delivered'], [2, 'Paid'], [4, 'Shipped']];
+    const arrivals: [number, string][] = [
+      [3, 'Shipped'],
+      [1, 'Paid'],
+      [5, 'Delivered'],
+      [2, 'Paid'],
+      [4, 'Shipped'],
+    ];
     const outcomes = [];
     for (const [version, status] of arrivals) outcomes.push(outcomeLine(await deliver(app.fn, statusChange(orderId, version, status))).outcome);
     expect(outcomes).toEqual(['created', 'stale', 'created', 'stale', 'stale']);
@@ -41,8 +47,18 @@ describe('processOrder: OrderStatusChanged', () => {
     expect(outcomeLine(result)).toMatchObject({ outcome: 'conflict', reason: expect.stringContaining('PayloadConflict: OrderStatusChanged for order') });
     expect(result.error).toBeDefined();
     expect(await statusOf(orderId)).toMatchObject({ status: 'Shipped', statusVersion: 2 });
-    const conflicts = (await app.container.items.query({ query: 'SELECT * FROM c WHERE c.orderId = @o AND c.docType = "conflict"', parameters: [{ name: '@o', value: orderId }] }).fetchAll()).resources;
-    expect(conflicts).toEqual([expect.objectContaining({ messageType: 'OrderStatusChanged', incoming: expect.objectContaining({ messageId: `other-${orderId}` }), existing: expect.objectContaining({ messageId: `s-${orderId}-2`, documentId: orderId }) })]);
+    const conflicts = (
+      await app.container.items
+        .query({ query: 'SELECT * FROM c WHERE c.orderId = @o AND c.docType = "conflict"', parameters: [{ name: '@o', value: orderId }] })
+        .fetchAll()
+    ).resources;
+    expect(conflicts).toEqual([
+      expect.objectContaining({
+        messageType: 'OrderStatusChanged',
+        incoming: expect.objectContaining({ messageId: `other-${orderId}` }),
+        existing: expect.objectContaining({ messageId: `s-${orderId}-2`, documentId: orderId }),
+      }),
+    ]);
   });
 
   it('keeps an older version stale even when its status differs', async () => {

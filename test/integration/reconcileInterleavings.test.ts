@@ -8,7 +8,17 @@ import { HttpCarrierClient, createShipmentReconciler, parseShipmentEvent, shipme
 import type { CarrierClient, LookupAnswer, ShipmentRecord } from '../../src/shipments/index.js';
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { RecordingLog } from '../support/recordingLog.js';
-import { Gate, GatedCarrier, TestClock, cosmosStore, httpCarrier, orderOf, redelivered, shipmentConsumer, storedOrderWithEvent } from '../support/shipmentHarness.js';
+import {
+  Gate,
+  GatedCarrier,
+  TestClock,
+  cosmosStore,
+  httpCarrier,
+  orderOf,
+  redelivered,
+  shipmentConsumer,
+  storedOrderWithEvent,
+} from '../support/shipmentHarness.js';
 import type { EventDelivery } from '../support/shipmentHarness.js';
 import { eventually } from '../support/waiting.js';
 
@@ -79,7 +89,9 @@ describe('the reconciler and an owner that takes the record over', () => {
     // One round already counted against the record (the carrier said "in flight"), one left before escalation.
     const delivery = await handedBack(unreachable());
     clock.advance(1);
-    expect((await reconciler(stuckCarrier(), { SHIPMENT_RECONCILE_MAX_ATTEMPTS: '2' }).reconcile(new RecordingLog())).items).toEqual([expect.objectContaining({ result: 'still-in-progress' })]);
+    expect((await reconciler(stuckCarrier(), { SHIPMENT_RECONCILE_MAX_ATTEMPTS: '2' }).reconcile(new RecordingLog())).items).toEqual([
+      expect.objectContaining({ result: 'still-in-progress' }),
+    ]);
     expect(await recordOf(delivery)).toMatchObject({ reconcileAttempts: 1 });
 
     // The reconciler's query returns the record (lease expired); its look-up waits.
@@ -125,7 +137,9 @@ describe('the reconciler and an owner that takes the record over', () => {
     expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress', owner: 'fulfilment/second', attempt: 2, reconcileAttempts: 0 });
 
     clock.advance(1);
-    expect((await reconciler(stuckCarrier(), { SHIPMENT_RECONCILE_MAX_ATTEMPTS: '2' }).reconcile(new RecordingLog())).items).toEqual([expect.objectContaining({ result: 'still-in-progress' })]);
+    expect((await reconciler(stuckCarrier(), { SHIPMENT_RECONCILE_MAX_ATTEMPTS: '2' }).reconcile(new RecordingLog())).items).toEqual([
+      expect.objectContaining({ result: 'still-in-progress' }),
+    ]);
     expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress', reconcileAttempts: 1 });
   });
 });

@@ -10,7 +10,18 @@ import { HttpCarrierClient, createShipmentReconciler, parseShipmentEvent, shipme
 import type { CarrierClient, ShipmentRecord } from '../../src/shipments/index.js';
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { RecordingLog } from '../support/recordingLog.js';
-import { GatedCarrier, ProcessKilled, ScriptedStore, TestClock, cosmosStore, httpCarrier, orderOf, redelivered, shipmentConsumer, storedOrderWithEvent } from '../support/shipmentHarness.js';
+import {
+  GatedCarrier,
+  ProcessKilled,
+  ScriptedStore,
+  TestClock,
+  cosmosStore,
+  httpCarrier,
+  orderOf,
+  redelivered,
+  shipmentConsumer,
+  storedOrderWithEvent,
+} from '../support/shipmentHarness.js';
 import type { EventDelivery } from '../support/shipmentHarness.js';
 import { TestMetricReader } from '../support/testMetricReader.js';
 
@@ -69,7 +80,12 @@ async function abandoned(where: 'before-call' | 'after-answer'): Promise<EventDe
     gated.killBeforeBook = true;
     gated.onKill = () => dying.kill();
   } else dying.killBeforeCommitOf = 'completed';
-  const result = await shipmentConsumer({ store: dying, carrier: gated, now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), { invocationId: 'dead' });
+  const result = await shipmentConsumer({ store: dying, carrier: gated, now: clock.now, leaseMs }).consume(
+    delivery.envelope,
+    delivery.body,
+    new RecordingLog(),
+    { invocationId: 'dead' },
+  );
   expect(result.outcome).toMatchObject({ kind: 'retry', cause: expect.any(ProcessKilled) });
   return delivery;
 }
@@ -108,12 +124,22 @@ describe('reconcileShipments', () => {
     expect(bookingsFor(delivery.orderId)).toHaveLength(1);
     expect(booking?.traceparent).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-/);
     expect((await orderOf(store, delivery.orderId))?.shipmentId).toBe(booking?.shipmentId);
-    expect(await recordOf(delivery)).toMatchObject({ state: 'completed', attempt: 2, owner: expect.stringMatching(/^reconciler\//), answer: { via: 'booking' } });
+    expect(await recordOf(delivery)).toMatchObject({
+      state: 'completed',
+      attempt: 2,
+      owner: expect.stringMatching(/^reconciler\//),
+      answer: { via: 'booking' },
+    });
     expect(log.lines.at(-1)?.record).toEqual({ event: 'shipment-reconcile', examined: 1, completed: 1 });
     expect(await counter('shipments.reconciled', 'completed')).toBe(1);
 
     // The event's next delivery finds the booking recorded.
-    const again = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), { invocationId: 'late' });
+    const again = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(
+      redelivered(delivery, 2).envelope,
+      delivery.body,
+      new RecordingLog(),
+      { invocationId: 'late' },
+    );
     expect(again).toMatchObject({ outcome: { kind: 'duplicate' }, shipmentId: booking?.shipmentId });
     expect(bookingsFor(delivery.orderId)).toHaveLength(1);
   });
@@ -136,17 +162,34 @@ describe('reconcileShipments', () => {
     clock.advance(leaseMs + 1);
     const first = await reconciler({ carrier: unreachable, maxAttempts: 1, budgetSeconds: 3600 }).reconcile(log);
     expect(first.items).toEqual([expect.objectContaining({ result: 'still-in-progress', reason: expect.stringContaining('the connection failed') })]);
-    expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress', reconcileAttempts: 0, carrierUnreachableSince: clock.now().toISOString(), lastError: expect.stringContaining('the connection failed') });
+    expect(await recordOf(delivery)).toMatchObject({
+      state: 'in-progress',
+      reconcileAttempts: 0,
+      carrierUnreachableSince: clock.now().toISOString(),
+      lastError: expect.stringContaining('the connection failed'),
+    });
     clock.advance(3600_000);
     const second = await reconciler({ carrier: unreachable, maxAttempts: 1, budgetSeconds: 3600 }).reconcile(log);
     expect(second.items).toEqual([expect.objectContaining({ result: 'escalated' })]);
-    expect(await recordOf(delivery)).toMatchObject({ state: 'escalated', reconcileAttempts: 0, escalation: { reason: expect.stringContaining('the carrier gave no answer for 3600 s') } });
+    expect(await recordOf(delivery)).toMatchObject({
+      state: 'escalated',
+      reconcileAttempts: 0,
+      escalation: { reason: expect.stringContaining('the carrier gave no answer for 3600 s') },
+    });
     const errorLine = log.lines.find((l) => l.level === 'error');
     expect(errorLine?.record).toMatchObject({ event: 'shipment', outcome: 'escalated', orderId: delivery.orderId });
     expect(await counter('shipments.escalations')).toBe(1);
 
-    const next = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), { invocationId: 'later' });
-    expect(next.outcome).toMatchObject({ kind: 'invalid', error: { code: 'ShipmentEscalated', description: expect.stringContaining(`npm run dlq -- shipments resolve ${delivery.orderId}`) } });
+    const next = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(
+      redelivered(delivery, 2).envelope,
+      delivery.body,
+      new RecordingLog(),
+      { invocationId: 'later' },
+    );
+    expect(next.outcome).toMatchObject({
+      kind: 'invalid',
+      error: { code: 'ShipmentEscalated', description: expect.stringContaining(`npm run dlq -- shipments resolve ${delivery.orderId}`) },
+    });
     expect(bookingsFor(delivery.orderId)).toHaveLength(0);
     // Escalated records are not the reconciler's any more.
     clock.advance(leaseMs + 1);
@@ -166,7 +209,12 @@ describe('reconcileShipments', () => {
 async function dlq(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const env = { COSMOS_ENDPOINT: process.env.COSMOS_ENDPOINT, COSMOS_KEY: process.env.COSMOS_KEY, COSMOS_DATABASE: container.database.id, COSMOS_ORDERS_CONTAINER: container.id };
+  const env = {
+    COSMOS_ENDPOINT: process.env.COSMOS_ENDPOINT,
+    COSMOS_KEY: process.env.COSMOS_KEY,
+    COSMOS_DATABASE: container.database.id,
+    COSMOS_ORDERS_CONTAINER: container.id,
+  };
   const code = await runDlqCli(args, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
@@ -185,7 +233,14 @@ describe('npm run dlq -- shipments', () => {
     const delivery = await escalated();
     const listed = await dlq('shipments', 'list', '--json');
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ orderId: delivery.orderId, state: 'escalated', reconcileAttempts: 0, reason: expect.stringContaining('the transient retry budget (TRANSIENT_RETRY_BUDGET_SECONDS)') })]);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({
+        orderId: delivery.orderId,
+        state: 'escalated',
+        reconcileAttempts: 0,
+        reason: expect.stringContaining('the transient retry budget (TRANSIENT_RETRY_BUDGET_SECONDS)'),
+      }),
+    ]);
     expect((await dlq('shipments', 'list')).stdout).toMatch(/1 shipment record\(s\)$/);
 
     const dry = await dlq('shipments', 'resolve', delivery.orderId, '--shipment-id', 'SHP-BYHAND', '--dry-run');
@@ -198,8 +253,16 @@ describe('npm run dlq -- shipments', () => {
     expect((await orderOf(store, delivery.orderId))?.shipmentId).toBe('SHP-BYHAND');
     expect(bookingsFor(delivery.orderId)).toHaveLength(0);
     // Settled now: a second resolution is refused, and the event's next delivery is a duplicate.
-    expect(await dlq('shipments', 'resolve', delivery.orderId, '--retry')).toMatchObject({ code: 1, stdout: expect.stringContaining('refused  no escalated or in-progress shipment record') });
-    const next = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(redelivered(delivery, 3).envelope, delivery.body, new RecordingLog(), { invocationId: 'x' });
+    expect(await dlq('shipments', 'resolve', delivery.orderId, '--retry')).toMatchObject({
+      code: 1,
+      stdout: expect.stringContaining('refused  no escalated or in-progress shipment record'),
+    });
+    const next = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(
+      redelivered(delivery, 3).envelope,
+      delivery.body,
+      new RecordingLog(),
+      { invocationId: 'x' },
+    );
     expect(next).toMatchObject({ outcome: { kind: 'duplicate' }, shipmentId: 'SHP-BYHAND' });
   });
 
@@ -223,13 +286,21 @@ describe('npm run dlq -- shipments', () => {
       expect((await consumer.consume(delivery.envelope, delivery.body, new RecordingLog(), { invocationId: 'first' })).outcome.kind).toBe('retry');
       clock.advance(1);
       const run = await reconciler({ carrier: httpCarrier(keeping) }).reconcile(new RecordingLog());
-      expect(run.items).toEqual([expect.objectContaining({ result: 'still-in-progress', reason: expect.stringContaining('keeps a 503 answer under this key') })]);
+      expect(run.items).toEqual([
+        expect.objectContaining({ result: 'still-in-progress', reason: expect.stringContaining('keeps a 503 answer under this key') }),
+      ]);
       expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress' });
       const again = await consumer.consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), { invocationId: 'second' });
       expect(again.outcome).toMatchObject({ kind: 'retry', reason: expect.stringContaining('keeps a 503 answer under this key') });
 
-      expect(await dlq('shipments', 'resolve', delivery.orderId, '--retry', '--dry-run')).toMatchObject({ code: 0, stdout: expect.stringContaining('would-requeue') });
-      expect(await dlq('shipments', 'resolve', delivery.orderId, '--shipment-id', 'SHP-BYHAND')).toMatchObject({ code: 0, stdout: expect.stringContaining('recorded') });
+      expect(await dlq('shipments', 'resolve', delivery.orderId, '--retry', '--dry-run')).toMatchObject({
+        code: 0,
+        stdout: expect.stringContaining('would-requeue'),
+      });
+      expect(await dlq('shipments', 'resolve', delivery.orderId, '--shipment-id', 'SHP-BYHAND')).toMatchObject({
+        code: 0,
+        stdout: expect.stringContaining('recorded'),
+      });
       expect(await recordOf(delivery)).toMatchObject({ state: 'completed', shipmentId: 'SHP-BYHAND' });
       expect((await orderOf(store, delivery.orderId))?.shipmentId).toBe('SHP-BYHAND');
       expect(keeping.bookings()).toHaveLength(0);
@@ -240,7 +311,10 @@ describe('npm run dlq -- shipments', () => {
 
   it('refuses a record someone holds, and a resolution that names neither or both actions', async () => {
     const delivery = await abandoned('before-call'); // its lease is live
-    expect(await dlq('shipments', 'resolve', delivery.orderId, '--retry')).toMatchObject({ code: 1, stdout: expect.stringContaining('fulfilment/dead holds it until') });
+    expect(await dlq('shipments', 'resolve', delivery.orderId, '--retry')).toMatchObject({
+      code: 1,
+      stdout: expect.stringContaining('fulfilment/dead holds it until'),
+    });
     expect(await dlq('shipments', 'resolve', delivery.orderId)).toMatchObject({ code: 2, stderr: 'error: give exactly one of --shipment-id <id> or --retry' });
     expect(await dlq('shipments', 'resolve', delivery.orderId, '--retry', '--shipment-id', 'X')).toMatchObject({ code: 2 });
     expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress', owner: 'fulfilment/dead' });

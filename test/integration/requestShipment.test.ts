@@ -11,7 +11,19 @@ import { idempotencyKeyHeader, shipmentRecordId } from '../../src/shipments/inde
 import type { ShipmentRecord } from '../../src/shipments/index.js';
 import { createOrdersContainer, testCosmosClient } from '../support/cosmosTestContainer.js';
 import { RecordingLog } from '../support/recordingLog.js';
-import { Gate, GatedCarrier, ProcessKilled, ScriptedStore, TestClock, cosmosStore, httpCarrier, orderOf, redelivered, shipmentConsumer, storedOrderWithEvent } from '../support/shipmentHarness.js';
+import {
+  Gate,
+  GatedCarrier,
+  ProcessKilled,
+  ScriptedStore,
+  TestClock,
+  cosmosStore,
+  httpCarrier,
+  orderOf,
+  redelivered,
+  shipmentConsumer,
+  storedOrderWithEvent,
+} from '../support/shipmentHarness.js';
 import type { EventDelivery } from '../support/shipmentHarness.js';
 import { keyedCopyId } from '../support/signedRetryState.js';
 import { eventually } from '../support/waiting.js';
@@ -115,10 +127,20 @@ describe('requestShipment: one booking per event', () => {
     const slow = new GatedCarrier(httpCarrier(carrier));
     slow.beforeBook = new Gate();
     const gate = slow.beforeBook;
-    const owner = shipmentConsumer({ store, carrier: slow, now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
+    const owner = shipmentConsumer({ store, carrier: slow, now: clock.now, leaseMs }).consume(
+      delivery.envelope,
+      delivery.body,
+      new RecordingLog(),
+      invocation('i-1'),
+    );
     await gate.reached();
     const { requests, lookups } = carrier.stats();
-    const waiting = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), invocation('i-2'));
+    const waiting = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(
+      redelivered(delivery, 2).envelope,
+      delivery.body,
+      new RecordingLog(),
+      invocation('i-2'),
+    );
     expect(waiting.outcome).toMatchObject({ kind: 'retry', reason: expect.stringContaining('another consumer (fulfilment/i-1) holds the booking') });
     expect(carrier.stats()).toMatchObject({ requests, lookups });
     expect(await recordOf(delivery)).toMatchObject({ owner: 'fulfilment/i-1', leaseExpiresAt: new Date(clock.now().getTime() + leaseMs).toISOString() });
@@ -131,7 +153,10 @@ describe('requestShipment: one booking per event', () => {
     const clock = new TestClock();
     const delivery = await storedOrderWithEvent(store, clock.now());
     const policy = { inInvocationMs: 10_000, firstDelayMs: 30_000, maxDelayMs: 900_000, budgetMs: 86_400_000 };
-    const consumer = shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }, { retry: policy, sleep: async (ms) => clock.advance(ms) });
+    const consumer = shipmentConsumer(
+      { store, carrier: httpCarrier(carrier), now: clock.now, leaseMs },
+      { retry: policy, sleep: async (ms) => clock.advance(ms) },
+    );
     carrier.inject({ kind: 'drop-after-booking' });
     const result = await consumer.consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
     expect(result.outcome.kind).toBe('created');
@@ -178,14 +203,24 @@ describe('requestShipment: one booking per event', () => {
     const delivery = await storedOrderWithEvent(store, clock.now());
     const dying = new ScriptedStore(store);
     dying.killBeforeCommitOf = 'completed';
-    const killed = await shipmentConsumer({ store: dying, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
+    const killed = await shipmentConsumer({ store: dying, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(
+      delivery.envelope,
+      delivery.body,
+      new RecordingLog(),
+      invocation('i-1'),
+    );
     expect(killed.outcome).toMatchObject({ kind: 'retry', cause: expect.any(ProcessKilled) });
     expect(bookingsFor(delivery.orderId)).toHaveLength(1);
     expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress' });
     expect((await orderOf(store, delivery.orderId))?.shipmentId).toBeUndefined();
 
     clock.advance(leaseMs + 1);
-    const next = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), invocation('i-2'));
+    const next = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(
+      redelivered(delivery, 2).envelope,
+      delivery.body,
+      new RecordingLog(),
+      invocation('i-2'),
+    );
     expect(next.outcome.kind).toBe('created');
     await expectBookedOnce(delivery);
   });
@@ -202,8 +237,18 @@ describe('requestShipment: one booking per event', () => {
     const shared = new GatedCarrier(httpCarrier(carrier));
     shared.beforeBook = new Gate();
     const atCarrier = shared.beforeBook;
-    const a = shipmentConsumer({ store: racing, carrier: shared, now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('a'));
-    const b = shipmentConsumer({ store: racing, carrier: shared, now: clock.now, leaseMs }).consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), invocation('b'));
+    const a = shipmentConsumer({ store: racing, carrier: shared, now: clock.now, leaseMs }).consume(
+      delivery.envelope,
+      delivery.body,
+      new RecordingLog(),
+      invocation('a'),
+    );
+    const b = shipmentConsumer({ store: racing, carrier: shared, now: clock.now, leaseMs }).consume(
+      redelivered(delivery, 2).envelope,
+      delivery.body,
+      new RecordingLog(),
+      invocation('b'),
+    );
     await eventually('both consumers have read the absent record', () => (racing as unknown as { held: number }).held === 2, 5_000);
     gate.open();
     await atCarrier.reached();
@@ -221,10 +266,20 @@ describe('requestShipment: one booking per event', () => {
     const slow = new GatedCarrier(httpCarrier(carrier));
     slow.beforeBook = new Gate();
     const gate = slow.beforeBook;
-    const owner = shipmentConsumer({ store, carrier: slow, now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('slow'));
+    const owner = shipmentConsumer({ store, carrier: slow, now: clock.now, leaseMs }).consume(
+      delivery.envelope,
+      delivery.body,
+      new RecordingLog(),
+      invocation('slow'),
+    );
     await gate.reached(); // the slow owner holds its lease and has not called yet
     clock.advance(leaseMs + 1);
-    const takeover = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), invocation('new'));
+    const takeover = await shipmentConsumer({ store, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(
+      redelivered(delivery, 2).envelope,
+      delivery.body,
+      new RecordingLog(),
+      invocation('new'),
+    );
     expect(takeover.outcome.kind).toBe('created');
     const replays = carrier.stats().replays;
     gate.open();
@@ -241,7 +296,12 @@ describe('requestShipment: one booking per event', () => {
     const gate = new Gate();
     const scripted = new ScriptedStore(store);
     scripted.holdAfterRead = { id: delivery.orderId, gate, times: 1 };
-    const result = shipmentConsumer({ store: scripted, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
+    const result = shipmentConsumer({ store: scripted, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(
+      delivery.envelope,
+      delivery.body,
+      new RecordingLog(),
+      invocation('i-1'),
+    );
     await gate.reached();
     const { lookups } = carrier.stats();
     const order = await store.read<OrderDocument>(delivery.orderId, delivery.orderId);
@@ -262,10 +322,20 @@ describe('requestShipment: one booking per event', () => {
     carrier.inject({ kind: 'refuse', status: 400, title: 'postcode not served' });
     const log = new RecordingLog();
     const refused = await consumer.consume({ ...delivery.envelope, sequenceNumber: 41 }, delivery.body, log, invocation('i-1'));
-    expect(refused.outcome).toMatchObject({ kind: 'invalid', error: { code: 'CarrierRefused', description: expect.stringContaining('400: postcode not served') } });
+    expect(refused.outcome).toMatchObject({
+      kind: 'invalid',
+      error: { code: 'CarrierRefused', description: expect.stringContaining('400: postcode not served') },
+    });
     expect(log.lines[0]?.level).toBe('error');
-    expect(await recordOf(delivery)).toMatchObject({ state: 'refused', refusal: { reason: 'the carrier answered 400: postcode not served' }, answer: { status: 400 } });
-    const rejection = await store.read<RejectionDocument>(rejectedMessagesPartition(delivery.envelope.messageId ?? ''), rejectionDocumentId(delivery.envelope.messageId ?? '', 'fulfilment'));
+    expect(await recordOf(delivery)).toMatchObject({
+      state: 'refused',
+      refusal: { reason: 'the carrier answered 400: postcode not served' },
+      answer: { status: 400 },
+    });
+    const rejection = await store.read<RejectionDocument>(
+      rejectedMessagesPartition(delivery.envelope.messageId ?? ''),
+      rejectionDocumentId(delivery.envelope.messageId ?? '', 'fulfilment'),
+    );
     expect(rejection?.document).toMatchObject({ reason: 'CarrierRefused', messageType: 'OrderAccepted' });
     const requests = carrier.stats().requests;
     const again = await consumer.consume(redelivered(delivery, 2).envelope, delivery.body, new RecordingLog(), invocation('i-2'));
@@ -278,8 +348,18 @@ describe('requestShipment: one booking per event', () => {
   it('a refused credential (401) is not an answer about the shipment: the record stays in progress for a retry', async () => {
     const clock = new TestClock();
     const delivery = await storedOrderWithEvent(store, clock.now());
-    const wrongKey = new (await import('../../src/shipments/index.js')).HttpCarrierClient({ baseUrl: carrier.url, apiKey: 'rotated-away', timeoutMs: 5000, now: clock.now });
-    const result = await shipmentConsumer({ store, carrier: wrongKey, now: clock.now, leaseMs }).consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
+    const wrongKey = new (await import('../../src/shipments/index.js')).HttpCarrierClient({
+      baseUrl: carrier.url,
+      apiKey: 'rotated-away',
+      timeoutMs: 5000,
+      now: clock.now,
+    });
+    const result = await shipmentConsumer({ store, carrier: wrongKey, now: clock.now, leaseMs }).consume(
+      delivery.envelope,
+      delivery.body,
+      new RecordingLog(),
+      invocation('i-1'),
+    );
     expect(result.outcome).toMatchObject({ kind: 'retry', reason: expect.stringContaining('answered 401') });
     expect(await recordOf(delivery)).toMatchObject({ state: 'in-progress' });
   });
@@ -299,19 +379,34 @@ describe('requestShipment: one booking per event', () => {
     const edited = { ...(delivery.body as Record<string, unknown>), total: 1 };
     const conflict = await consumer.consume(redelivered(delivery, 2).envelope, edited, new RecordingLog(), invocation('i-2'));
     expect(conflict.outcome).toMatchObject({ kind: 'conflict', error: { code: 'PayloadConflict' } });
-    const recorded = await store.read<RejectionDocument>(rejectedMessagesPartition(delivery.envelope.messageId ?? ''), rejectionDocumentId(delivery.envelope.messageId ?? '', 'fulfilment'));
+    const recorded = await store.read<RejectionDocument>(
+      rejectedMessagesPartition(delivery.envelope.messageId ?? ''),
+      rejectionDocumentId(delivery.envelope.messageId ?? '', 'fulfilment'),
+    );
     expect(recorded?.document).toMatchObject({ reason: 'PayloadConflict', messageType: 'OrderAccepted' });
     // An event that breaks the schema: invalid, with its reason, before anything is written.
     const invalid = await consumer.consume({ ...delivery.envelope, messageId: 'bad-1' }, { orderId: delivery.orderId }, new RecordingLog(), invocation('i-3'));
     expect(invalid).toMatchObject({ outcome: { kind: 'invalid', error: { code: 'SchemaViolation' } }, type: 'OrderAccepted' });
-    expect((await store.read<RejectionDocument>(rejectedMessagesPartition('bad-1'), rejectionDocumentId('bad-1', 'fulfilment')))?.document.reason).toBe('SchemaViolation');
+    expect((await store.read<RejectionDocument>(rejectedMessagesPartition('bad-1'), rejectionDocumentId('bad-1', 'fulfilment')))?.document.reason).toBe(
+      'SchemaViolation',
+    );
     // When the rejection cannot be recorded, the message is handed back rather than dead-lettered without a reason.
-    const failing: DocumentStore = { ...store, read: store.read.bind(store), find: store.find.bind(store), commit: () => Promise.reject(new Error('503 from the store')) };
-    const unrecorded = await shipmentConsumer({ store: failing, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume({ ...delivery.envelope, messageId: 'bad-2' }, { orderId: delivery.orderId }, new RecordingLog(), invocation('i-4'));
+    const failing: DocumentStore = {
+      ...store,
+      read: store.read.bind(store),
+      find: store.find.bind(store),
+      commit: () => Promise.reject(new Error('503 from the store')),
+    };
+    const unrecorded = await shipmentConsumer({ store: failing, carrier: httpCarrier(carrier), now: clock.now, leaseMs }).consume(
+      { ...delivery.envelope, messageId: 'bad-2' },
+      { orderId: delivery.orderId },
+      new RecordingLog(),
+      invocation('i-4'),
+    );
     expect(unrecorded.outcome).toMatchObject({ kind: 'retry', reason: expect.stringContaining('could not record rejection') });
   });
 
-  it('an event handed to a delayed copy releases its owner\'s lease, so the copy need not wait it out', async () => {
+  it("an event handed to a delayed copy releases its owner's lease, so the copy need not wait it out", async () => {
     const clock = new TestClock();
     const delivery = await storedOrderWithEvent(store, clock.now());
     const scheduled: ScheduledCopy[] = [];
@@ -321,7 +416,10 @@ describe('requestShipment: one booking per event', () => {
     carrier.inject({ kind: 'unavailable' });
     const result = await consumer.consume(delivery.envelope, delivery.body, new RecordingLog(), invocation('i-1'));
     expect(result.outcome).toMatchObject({ kind: 'rescheduled', attempt: 1 });
-    expect(scheduled[0]).toMatchObject({ messageId: expect.stringMatching(keyedCopyId(1)), applicationProperties: { 'retry-of': delivery.envelope.messageId } });
+    expect(scheduled[0]).toMatchObject({
+      messageId: expect.stringMatching(keyedCopyId(1)),
+      applicationProperties: { 'retry-of': delivery.envelope.messageId },
+    });
     expect(await recordOf(delivery)).toMatchObject({ owner: 'fulfilment/i-1', leaseExpiresAt: clock.now().toISOString() });
     const copy = await consumer.consume(redelivered(delivery, 1).envelope, delivery.body, new RecordingLog(), invocation('i-2'));
     expect(copy.outcome.kind).toBe('created');

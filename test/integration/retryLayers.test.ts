@@ -107,12 +107,20 @@ describe('the delayed layer', () => {
     reset();
     const orderId = newOrderId();
     store.failures = 1_000;
-    const result = await consume({ messageId: `m-${orderId}`, subject: 'OrderPlaced', correlationId: 'c-1', contentType: 'application/json', applicationProperties: { tenant: 't1' } }, orderPlaced(orderId));
+    const result = await consume(
+      { messageId: `m-${orderId}`, subject: 'OrderPlaced', correlationId: 'c-1', contentType: 'application/json', applicationProperties: { tenant: 't1' } },
+      orderPlaced(orderId),
+    );
     expect(result.outcome).toMatchObject({ kind: 'rescheduled', attempt: 1, copyMessageId: expect.stringMatching(keyedCopyId(1)) });
     expect(pauses.reduce((a, b) => a + b, 0)).toBe(policy.inInvocationMs);
     expect(scheduler.scheduled).toHaveLength(1);
     const [{ copy, enqueueAt }] = scheduler.scheduled as [{ copy: ScheduledCopy; enqueueAt: Date }];
-    expect(copy).toMatchObject({ messageId: (result.outcome as { copyMessageId: string }).copyMessageId, subject: 'OrderPlaced', correlationId: 'c-1', contentType: 'application/json' });
+    expect(copy).toMatchObject({
+      messageId: (result.outcome as { copyMessageId: string }).copyMessageId,
+      subject: 'OrderPlaced',
+      correlationId: 'c-1',
+      contentType: 'application/json',
+    });
     expect(copy.applicationProperties).toMatchObject({
       tenant: 't1',
       'idempotency-key': `m-${orderId}`,
@@ -133,7 +141,11 @@ describe('the delayed layer', () => {
     const props = signedRetryProperties('copy-2', { dedupKey: `m-${orderId}`, attempt: 2, firstFailureAt: '2026-12-01T09:00:00.000Z', root: `m-${orderId}` });
     const result = await consume({ messageId: 'copy-2', subject: 'OrderPlaced', applicationProperties: props }, orderPlaced(orderId));
     expect(result.outcome).toMatchObject({ kind: 'rescheduled', attempt: 3, copyMessageId: expect.stringMatching(keyedCopyId(3)) });
-    expect(scheduler.scheduled[0]?.copy.applicationProperties).toMatchObject({ 'retry-first-failure-at': '2026-12-01T09:00:00.000Z', 'retry-attempt': 3, 'idempotency-key': `m-${orderId}` });
+    expect(scheduler.scheduled[0]?.copy.applicationProperties).toMatchObject({
+      'retry-first-failure-at': '2026-12-01T09:00:00.000Z',
+      'retry-attempt': 3,
+      'idempotency-key': `m-${orderId}`,
+    });
     expect(scheduler.scheduled[0]?.enqueueAt.toISOString()).toBe('2026-12-01T10:02:10.000Z'); // 10 s, then 120 s
   });
 
@@ -146,19 +158,27 @@ describe('the delayed layer', () => {
     await consume({ messageId: `p-${orderId}`, subject: 'PaymentReceived' }, payment);
     const { copy } = scheduler.scheduled[0] as { copy: ScheduledCopy };
     store.failures = 0;
-    const applied = await consume({ messageId: copy.messageId, subject: copy.subject, applicationProperties: copy.applicationProperties }, JSON.parse(String(copy.body)));
+    const applied = await consume(
+      { messageId: copy.messageId, subject: copy.subject, applicationProperties: copy.applicationProperties },
+      JSON.parse(String(copy.body)),
+    );
     expect(applied.outcome.kind).toBe('created');
     // A crash between the scheduling and the completion: the original is delivered again.
     const original = await consume({ messageId: `p-${orderId}`, subject: 'PaymentReceived', deliveryCount: 2 }, payment);
     expect(original.outcome.kind).toBe('duplicate');
-    expect(((await store.read<{ id: string; amountPaid: number }>(orderId, orderId))?.document.amountPaid)).toBe(5);
+    expect((await store.read<{ id: string; amountPaid: number }>(orderId, orderId))?.document.amountPaid).toBe(5);
   });
 
   it('takes the dead-letter path with RetryBudgetExhausted and the last error once the budget is spent', async () => {
     reset();
     const orderId = newOrderId();
     store.failures = 1_000;
-    const props = signedRetryProperties(`m-${orderId}~retry-40`, { dedupKey: `m-${orderId}`, attempt: 40, firstFailureAt: '2026-11-30T10:00:00.000Z', root: `m-${orderId}` });
+    const props = signedRetryProperties(`m-${orderId}~retry-40`, {
+      dedupKey: `m-${orderId}`,
+      attempt: 40,
+      firstFailureAt: '2026-11-30T10:00:00.000Z',
+      root: `m-${orderId}`,
+    });
     const result = await consume({ messageId: `m-${orderId}~retry-40`, subject: 'OrderPlaced', applicationProperties: props }, orderPlaced(orderId));
     expect(result.outcome).toMatchObject({ kind: 'retry' }); // the outage also keeps the rejection record from being written
     store.failures = 0;
@@ -166,14 +186,19 @@ describe('the delayed layer', () => {
     reset();
     clockMs = Date.parse('2026-12-01T10:00:00Z');
     const flaky = new FlakyStoreOnOrderOnly(store);
-    const exhausted = await flaky.consumeWithOrderFailing(() => consume({ messageId: `m-${orderId}~retry-40`, subject: 'OrderPlaced', applicationProperties: props }, orderPlaced(orderId)));
+    const exhausted = await flaky.consumeWithOrderFailing(() =>
+      consume({ messageId: `m-${orderId}~retry-40`, subject: 'OrderPlaced', applicationProperties: props }, orderPlaced(orderId)),
+    );
     expect(exhausted.outcome).toMatchObject({ kind: 'invalid', error: { code: 'RetryBudgetExhausted' } });
     const description = (exhausted.outcome as { error: Error }).error.message;
     expect(description).toMatch(/gave up after 40 delayed retries since 2026-11-30T10:00:00\.000Z; .*; last error: TransientStoreError/);
     // A retry after a store timeout may follow a write that committed: never "still failing", which says nothing was written.
     expect(description).toContain('the effect may have been written');
     expect(description).not.toContain('still failing');
-    const rejection = await store.read<{ id: string; reason: string }>(rejectedMessagesPartition(`m-${orderId}~retry-40`), rejectionDocumentId(`m-${orderId}~retry-40`));
+    const rejection = await store.read<{ id: string; reason: string }>(
+      rejectedMessagesPartition(`m-${orderId}~retry-40`),
+      rejectionDocumentId(`m-${orderId}~retry-40`),
+    );
     expect(rejection?.document.reason).toBe('RetryBudgetExhausted');
   });
 
@@ -186,7 +211,10 @@ describe('the delayed layer', () => {
     store.failures = 0;
     const again = await consume({ messageId: copy.messageId, subject: copy.subject, applicationProperties: copy.applicationProperties }, copy.body);
     expect(again.outcome).toMatchObject({ kind: 'invalid', error: { code: 'InvalidJson' } });
-    expect((await store.read<{ id: string; reason: string }>(rejectedMessagesPartition(String(copy.messageId)), rejectionDocumentId(copy.messageId)))?.document.reason).toBe('InvalidJson');
+    expect(
+      (await store.read<{ id: string; reason: string }>(rejectedMessagesPartition(String(copy.messageId)), rejectionDocumentId(copy.messageId)))?.document
+        .reason,
+    ).toBe('InvalidJson');
   });
 
   it('hands the message back to Service Bus when the copy cannot be scheduled, saying why', async () => {
@@ -206,7 +234,8 @@ class FlakyStoreOnOrderOnly {
     const original = { read: this.flaky.read.bind(this.flaky), commit: this.flaky.commit.bind(this.flaky) };
     const unavailable = () => Promise.reject(new TransientStoreError('503 from the injected outage', 503));
     this.flaky.read = ((pk: string, id: string) => (pk.startsWith('#rejected-') ? original.read(pk, id) : unavailable())) as FlakyStore['read'];
-    this.flaky.commit = ((pk: string, ops: readonly WriteOperation[]) => (pk.startsWith('#rejected-') ? original.commit(pk, ops) : unavailable())) as FlakyStore['commit'];
+    this.flaky.commit = ((pk: string, ops: readonly WriteOperation[]) =>
+      pk.startsWith('#rejected-') ? original.commit(pk, ops) : unavailable()) as FlakyStore['commit'];
     try {
       return await run();
     } finally {

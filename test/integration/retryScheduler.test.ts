@@ -6,7 +6,13 @@ import { defaultRule, startServiceBusEmulator } from '../../emulators/servicebus
 import type { QueueSettings, ServiceBusEmulator } from '../../emulators/servicebus-emulator/index.js';
 import { ServiceBusRetryScheduler, chooseServiceBusClient } from '../../src/servicebus/index.js';
 
-const settings: QueueSettings = { lockDurationMs: 30_000, maxDeliveryCount: 3, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 60_000, deadLetteringOnMessageExpiration: false };
+const settings: QueueSettings = {
+  lockDurationMs: 30_000,
+  maxDeliveryCount: 3,
+  defaultMessageTimeToLiveMs: 3_600_000,
+  duplicateDetectionWindowMs: 60_000,
+  deadLetteringOnMessageExpiration: false,
+};
 const copy = {
   messageId: 'm-1~retry-1',
   body: '{"orderId":"o-1"}',
@@ -54,7 +60,13 @@ describe('ServiceBusRetryScheduler, against the emulator through the SDK', () =>
     await scheduler.schedule(copy, at);
     const receiver = client.createReceiver('orders');
     const [peeked] = await receiver.peekMessages(1, { fromSequenceNumber: Long.fromNumber(1) });
-    expect(peeked).toMatchObject({ messageId: 'm-1~retry-1', state: 'scheduled', subject: 'PaymentReceived', contentType: 'application/json', correlationId: 'c-1' });
+    expect(peeked).toMatchObject({
+      messageId: 'm-1~retry-1',
+      state: 'scheduled',
+      subject: 'PaymentReceived',
+      contentType: 'application/json',
+      correlationId: 'c-1',
+    });
     expect(peeked?.scheduledEnqueueTimeUtc?.getTime()).toBe(at.getTime());
     expect(peeked?.applicationProperties).toEqual(copy.applicationProperties);
     expect(peeked?.body).toBe('{"orderId":"o-1"}');
@@ -85,8 +97,14 @@ describe('ServiceBusRetryScheduler, against the emulator through the SDK', () =>
 
 describe('chooseServiceBusClient', () => {
   it('takes the connection string first, as the host does, then the namespace with the managed identity', () => {
-    expect(chooseServiceBusClient({ connectionString: 'Endpoint=sb://x/', fullyQualifiedNamespace: 'ns.servicebus.windows.net' })).toEqual({ kind: 'connection-string', connectionString: 'Endpoint=sb://x/' });
-    expect(chooseServiceBusClient({ fullyQualifiedNamespace: 'ns.servicebus.windows.net' })).toEqual({ kind: 'managed-identity', fullyQualifiedNamespace: 'ns.servicebus.windows.net' });
+    expect(chooseServiceBusClient({ connectionString: 'Endpoint=sb://x/', fullyQualifiedNamespace: 'ns.servicebus.windows.net' })).toEqual({
+      kind: 'connection-string',
+      connectionString: 'Endpoint=sb://x/',
+    });
+    expect(chooseServiceBusClient({ fullyQualifiedNamespace: 'ns.servicebus.windows.net' })).toEqual({
+      kind: 'managed-identity',
+      fullyQualifiedNamespace: 'ns.servicebus.windows.net',
+    });
     expect(chooseServiceBusClient({ fullyQualifiedNamespace: 'ns.servicebus.windows.net', clientId: 'id-1' })).toEqual({
       kind: 'managed-identity',
       fullyQualifiedNamespace: 'ns.servicebus.windows.net',

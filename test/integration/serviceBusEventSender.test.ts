@@ -8,7 +8,13 @@ import type { OutboxMessage } from '../../src/outbox/index.js';
 
 // The outbox's sender against the emulator through the SDK: what arrives, how batches split, and
 // which failures are refusals (set the event aside) and which are passing faults (try again later).
-const settings: QueueSettings = { lockDurationMs: 30_000, maxDeliveryCount: 3, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 60_000, deadLetteringOnMessageExpiration: false };
+const settings: QueueSettings = {
+  lockDurationMs: 30_000,
+  maxDeliveryCount: 3,
+  defaultMessageTimeToLiveMs: 3_600_000,
+  duplicateDetectionWindowMs: 60_000,
+  deadLetteringOnMessageExpiration: false,
+};
 
 const event = (n: number, overrides: Partial<OutboxMessage> = {}): OutboxMessage => ({
   messageId: `e-${n}`,
@@ -35,7 +41,8 @@ describe('ServiceBusEventSender, against the emulator through the SDK', () => {
   async function receiveAll(queue: string, count: number): Promise<ServiceBusReceivedMessage[]> {
     const receiver = client.createReceiver(queue, { receiveMode: 'receiveAndDelete' });
     const got: ServiceBusReceivedMessage[] = [];
-    for (let round = 0; round < 20 && got.length < count; round += 1) got.push(...(await receiver.receiveMessages(count - got.length, { maxWaitTimeInMs: 500 })));
+    for (let round = 0; round < 20 && got.length < count; round += 1)
+      got.push(...(await receiver.receiveMessages(count - got.length, { maxWaitTimeInMs: 500 })));
     await receiver.close();
     return got;
   }
@@ -47,7 +54,14 @@ describe('ServiceBusEventSender, against the emulator through the SDK', () => {
     const got = await receiveAll('events', 2);
     expect(got.map((m) => m.messageId).sort()).toEqual(['e-1', 'e-2']);
     const first = got.find((m) => m.messageId === 'e-1');
-    expect(first).toMatchObject({ subject: 'OrderAccepted', contentType: 'application/json', body: { orderId: 'o-1' }, sessionId: 'o-1', correlationId: 'm-1', applicationProperties: { 'cloudEvents:id': 'e-1', n: 1, flag: true } });
+    expect(first).toMatchObject({
+      subject: 'OrderAccepted',
+      contentType: 'application/json',
+      body: { orderId: 'o-1' },
+      sessionId: 'o-1',
+      correlationId: 'm-1',
+      applicationProperties: { 'cloudEvents:id': 'e-1', n: 1, flag: true },
+    });
     const second = got.find((m) => m.messageId === 'e-2');
     expect(second?.sessionId).toBeUndefined();
     expect(second?.correlationId).toBeUndefined();

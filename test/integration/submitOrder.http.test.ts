@@ -78,7 +78,8 @@ function post(headers: OutgoingHttpHeaders, chunks: number, options: { end?: boo
   });
 }
 
-const orderStart = (orderId: string) => `{"orderId":"${orderId}","customerId":"c-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":1,"unitPrice":1}],"placedAt":"2026-11-30T08:00:00Z"}`;
+const orderStart = (orderId: string) =>
+  `{"orderId":"${orderId}","customerId":"c-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":1,"unitPrice":1}],"placedAt":"2026-11-30T08:00:00Z"}`;
 
 describe('request bodies over a limit, through the local host', () => {
   it('answers a chunked body (no Content-Length) over INTAKE_MAX_BODY_BYTES with 413 body-too-large, writing nothing', async () => {

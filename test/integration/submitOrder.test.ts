@@ -30,7 +30,8 @@ afterAll(async () => {
 });
 
 const newKey = () => randomUUID();
-const problemOf = (response: IntakeResponse) => response.body as { type: string; title: string; detail: string; orderId?: string; errors?: { path: string; message: string }[] };
+const problemOf = (response: IntakeResponse) =>
+  response.body as { type: string; title: string; detail: string; orderId?: string; errors?: { path: string; message: string }[] };
 const typeOf = (response: IntakeResponse) => problemOf(response).type.slice(problemTypeBase.length);
 
 async function outboxOf(orderId: string): Promise<OutboxDocument[]> {
@@ -38,14 +39,18 @@ async function outboxOf(orderId: string): Promise<OutboxDocument[]> {
 }
 
 describe('POST /api/orders: one order per Idempotency-Key', () => {
-  it('accepts an order with 202, writing its claim and one OrderPlaced outbox entry for the orders queue, its MessageId the order id and the body\'s digest', async () => {
+  it("accepts an order with 202, writing its claim and one OrderPlaced outbox entry for the orders queue, its MessageId the order id and the body's digest", async () => {
     const { submit, log } = intakeOn(store, new TestClock());
     const orderId = newOrderId();
     const key = newKey();
     const response = await submit(orderRequest(key, orderPlaced(orderId)));
     const messageId = (response.body as { messageId: string }).messageId;
     expect(messageId).toMatch(new RegExp(`^${orderId}~[0-9a-f]{32}$`));
-    expect(response).toEqual({ status: 202, headers: { 'Content-Type': 'application/json' }, body: { orderId, status: 'accepted', messageId, acceptedAt: '2026-12-01T10:00:00.000Z' } });
+    expect(response).toEqual({
+      status: 202,
+      headers: { 'Content-Type': 'application/json' },
+      body: { orderId, status: 'accepted', messageId, acceptedAt: '2026-12-01T10:00:00.000Z' },
+    });
     const [entry, ...more] = await outboxOf(orderId);
     expect(more).toHaveLength(0);
     expect(entry).toMatchObject({
@@ -53,11 +58,21 @@ describe('POST /api/orders: one order per Idempotency-Key', () => {
       eventType: 'OrderPlaced',
       destination: 'orders',
       state: 'pending',
-      message: { messageId, subject: 'OrderPlaced', body: orderPlaced(orderId), applicationProperties: { 'cloudEvents:source': '/idempotent-order-consumer/intake', 'cloudEvents:id': messageId } },
+      message: {
+        messageId,
+        subject: 'OrderPlaced',
+        body: orderPlaced(orderId),
+        applicationProperties: { 'cloudEvents:source': '/idempotent-order-consumer/intake', 'cloudEvents:id': messageId },
+      },
     });
     expect(await keyRecordOf(store, key)).toMatchObject({ state: 'completed', requestOrderId: orderId, response, ttl: 172_800 });
     expect((await store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId)))?.document).toMatchObject({ idempotencyKey: key, response });
-    expect(log.lines).toEqual([{ level: 'info', record: expect.objectContaining({ event: 'order-request', outcome: 'created', status: 202, idempotencyKey: key, orderId, replayed: false }) }]);
+    expect(log.lines).toEqual([
+      {
+        level: 'info',
+        record: expect.objectContaining({ event: 'order-request', outcome: 'created', status: 202, idempotencyKey: key, orderId, replayed: false }),
+      },
+    ]);
   });
 
   it('replays the stored response to the same key and body, however the JSON is spaced or ordered, with Idempotent-Replayed and no second event', async () => {
@@ -91,7 +106,10 @@ describe('POST /api/orders: one order per Idempotency-Key', () => {
     expect(problemOf(elsewhere)).toEqual(problemOf(changed));
     expect(await documentsOf(container, otherOrder)).toEqual([]);
     expect((await keyRecordOf(store, key))?.fingerprint).toBe((await store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId)))?.document.fingerprint);
-    expect(log.lines.slice(1).map((l) => [l.level, l.record.outcome])).toEqual([['error', 'conflict'], ['error', 'conflict']]);
+    expect(log.lines.slice(1).map((l) => [l.level, l.record.outcome])).toEqual([
+      ['error', 'conflict'],
+      ['error', 'conflict'],
+    ]);
   });
 
   it('refuses another key for an order already submitted with 409 naming the order, and replays that answer to a retry of the same key', async () => {
@@ -102,12 +120,19 @@ describe('POST /api/orders: one order per Idempotency-Key', () => {
     const refused = await submit(orderRequest(second, orderPlaced(orderId)));
     expect(refused.status).toBe(409);
     expect(typeOf(refused)).toBe('order-exists');
-    expect(problemOf(refused)).toMatchObject({ orderId, detail: expect.stringContaining(`order ${orderId} was already submitted with another Idempotency-Key`) });
+    expect(problemOf(refused)).toMatchObject({
+      orderId,
+      detail: expect.stringContaining(`order ${orderId} was already submitted with another Idempotency-Key`),
+    });
     expect(refused.headers['Retry-After']).toBeUndefined();
     expect(await outboxOf(orderId)).toHaveLength(1);
     const retried = await submit(orderRequest(second, orderPlaced(orderId)));
     expect(retried).toEqual({ ...refused, headers: { ...refused.headers, 'Idempotent-Replayed': 'true' } });
-    expect(log.lines.map((l) => [l.level, l.record.outcome, l.record.status])).toEqual([['info', 'created', 202], ['error', 'invalid', 409], ['info', 'duplicate', 409]]);
+    expect(log.lines.map((l) => [l.level, l.record.outcome, l.record.status])).toEqual([
+      ['info', 'created', 202],
+      ['error', 'invalid', 409],
+      ['info', 'duplicate', 409],
+    ]);
   });
 
   it('never publishes a second OrderPlaced: an entry for the order without its claim (written by another tool) is a 409', async () => {
@@ -288,14 +313,39 @@ describe('POST /api/orders: concurrent copies and crashes', () => {
 describe('POST /api/orders: requests refused before anything is written', () => {
   const refusals: [string, () => ReturnType<typeof orderRequest>, number, string][] = [
     ['no Idempotency-Key', () => orderRequest(undefined, orderPlaced('o-refused')), 400, 'idempotency-key-missing'],
-    ['a bare Idempotency-Key with a space', () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': 'a b' }), 400, 'idempotency-key-malformed'],
-    ['an Idempotency-Key with a control character', () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': 'a\tb' }), 400, 'idempotency-key-malformed'],
-    ['two Idempotency-Key values', () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': 'abc, abc' }), 400, 'idempotency-key-malformed'],
+    [
+      'a bare Idempotency-Key with a space',
+      () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': 'a b' }),
+      400,
+      'idempotency-key-malformed',
+    ],
+    [
+      'an Idempotency-Key with a control character',
+      () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': 'a\tb' }),
+      400,
+      'idempotency-key-malformed',
+    ],
+    [
+      'two Idempotency-Key values',
+      () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': 'abc, abc' }),
+      400,
+      'idempotency-key-malformed',
+    ],
     ['an empty sf-string key', () => orderRequest(undefined, orderPlaced('o-refused'), { 'Idempotency-Key': '""' }), 400, 'idempotency-key-malformed'],
     ['a key of 256 characters', () => orderRequest('k'.repeat(256), orderPlaced('o-refused')), 400, 'idempotency-key-malformed'],
     ['text/plain', () => orderRequest(newKey(), orderPlaced('o-refused'), { 'Content-Type': 'text/plain' }), 415, 'unsupported-media-type'],
-    ['JSON in Latin-1', () => orderRequest(newKey(), orderPlaced('o-refused'), { 'Content-Type': 'application/json; charset=iso-8859-1' }), 415, 'unsupported-media-type'],
-    ['no Content-Type', () => ({ ...orderRequest(newKey(), orderPlaced('o-refused')), headers: new Headers({ 'Idempotency-Key': '"k"' }) }), 415, 'unsupported-media-type'],
+    [
+      'JSON in Latin-1',
+      () => orderRequest(newKey(), orderPlaced('o-refused'), { 'Content-Type': 'application/json; charset=iso-8859-1' }),
+      415,
+      'unsupported-media-type',
+    ],
+    [
+      'no Content-Type',
+      () => ({ ...orderRequest(newKey(), orderPlaced('o-refused')), headers: new Headers({ 'Idempotency-Key': '"k"' }) }),
+      415,
+      'unsupported-media-type',
+    ],
     ['a body that is not JSON', () => orderRequest(newKey(), '{"orderId": "o-refused",'), 400, 'body-not-json'],
     ['a body that is not UTF-8', () => orderRequest(newKey(), new Uint8Array([0x7b, 0xff, 0x7d])), 400, 'body-not-json'],
     ['a body over the limit', () => orderRequest(newKey(), orderPlaced('o-refused', { customerId: 'x'.repeat(2000) })), 413, 'body-too-large'],
@@ -324,7 +374,7 @@ describe('POST /api/orders: requests refused before anything is written', () => 
     expect(await keyRecordOf(store, key)).toBeUndefined();
   });
 
-  it('accepts a bare key as Stripe\'s clients send it, and replays its answer to the same key quoted', async () => {
+  it("accepts a bare key as Stripe's clients send it, and replays its answer to the same key quoted", async () => {
     const { submit } = intakeOn(store, new TestClock());
     const orderId = newOrderId();
     const key = newKey();
@@ -339,7 +389,9 @@ describe('POST /api/orders: requests refused before anything is written', () => 
   it('accepts JSON declared with charset=utf-8, and a key with escaped quotes, stored as the client meant it', async () => {
     const { submit } = intakeOn(store, new TestClock());
     const orderId = newOrderId();
-    const response = await submit(orderRequest(undefined, orderPlaced(orderId), { 'Content-Type': 'Application/JSON; charset="UTF-8"', 'Idempotency-Key': '"a \\"quoted\\" key"' }));
+    const response = await submit(
+      orderRequest(undefined, orderPlaced(orderId), { 'Content-Type': 'Application/JSON; charset="UTF-8"', 'Idempotency-Key': '"a \\"quoted\\" key"' }),
+    );
     expect(response.status).toBe(202);
     expect(await keyRecordOf(store, 'a "quoted" key')).toMatchObject({ idempotencyKey: 'a "quoted" key' });
   });

@@ -8,7 +8,14 @@ describe('sweepParkedItems registration (what the host receives)', () => {
     await import('../../functions/sweepParkedItems.js');
     const fn = [...registeredFunctions()].reverse().find((f) => f.metadata.name === 'sweepParkedItems');
     expect(Object.values(fn?.metadata.bindings ?? {})).toEqual([
-      { name: expect.stringMatching(/^timerTrigger/), type: 'timerTrigger', direction: 'in', schedule: '%PARKED_SWEEP_SCHEDULE%', runOnStartup: false, properties: { supportsDeferredBinding: 'false' } },
+      {
+        name: expect.stringMatching(/^timerTrigger/),
+        type: 'timerTrigger',
+        direction: 'in',
+        schedule: '%PARKED_SWEEP_SCHEDULE%',
+        runOnStartup: false,
+        properties: { supportsDeferredBinding: 'false' },
+      },
     ]);
   });
 

@@ -52,5 +52,7 @@ export class AnsweringStore implements DocumentStore {
 }
 
 /** Commits whose first operation is of this kind on a document of this docType. */
-export const firstIs = (kind: WriteOperation['kind'], docType: string): CommitFilter => (_pk, operations) =>
-  operations[0]?.kind === kind && (operations[0].document as { docType?: string }).docType === docType;
+export const firstIs =
+  (kind: WriteOperation['kind'], docType: string): CommitFilter =>
+  (_pk, operations) =>
+    operations[0]?.kind === kind && (operations[0].document as { docType?: string }).docType === docType;

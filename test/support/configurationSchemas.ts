@@ -11,7 +11,13 @@ export const hostJsonSchema = z.object({
   telemetryMode: z.literal('OpenTelemetry'),
   // In that mode the host builds no Application Insights SDK, so logging.applicationInsights (samplingSettings
   // above all) would be read by nothing while it seems to say what is sampled; sampling is OTEL_TRACES_SAMPLER's.
-  logging: z.object({ applicationInsights: z.never({ error: 'is not read with telemetryMode OpenTelemetry: sampling is set by OTEL_TRACES_SAMPLER (docs/operations.md)' }).optional() }).optional(),
+  logging: z
+    .object({
+      applicationInsights: z
+        .never({ error: 'is not read with telemetryMode OpenTelemetry: sampling is set by OTEL_TRACES_SAMPLER (docs/operations.md)' })
+        .optional(),
+    })
+    .optional(),
   extensionBundle: z.object({ id: z.literal('Microsoft.Azure.Functions.ExtensionBundle'), version: z.string().regex(/^\[4\.\*, 5\.0\.0\)$/) }),
   extensions: z.object({
     serviceBus: z.object({
@@ -25,8 +31,13 @@ export const hostJsonSchema = z.object({
 
 export const localSettingsSchema = z.object({
   IsEncrypted: z.literal(false),
-  Values: z.record(z.string(), z.string()).refine((v) => v.FUNCTIONS_WORKER_RUNTIME === 'node', 'FUNCTIONS_WORKER_RUNTIME must be "node"')
-    .refine((v) => typeof v.AzureWebJobsStorage === 'string' || typeof v.AzureWebJobsStorage__accountName === 'string', 'AzureWebJobsStorage (or __accountName) is required by Core Tools'),
+  Values: z
+    .record(z.string(), z.string())
+    .refine((v) => v.FUNCTIONS_WORKER_RUNTIME === 'node', 'FUNCTIONS_WORKER_RUNTIME must be "node"')
+    .refine(
+      (v) => typeof v.AzureWebJobsStorage === 'string' || typeof v.AzureWebJobsStorage__accountName === 'string',
+      'AzureWebJobsStorage (or __accountName) is required by Core Tools',
+    ),
 });
 
 const hook = z.object({ shell: z.enum(['sh', 'pwsh']), run: z.string().min(1), interactive: z.boolean(), continueOnError: z.boolean() });

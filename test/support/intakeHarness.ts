@@ -18,7 +18,9 @@ export function orderRequest(key: string | undefined, body: unknown, headers: Re
 /** Which batch a store wrapper acts on: the order's claim with its outbox entry, or a write of the key's record. */
 const isClaimBatch = (operations: readonly WriteOperation[]) => operations.some((op) => (op.document as { docType?: string }).docType === 'intake');
 const isKeyRecordWrite = (operations: readonly WriteOperation[], state: string) =>
-  operations.some((op) => (op.document as { docType?: string; state?: string }).docType === 'intake-key' && (op.document as { state?: string }).state === state);
+  operations.some(
+    (op) => (op.document as { docType?: string; state?: string }).docType === 'intake-key' && (op.document as { state?: string }).state === state,
+  );
 
 /**
  * The real store, with the crash points and pauses of the intake provoked on demand: a process
@@ -53,7 +55,8 @@ export class IntakeScriptedStore implements DocumentStore {
   }
   read<D extends StoredDocument>(pk: string, id: string): Promise<VersionedDocument<D> | undefined> {
     if (this.dead) return Promise.reject(new ProcessKilled('earlier'));
-    if (this.failReads.includes(id) || (this.claimBatchApplied && this.failReadsAfterClaimBatch.includes(id))) return Promise.reject(new TransientStoreError(`the store answered 503 reading ${id} (injected)`));
+    if (this.failReads.includes(id) || (this.claimBatchApplied && this.failReadsAfterClaimBatch.includes(id)))
+      return Promise.reject(new TransientStoreError(`the store answered 503 reading ${id} (injected)`));
     return this.inner.read<D>(pk, id);
   }
   find<D extends StoredDocument>(query: DocumentQuery): Promise<VersionedDocument<D>[]> {
@@ -82,7 +85,7 @@ export class IntakeScriptedStore implements DocumentStore {
       }
       if (this.loseClaimBatchAnswerOnce) {
         this.loseClaimBatchAnswerOnce = false;
-        throw new TransientStoreError('the store\'s answer to the claim batch was lost (injected)');
+        throw new TransientStoreError("the store's answer to the claim batch was lost (injected)");
       }
       return result;
     }
@@ -102,7 +105,13 @@ export interface IntakeUnderTest {
   submit(request: IntakeHttpRequest, invocationId?: string): Promise<IntakeResponse>;
 }
 
-export const intakeSettings = { ordersQueueName: 'orders', keyRetentionSeconds: 172_800, leaseSeconds: 10, maxConcurrencyAttempts: 10, callerIdentity: 'shared' } as const;
+export const intakeSettings = {
+  ordersQueueName: 'orders',
+  keyRetentionSeconds: 172_800,
+  leaseSeconds: 10,
+  maxConcurrencyAttempts: 10,
+  callerIdentity: 'shared',
+} as const;
 
 export function intakeOn(store: DocumentStore, clock: TestClock, maxBodyBytes = 64 * 1024, callerIdentity: CallerIdentityMode = 'shared'): IntakeUnderTest {
   const intake = new OrderIntake({ ...intakeSettings, callerIdentity, store, now: clock.now }, maxBodyBytes);

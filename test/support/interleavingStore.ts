@@ -1,4 +1,12 @@
-import type { CommitResult, DocumentQuery, DocumentStore, InMemoryDocumentStore, StoredDocument, VersionedDocument, WriteOperation } from '../../src/idempotency/index.js';
+import type {
+  CommitResult,
+  DocumentQuery,
+  DocumentStore,
+  InMemoryDocumentStore,
+  StoredDocument,
+  VersionedDocument,
+  WriteOperation,
+} from '../../src/idempotency/index.js';
 
 type CommitFilter = (partitionKey: string, operations: readonly WriteOperation[]) => boolean;
 type ReadFilter = (partitionKey: string, id: string) => boolean;

@@ -11,7 +11,11 @@ export interface ToolRun {
 export async function runOperatorTool(stack: LocalStack, args: readonly string[]): Promise<ToolRun> {
   const out: string[] = [];
   const err: string[] = [];
-  const env = { SERVICEBUS_CONNECTION_STRING: stack.settings.ServiceBusConnection, COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT, COSMOS_KEY: stack.settings.COSMOS_KEY };
+  const env = {
+    SERVICEBUS_CONNECTION_STRING: stack.settings.ServiceBusConnection,
+    COSMOS_ENDPOINT: stack.settings.COSMOS_ENDPOINT,
+    COSMOS_KEY: stack.settings.COSMOS_KEY,
+  };
   const code = await runDlqCli([...args], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }

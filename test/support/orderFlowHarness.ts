@@ -30,7 +30,15 @@ export function orderFlow(
   let nowMs = flowStartMs;
   const memory = new InMemoryDocumentStore(() => nowMs);
   const store = new InterleavingStore(memory);
-  const ctx = { store, now: () => new Date(nowMs), markerTtlSeconds: options.markerTtlSeconds ?? 3600, maxConcurrencyAttempts: options.maxConcurrencyAttempts ?? 5, orderEventsDestination: 'order-events', sleep: options.sleep, random: options.random };
+  const ctx = {
+    store,
+    now: () => new Date(nowMs),
+    markerTtlSeconds: options.markerTtlSeconds ?? 3600,
+    maxConcurrencyAttempts: options.maxConcurrencyAttempts ?? 5,
+    orderEventsDestination: 'order-events',
+    sleep: options.sleep,
+    random: options.random,
+  };
   const consumer = new OrderConsumer({
     ...ctx,
     maxMessageBytes: 262_144,
@@ -40,7 +48,13 @@ export function orderFlow(
   });
   const log = new RecordingLog();
   let sequence = 0;
-  const send = (messageId: string, subject: string, body: unknown, deliveryCount = 1, applicationProperties?: Record<string, string | number>): Promise<ConsumeResult> =>
+  const send = (
+    messageId: string,
+    subject: string,
+    body: unknown,
+    deliveryCount = 1,
+    applicationProperties?: Record<string, string | number>,
+  ): Promise<ConsumeResult> =>
     consumer.consume(envelopeFromTriggerMetadata({ messageId, subject, deliveryCount, sequenceNumber: (sequence += 1), applicationProperties }), body, log);
   const order = async (orderId: string) => (await memory.read<OrderDocument>(orderId, orderId))?.document;
   const parked = (orderId: string) => memory.list(orderId).filter((d): d is ParkedItemDocument => (d as ParkedItemDocument).docType === 'parked');

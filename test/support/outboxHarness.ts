@@ -34,7 +34,11 @@ export async function storedEntries(store: DocumentStore, ...documents: OutboxDo
   return Promise.all(documents.map(async (d) => (await store.read<OutboxDocument>(d.orderId, d.id))!));
 }
 
-export const publishContext = (store: DocumentStore, sender: EventSender, markConcurrency: number = settingDefaults.OUTBOX_MARK_CONCURRENCY): PublishContext => ({
+export const publishContext = (
+  store: DocumentStore,
+  sender: EventSender,
+  markConcurrency: number = settingDefaults.OUTBOX_MARK_CONCURRENCY,
+): PublishContext => ({
   store,
   sender,
   now: outboxNow,

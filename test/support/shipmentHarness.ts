@@ -34,11 +34,22 @@ export interface EventDelivery {
 /** Stores an order (as processOrder would) and returns the event its outbox publishes. */
 export async function storedOrderWithEvent(store: DocumentStore, now: Date): Promise<EventDelivery> {
   const orderId = newOrderId();
-  const order = newOrderDocument(orderPlaced(orderId) as OrderPlaced, { messageId: orderId, dedupKey: orderId, fingerprint: 'test', processedAt: now.toISOString() });
+  const order = newOrderDocument(orderPlaced(orderId) as OrderPlaced, {
+    messageId: orderId,
+    dedupKey: orderId,
+    fingerprint: 'test',
+    processedAt: now.toISOString(),
+  });
   const outbox = newOrderAcceptedOutbox(order, 'order-events');
   await store.commit(orderId, [create(order)]);
   const { message } = outbox;
-  const envelope = envelopeFromTriggerMetadata({ messageId: message.messageId, subject: message.subject, contentType: message.contentType, deliveryCount: 1, applicationProperties: message.applicationProperties });
+  const envelope = envelopeFromTriggerMetadata({
+    messageId: message.messageId,
+    subject: message.subject,
+    contentType: message.contentType,
+    deliveryCount: 1,
+    applicationProperties: message.applicationProperties,
+  });
   return { orderId, envelope, body: message.body };
 }
 
@@ -58,7 +69,10 @@ export function httpCarrier(carrier: CarrierStandIn, timeoutMs = 5000, now: () =
 /** A consumer given no sleeper must never pause: a test that retries in the invocation passes one on its clock. */
 const noSleeping = (ms: number): Promise<void> => Promise.reject(new Error(`the consumer paused ${ms} ms, but this test gave it no sleeper`));
 
-export function shipmentConsumer(ctx: Omit<ShipmentContext, 'maxConcurrencyAttempts'> & Partial<Pick<ShipmentContext, 'maxConcurrencyAttempts'>>, extra: Partial<ConstructorParameters<typeof ShipmentConsumer>[0]> = {}): ShipmentConsumer {
+export function shipmentConsumer(
+  ctx: Omit<ShipmentContext, 'maxConcurrencyAttempts'> & Partial<Pick<ShipmentContext, 'maxConcurrencyAttempts'>>,
+  extra: Partial<ConstructorParameters<typeof ShipmentConsumer>[0]> = {},
+): ShipmentConsumer {
   return new ShipmentConsumer({
     maxConcurrencyAttempts: 10,
     consumerName: 'fulfilment',
@@ -164,7 +178,12 @@ export class ScriptedStore implements DocumentStore {
   commit(pk: string, operations: readonly WriteOperation[]): Promise<CommitResult> {
     if (this.dead) return Promise.reject(new ProcessKilled('earlier'));
     const state = this.killBeforeCommitOf;
-    if (state && operations.some((op) => (op.document as { docType?: string; state?: string }).docType === 'shipment' && (op.document as { state?: string }).state === state)) {
+    if (
+      state &&
+      operations.some(
+        (op) => (op.document as { docType?: string; state?: string }).docType === 'shipment' && (op.document as { state?: string }).state === state,
+      )
+    ) {
       this.killBeforeCommitOf = undefined;
       this.dead = true;
       return Promise.reject(new ProcessKilled(`before the ${state} record was written`));

@@ -4,8 +4,15 @@ import { signRetryState } from '../../src/consumer/index.js';
 export const testRetryStateKey = 'test-retry-state-signing-key-0123456789abcdef';
 
 /** The retry properties the app would have written on copy `messageId`, signed with the test key. */
-export function signedRetryProperties(messageId: string, state: { dedupKey: string; attempt: number; firstFailureAt: string; root: string }): Record<string, string | number> {
-  const signature = signRetryState(testRetryStateKey, { messageId, dedupKey: state.dedupKey }, { attempt: state.attempt, firstFailureAtEpochMs: Date.parse(state.firstFailureAt), root: state.root });
+export function signedRetryProperties(
+  messageId: string,
+  state: { dedupKey: string; attempt: number; firstFailureAt: string; root: string },
+): Record<string, string | number> {
+  const signature = signRetryState(
+    testRetryStateKey,
+    { messageId, dedupKey: state.dedupKey },
+    { attempt: state.attempt, firstFailureAtEpochMs: Date.parse(state.firstFailureAt), root: state.root },
+  );
   return {
     'idempotency-key': state.dedupKey,
     'retry-attempt': state.attempt,

@@ -12,7 +12,15 @@ import { createShipmentConsumer, createShipmentReconciler } from '../../src/ship
 import type { ShipmentConsumer, ShipmentReconciler } from '../../src/shipments/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../src/telemetry/index.js';
 import type { LogSink } from '../../src/telemetry/index.js';
-import type { DeliveryAnswer, FixtureDelivery, FixtureRequest, FixtureResponse, PublishAnswer, ReconcileAnswer, StoredFormatFixture } from './storedFormatFixture.js';
+import type {
+  DeliveryAnswer,
+  FixtureDelivery,
+  FixtureRequest,
+  FixtureResponse,
+  PublishAnswer,
+  ReconcileAnswer,
+  StoredFormatFixture,
+} from './storedFormatFixture.js';
 import { FixtureStore, KeyedCarrier, storeChanges } from './storedFormatStore.js';
 
 /**
@@ -105,7 +113,9 @@ export async function flowsOnFixture(fixture: Pick<StoredFormatFixture, 'documen
   return flowsOver(store, new KeyedCarrier(fixture.carrierBookings), () => new Date(at));
 }
 
-type FixtureState = Pick<StoredFormatFixture, 'documents' | 'carrierBookings' | 'replayAt'> & { readonly deliveries: readonly Omit<FixtureDelivery, 'answered'>[] };
+type FixtureState = Pick<StoredFormatFixture, 'documents' | 'carrierBookings' | 'replayAt'> & {
+  readonly deliveries: readonly Omit<FixtureDelivery, 'answered'>[];
+};
 
 /** What the running code answers when this delivery comes (again) to the fixture's store. */
 export async function answerDelivery(fixture: FixtureState, delivery: Omit<FixtureDelivery, 'answered'>): Promise<DeliveryAnswer> {
@@ -115,7 +125,8 @@ export async function answerDelivery(fixture: FixtureState, delivery: Omit<Fixtu
   const answer: DeliveryAnswer = { outcome, store: storeChanges(before, flows.store.documents()), carrier: { ...flows.carrier.calls } };
   if (delivery.origin !== 'not-yet-delivered') return answer;
   const thenRedelivered: Record<string, string> = {};
-  for (const other of fixture.deliveries.filter((d) => d.name !== delivery.name)) thenRedelivered[other.name] = await deliver(flows, other, nextDeliveryCount(other) + 1);
+  for (const other of fixture.deliveries.filter((d) => d.name !== delivery.name))
+    thenRedelivered[other.name] = await deliver(flows, other, nextDeliveryCount(other) + 1);
   return { ...answer, thenRedelivered };
 }
 
@@ -145,7 +156,12 @@ export async function answerReconcile(fixture: FixtureState): Promise<ReconcileA
   const flows = await flowsOnFixture(fixture);
   const before = flows.store.documents();
   const result = await flows.reconciler.reconcile(quietLog);
-  const items = result.items.map(({ id, orderId, result: kind, shipmentId }) => ({ id, orderId, result: kind, ...(shipmentId === undefined ? {} : { shipmentId }) }));
+  const items = result.items.map(({ id, orderId, result: kind, shipmentId }) => ({
+    id,
+    orderId,
+    result: kind,
+    ...(shipmentId === undefined ? {} : { shipmentId }),
+  }));
   return { examined: result.examined, items, store: storeChanges(before, flows.store.documents()), carrier: { ...flows.carrier.calls } };
 }
 

@@ -59,14 +59,12 @@ export class FixtureStore implements DocumentStore {
 
   /** Every live document, by partition then id: the order a fixture lists them in. */
   documents(): FixtureDocument[] {
-    return [...this.partitions]
-      .sort()
-      .flatMap((partitionKey) =>
-        this.memory
-          .list(partitionKey)
-          .map((document) => ({ partitionKey, document: document as unknown as Record<string, unknown> }))
-          .sort((a, b) => compareText(String(a.document.id), String(b.document.id))),
-      );
+    return [...this.partitions].sort().flatMap((partitionKey) =>
+      this.memory
+        .list(partitionKey)
+        .map((document) => ({ partitionKey, document: document as unknown as Record<string, unknown> }))
+        .sort((a, b) => compareText(String(a.document.id), String(b.document.id))),
+    );
   }
 }
 
@@ -111,7 +109,11 @@ export class KeyedCarrier implements CarrierClient {
     let booking = this.bookings.get(request.idempotencyKey);
     if (!booking) {
       const shipmentId = `shp-${String(this.bookings.size + 1).padStart(4, '0')}`;
-      booking = { idempotencyKey: request.idempotencyKey, shipmentId, answer: { status: 201, body: { shipmentId, orderReference: request.shipment.orderReference } } };
+      booking = {
+        idempotencyKey: request.idempotencyKey,
+        shipmentId,
+        answer: { status: 201, body: { shipmentId, orderReference: request.shipment.orderReference } },
+      };
       this.bookings.set(request.idempotencyKey, booking);
     }
     return { kind: 'booked', shipmentId: booking.shipmentId, answer: booking.answer };

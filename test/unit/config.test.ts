@@ -28,7 +28,13 @@ describe('loadSettings', () => {
       cosmos: { endpoint: 'https://localhost:8081/', databaseName: 'orders', ordersContainerName: 'orders' },
       markerTtlSeconds: 2_592_000,
       maxMessageBytes: 262_144,
-      queue: { maxDeliveryCount: 10, lockDurationSeconds: 60, lockRenewalMaxSeconds: 300, messageTimeToLiveSeconds: 1_209_600, resubmitHorizonSeconds: 1_209_600 },
+      queue: {
+        maxDeliveryCount: 10,
+        lockDurationSeconds: 60,
+        lockRenewalMaxSeconds: 300,
+        messageTimeToLiveSeconds: 1_209_600,
+        resubmitHorizonSeconds: 1_209_600,
+      },
     });
     expect(settings.cosmos.key).toBeUndefined();
     expect(Object.isFrozen(settings.cosmos)).toBe(true);
@@ -40,15 +46,24 @@ describe('loadSettings', () => {
     expect(problemsOf(withoutKey)).toMatch(/RETRY_STATE_SIGNING_KEY: is required while DELAYED_RETRY_ENABLED is true/);
     expect(loadSettings({ ...withoutKey, DELAYED_RETRY_ENABLED: 'false' }).retry.stateSigningKey).toBeUndefined();
     expect(problemsOf({ ...minimal, RETRY_STATE_SIGNING_KEY: 'k'.repeat(31) })).toMatch(/RETRY_STATE_SIGNING_KEY: must be at least 32 characters/);
-    expect(problemsOf({ ...minimal, RETRY_STATE_SIGNING_KEY: '@Microsoft.KeyVault(VaultName=v;SecretName=retry-state-signing-key)' })).toMatch(/RETRY_STATE_SIGNING_KEY: is still a Key Vault reference/);
+    expect(problemsOf({ ...minimal, RETRY_STATE_SIGNING_KEY: '@Microsoft.KeyVault(VaultName=v;SecretName=retry-state-signing-key)' })).toMatch(
+      /RETRY_STATE_SIGNING_KEY: is still a Key Vault reference/,
+    );
     expect(loadSettings(minimal).retry.stateSigningKey).toBe('k'.repeat(32));
   });
 
   it('takes RETRY_STATE_SIGNING_KEY_PREVIOUS, optional, under the same rules as the key (32 characters or more, resolved)', () => {
     expect(loadSettings(minimal).retry.previousStateSigningKey).toBeUndefined();
-    expect(loadSettings({ ...minimal, RETRY_STATE_SIGNING_KEY_PREVIOUS: 'p'.repeat(32) }).retry).toMatchObject({ stateSigningKey: 'k'.repeat(32), previousStateSigningKey: 'p'.repeat(32) });
-    expect(problemsOf({ ...minimal, RETRY_STATE_SIGNING_KEY_PREVIOUS: 'p'.repeat(31) })).toMatch(/RETRY_STATE_SIGNING_KEY_PREVIOUS: must be at least 32 characters/);
-    expect(problemsOf({ ...minimal, RETRY_STATE_SIGNING_KEY_PREVIOUS: '@Microsoft.KeyVault(VaultName=v;SecretName=retry-state-signing-key-previous)' })).toMatch(/RETRY_STATE_SIGNING_KEY_PREVIOUS: is still a Key Vault reference/);
+    expect(loadSettings({ ...minimal, RETRY_STATE_SIGNING_KEY_PREVIOUS: 'p'.repeat(32) }).retry).toMatchObject({
+      stateSigningKey: 'k'.repeat(32),
+      previousStateSigningKey: 'p'.repeat(32),
+    });
+    expect(problemsOf({ ...minimal, RETRY_STATE_SIGNING_KEY_PREVIOUS: 'p'.repeat(31) })).toMatch(
+      /RETRY_STATE_SIGNING_KEY_PREVIOUS: must be at least 32 characters/,
+    );
+    expect(
+      problemsOf({ ...minimal, RETRY_STATE_SIGNING_KEY_PREVIOUS: '@Microsoft.KeyVault(VaultName=v;SecretName=retry-state-signing-key-previous)' }),
+    ).toMatch(/RETRY_STATE_SIGNING_KEY_PREVIOUS: is still a Key Vault reference/);
   });
 
   it('accepts a managed-identity Service Bus connection instead of a connection string', () => {
@@ -71,12 +86,29 @@ describe('loadSettings', () => {
     expect(s).toMatchObject({
       maxConcurrencyAttempts: 10,
       parking: { horizonSeconds: 1_209_600, sweepMinAgeSeconds: 60, sweepMaxItemsPerRun: 500 },
-      retry: { inInvocationMs: 10_000, firstDelayMs: 30_000, maxDelayMs: 900_000, budgetMs: 86_400_000, delayedRetryEnabled: true, stateSigningKey: 'k'.repeat(32) },
-      outbox: { orderEventsTopicName: 'order-events', publishedTtlSeconds: 604_800, sweepMinAgeSeconds: 60, lagAlertSeconds: 300, sweepMaxItemsPerRun: 500, markConcurrency: 16 },
+      retry: {
+        inInvocationMs: 10_000,
+        firstDelayMs: 30_000,
+        maxDelayMs: 900_000,
+        budgetMs: 86_400_000,
+        delayedRetryEnabled: true,
+        stateSigningKey: 'k'.repeat(32),
+      },
+      outbox: {
+        orderEventsTopicName: 'order-events',
+        publishedTtlSeconds: 604_800,
+        sweepMinAgeSeconds: 60,
+        lagAlertSeconds: 300,
+        sweepMaxItemsPerRun: 500,
+        markConcurrency: 16,
+      },
       shipments: { fulfilmentSubscriptionName: 'fulfilment', carrierTimeoutMs: 10_000, leaseSeconds: 60, reconcileMaxAttempts: 5, reconcileBatchSize: 50 },
       intake: { maxBodyBytes: 65_536, leaseSeconds: 10, keyRetentionSeconds: 172_800 },
     });
-    expect(loadSettings({ ...minimal, DELAYED_RETRY_ENABLED: 'false', PARKED_ITEM_HORIZON_SECONDS: '7200' })).toMatchObject({ retry: { delayedRetryEnabled: false }, parking: { horizonSeconds: 7200 } });
+    expect(loadSettings({ ...minimal, DELAYED_RETRY_ENABLED: 'false', PARKED_ITEM_HORIZON_SECONDS: '7200' })).toMatchObject({
+      retry: { delayedRetryEnabled: false },
+      parking: { horizonSeconds: 7200 },
+    });
   });
 
   it('trims the white space the portal leaves around a value, and takes names of any length', () => {
@@ -121,12 +153,15 @@ describe('loadSettings', () => {
   it('takes only the schemes it names: https for Cosmos, http or https for the carrier', () => {
     expect(problemsOf({ ...minimal, COSMOS_ENDPOINT: 'httpsx://localhost:8081/' })).toContain('COSMOS_ENDPOINT: must be an https:// URL');
     expect(problemsOf({ ...minimal, COSMOS_ENDPOINT: 'xhttps://localhost:8081/' })).toContain('COSMOS_ENDPOINT: must be an https:// URL');
-    for (const url of ['ftp://carrier/', 'xhttp://carrier/', 'httpsx://carrier/']) expect(problemsOf({ ...minimal, CARRIER_API_URL: url }), url).toContain('CARRIER_API_URL: must be an http(s):// URL');
+    for (const url of ['ftp://carrier/', 'xhttp://carrier/', 'httpsx://carrier/'])
+      expect(problemsOf({ ...minimal, CARRIER_API_URL: url }), url).toContain('CARRIER_API_URL: must be an http(s):// URL');
     expect(loadSettings({ ...minimal, CARRIER_API_URL: 'http://127.0.0.1:7080/' }).shipments.carrierApiUrl).toBe('http://127.0.0.1:7080/');
   });
 
   it('takes the carrier timeout and the reconciler batch at their maximum', () => {
-    expect(loadSettings({ ...minimal, CARRIER_TIMEOUT_MS: '120000', SHIPMENT_LEASE_SECONDS: '360', SHIPMENT_RECONCILE_BATCH_SIZE: '1000' }).shipments).toMatchObject({ carrierTimeoutMs: 120_000, reconcileBatchSize: 1000 });
+    expect(
+      loadSettings({ ...minimal, CARRIER_TIMEOUT_MS: '120000', SHIPMENT_LEASE_SECONDS: '360', SHIPMENT_RECONCILE_BATCH_SIZE: '1000' }).shipments,
+    ).toMatchObject({ carrierTimeoutMs: 120_000, reconcileBatchSize: 1000 });
   });
 
   it('names every missing or bad setting at once', () => {
@@ -163,14 +198,18 @@ describe('loadSettings', () => {
   it('bounds a sweep run: SWEEP_MAX_ITEMS_PER_RUN between 1 and 5000, for both sweepers', () => {
     const settings = loadSettings({ ...minimal, SWEEP_MAX_ITEMS_PER_RUN: '40' });
     expect([settings.parking.sweepMaxItemsPerRun, settings.outbox.sweepMaxItemsPerRun]).toEqual([40, 40]);
-    expect(problemsOf({ ...minimal, SWEEP_MAX_ITEMS_PER_RUN: '5001' })).toContain('SWEEP_MAX_ITEMS_PER_RUN: must be at most 5000 (one run holds a page in memory)');
+    expect(problemsOf({ ...minimal, SWEEP_MAX_ITEMS_PER_RUN: '5001' })).toContain(
+      'SWEEP_MAX_ITEMS_PER_RUN: must be at most 5000 (one run holds a page in memory)',
+    );
     expect(problemsOf({ ...minimal, SWEEP_MAX_ITEMS_PER_RUN: '0' })).toContain('SWEEP_MAX_ITEMS_PER_RUN:');
   });
 
-  it('bounds the outbox publisher\'s marks in flight: OUTBOX_MARK_CONCURRENCY between 1 and 100', () => {
+  it("bounds the outbox publisher's marks in flight: OUTBOX_MARK_CONCURRENCY between 1 and 100", () => {
     expect(loadSettings({ ...minimal, OUTBOX_MARK_CONCURRENCY: '100' }).outbox.markConcurrency).toBe(100);
     expect(loadSettings({ ...minimal, OUTBOX_MARK_CONCURRENCY: '1' }).outbox.markConcurrency).toBe(1);
-    expect(problemsOf({ ...minimal, OUTBOX_MARK_CONCURRENCY: '101' })).toContain('OUTBOX_MARK_CONCURRENCY: must be at most 100 (a change-feed page holds at most 100 documents');
+    expect(problemsOf({ ...minimal, OUTBOX_MARK_CONCURRENCY: '101' })).toContain(
+      'OUTBOX_MARK_CONCURRENCY: must be at most 100 (a change-feed page holds at most 100 documents',
+    );
     expect(problemsOf({ ...minimal, OUTBOX_MARK_CONCURRENCY: '0' })).toContain('OUTBOX_MARK_CONCURRENCY:');
     expect(problemsOf({ ...minimal, OUTBOX_MARK_CONCURRENCY: '2.5' })).toContain('OUTBOX_MARK_CONCURRENCY:');
   });
@@ -182,11 +221,15 @@ describe('loadSettings', () => {
 
   it('caps the in-invocation retry at 60 s, well inside the lock', () => {
     expect(loadSettings({ ...minimal, TRANSIENT_RETRY_IN_INVOCATION_MS: '60000' }).retry.inInvocationMs).toBe(60_000);
-    expect(problemsOf({ ...minimal, TRANSIENT_RETRY_IN_INVOCATION_MS: '60001' })).toContain('TRANSIENT_RETRY_IN_INVOCATION_MS: must be at most 60000 (well inside the lock)');
+    expect(problemsOf({ ...minimal, TRANSIENT_RETRY_IN_INVOCATION_MS: '60001' })).toContain(
+      'TRANSIENT_RETRY_IN_INVOCATION_MS: must be at most 60000 (well inside the lock)',
+    );
   });
 
   it('refuses a delayed-retry cap below the first delay, and takes one equal to it', () => {
-    expect(problemsOf({ ...minimal, DELAYED_RETRY_FIRST_DELAY_SECONDS: '60', DELAYED_RETRY_MAX_DELAY_SECONDS: '59' })).toContain('DELAYED_RETRY_MAX_DELAY_SECONDS: must be at least DELAYED_RETRY_FIRST_DELAY_SECONDS (60)');
+    expect(problemsOf({ ...minimal, DELAYED_RETRY_FIRST_DELAY_SECONDS: '60', DELAYED_RETRY_MAX_DELAY_SECONDS: '59' })).toContain(
+      'DELAYED_RETRY_MAX_DELAY_SECONDS: must be at least DELAYED_RETRY_FIRST_DELAY_SECONDS (60)',
+    );
     expect(loadSettings({ ...minimal, DELAYED_RETRY_FIRST_DELAY_SECONDS: '60', DELAYED_RETRY_MAX_DELAY_SECONDS: '60' }).retry.maxDelayMs).toBe(60_000);
     expect(problemsOf({ ...minimal, DELAYED_RETRY_ENABLED: 'yes' })).toContain('DELAYED_RETRY_ENABLED: must be true or false');
   });
@@ -209,14 +252,21 @@ describe('loadSettings', () => {
     });
 
     it('refuses a lease that a look-up and a call could outlast', () => {
-      expect(problemsOf({ ...minimal, CARRIER_TIMEOUT_MS: '30000', SHIPMENT_LEASE_SECONDS: '89' })).toContain('SHIPMENT_LEASE_SECONDS: must be at least 3 x CARRIER_TIMEOUT_MS (90 s)');
+      expect(problemsOf({ ...minimal, CARRIER_TIMEOUT_MS: '30000', SHIPMENT_LEASE_SECONDS: '89' })).toContain(
+        'SHIPMENT_LEASE_SECONDS: must be at least 3 x CARRIER_TIMEOUT_MS (90 s)',
+      );
       expect(loadSettings({ ...minimal, CARRIER_TIMEOUT_MS: '30000', SHIPMENT_LEASE_SECONDS: '90' }).shipments.leaseSeconds).toBe(90);
     });
 
     it('refuses a carrier URL that is not http(s), and a Key Vault reference the platform did not resolve', () => {
       expect(problemsOf({ ...minimal, CARRIER_API_URL: 'ftp://carrier.example/' })).toContain('CARRIER_API_URL: must be an http(s):// URL');
-      expect(problemsOf({ ...minimal, CARRIER_API_KEY: '@Microsoft.KeyVault(VaultName=kv;SecretName=carrier-api-key)' })).toContain('CARRIER_API_KEY: is still a Key Vault reference');
-      expect(loadSettings({ ...minimal, CARRIER_API_URL: 'https://carrier.example/v1/', CARRIER_API_KEY: 'k' }).shipments).toMatchObject({ carrierApiUrl: 'https://carrier.example/v1/', carrierApiKey: 'k' });
+      expect(problemsOf({ ...minimal, CARRIER_API_KEY: '@Microsoft.KeyVault(VaultName=kv;SecretName=carrier-api-key)' })).toContain(
+        'CARRIER_API_KEY: is still a Key Vault reference',
+      );
+      expect(loadSettings({ ...minimal, CARRIER_API_URL: 'https://carrier.example/v1/', CARRIER_API_KEY: 'k' }).shipments).toMatchObject({
+        carrierApiUrl: 'https://carrier.example/v1/',
+        carrierApiKey: 'k',
+      });
     });
 
     it('refuses the carrier key, naming it, when the carrier URL is not https (a loopback address excepted), and such a URL itself', () => {
@@ -239,13 +289,25 @@ describe('loadSettings', () => {
 
   describe('the HTTP intake', () => {
     it('refuses a key retention shorter than the client retry horizon plus the lease, naming both', () => {
-      const problems = problemsOf({ ...minimal, INTAKE_CLIENT_RETRY_HORIZON_SECONDS: '3600', INTAKE_LEASE_SECONDS: '10', INTAKE_KEY_RETENTION_SECONDS: '3609' });
-      expect(problems).toContain('INTAKE_KEY_RETENTION_SECONDS: idempotency key retention 3609 s is shorter than required: client retry horizon 3600 s + lease 10 s = 3610 s');
-      expect(loadSettings({ ...minimal, INTAKE_CLIENT_RETRY_HORIZON_SECONDS: '3600', INTAKE_LEASE_SECONDS: '10', INTAKE_KEY_RETENTION_SECONDS: '3610' }).intake.keyRetentionSeconds).toBe(3610);
+      const problems = problemsOf({
+        ...minimal,
+        INTAKE_CLIENT_RETRY_HORIZON_SECONDS: '3600',
+        INTAKE_LEASE_SECONDS: '10',
+        INTAKE_KEY_RETENTION_SECONDS: '3609',
+      });
+      expect(problems).toContain(
+        'INTAKE_KEY_RETENTION_SECONDS: idempotency key retention 3609 s is shorter than required: client retry horizon 3600 s + lease 10 s = 3610 s',
+      );
+      expect(
+        loadSettings({ ...minimal, INTAKE_CLIENT_RETRY_HORIZON_SECONDS: '3600', INTAKE_LEASE_SECONDS: '10', INTAKE_KEY_RETENTION_SECONDS: '3610' }).intake
+          .keyRetentionSeconds,
+      ).toBe(3610);
     });
 
     it('refuses a body limit above what a message may carry', () => {
-      expect(problemsOf({ ...minimal, MAX_MESSAGE_BYTES: '65536', INTAKE_MAX_BODY_BYTES: '65537' })).toContain('INTAKE_MAX_BODY_BYTES: must be at most MAX_MESSAGE_BYTES (65536)');
+      expect(problemsOf({ ...minimal, MAX_MESSAGE_BYTES: '65536', INTAKE_MAX_BODY_BYTES: '65537' })).toContain(
+        'INTAKE_MAX_BODY_BYTES: must be at most MAX_MESSAGE_BYTES (65536)',
+      );
       expect(loadSettings({ ...minimal, MAX_MESSAGE_BYTES: '65536', INTAKE_MAX_BODY_BYTES: '65536' }).intake.maxBodyBytes).toBe(65536);
     });
 
@@ -255,7 +317,9 @@ describe('loadSettings', () => {
 
     it('reads INTAKE_CALLER_IDENTITY entra, and refuses any other value naming the two it takes', () => {
       expect(loadSettings({ ...minimal, INTAKE_CALLER_IDENTITY: 'entra' }).intake.callerIdentity).toBe('entra');
-      expect(problemsOf({ ...minimal, INTAKE_CALLER_IDENTITY: 'Entra ID' })).toContain('INTAKE_CALLER_IDENTITY: must be shared or entra (entra only with App Service authentication on: intakeAuthEnabled)');
+      expect(problemsOf({ ...minimal, INTAKE_CALLER_IDENTITY: 'Entra ID' })).toContain(
+        'INTAKE_CALLER_IDENTITY: must be shared or entra (entra only with App Service authentication on: intakeAuthEnabled)',
+      );
     });
   });
 
@@ -270,17 +334,26 @@ describe('loadSettings', () => {
 });
 
 describe('loadResubmitRetention', () => {
-  it('reads the retention settings with the app\'s defaults, and works out the margin a resubmitted copy needs', () => {
+  it("reads the retention settings with the app's defaults, and works out the margin a resubmitted copy needs", () => {
     expect(loadResubmitRetention({})).toEqual({
       markerTtlSeconds: 2_592_000,
       marginSeconds: 90_000,
-      marginExplanation: 'QUEUE_MAX_DELIVERY_COUNT 10 x (LOCK_RENEWAL_MAX_SECONDS 300 s + QUEUE_LOCK_DURATION_SECONDS 60 s) + TRANSIENT_RETRY_BUDGET_SECONDS 86400 s = 90000 s',
+      marginExplanation:
+        'QUEUE_MAX_DELIVERY_COUNT 10 x (LOCK_RENEWAL_MAX_SECONDS 300 s + QUEUE_LOCK_DURATION_SECONDS 60 s) + TRANSIENT_RETRY_BUDGET_SECONDS 86400 s = 90000 s',
     });
-    const env = { INBOX_MARKER_TTL_SECONDS: '7200', QUEUE_MAX_DELIVERY_COUNT: '2', QUEUE_LOCK_DURATION_SECONDS: '30', LOCK_RENEWAL_MAX_SECONDS: '0', TRANSIENT_RETRY_BUDGET_SECONDS: ' ' };
+    const env = {
+      INBOX_MARKER_TTL_SECONDS: '7200',
+      QUEUE_MAX_DELIVERY_COUNT: '2',
+      QUEUE_LOCK_DURATION_SECONDS: '30',
+      LOCK_RENEWAL_MAX_SECONDS: '0',
+      TRANSIENT_RETRY_BUDGET_SECONDS: ' ',
+    };
     expect(loadResubmitRetention(env)).toMatchObject({ markerTtlSeconds: 7200, marginSeconds: 86_460 });
   });
 
   it('names each bad setting, as the app would at start-up', () => {
-    expect(() => loadResubmitRetention({ INBOX_MARKER_TTL_SECONDS: 'a month', QUEUE_LOCK_DURATION_SECONDS: '1' })).toThrow(/INBOX_MARKER_TTL_SECONDS: .*; QUEUE_LOCK_DURATION_SECONDS: /);
+    expect(() => loadResubmitRetention({ INBOX_MARKER_TTL_SECONDS: 'a month', QUEUE_LOCK_DURATION_SECONDS: '1' })).toThrow(
+      /INBOX_MARKER_TTL_SECONDS: .*; QUEUE_LOCK_DURATION_SECONDS: /,
+    );
   });
 });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { intakeKeyRecordId, orderIntakeClaimId, orderPlacedOutboxId } from '../../src/intake/index.js';
-import { conflictDocumentId, inboxMarkerId, orderDocumentId, outboxDocumentId, parkedItemId, parkingLotId, rejectionDocumentId } from '../../src/orders/index.js';
+import {
+  conflictDocumentId,
+  inboxMarkerId,
+  orderDocumentId,
+  outboxDocumentId,
+  parkedItemId,
+  parkingLotId,
+  rejectionDocumentId,
+} from '../../src/orders/index.js';
 import type { ParsedOrderMessage } from '../../src/orders/index.js';
 import { shipmentRecordId } from '../../src/shipments/index.js';
 
@@ -16,7 +24,11 @@ describe('the ids stored documents are found by', () => {
       rejectionOfConsumer: rejectionDocumentId('m-1', 'billing'),
       outbox: outboxDocumentId('o-1'),
       parkingLot: parkingLotId('o-1'),
-      parkedStatus: parkedItemId({ type: 'OrderStatusChanged', payload: { orderId: 'o-1', version: 3 }, key: { value: 'st-1' } } as unknown as ParsedOrderMessage),
+      parkedStatus: parkedItemId({
+        type: 'OrderStatusChanged',
+        payload: { orderId: 'o-1', version: 3 },
+        key: { value: 'st-1' },
+      } as unknown as ParsedOrderMessage),
       parkedPayment: parkedItemId({ type: 'PaymentReceived', payload: { orderId: 'o-1' }, key: { value: 'pay-1' } } as unknown as ParsedOrderMessage),
       shipment: shipmentRecordId('src|evt-1'),
       intakeKey: intakeKeyRecordId('k-1'),

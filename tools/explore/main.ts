@@ -62,7 +62,9 @@ async function explore(o: Options): Promise<boolean> {
     const elapsedMs = performance.now() - startedAt;
     if (result.failed) {
       console.log(result.report);
-      console.log(`\nCOUNTEREXAMPLE after ${done} runs in ${(elapsedMs / 1000).toFixed(1)} s (${rate(done, elapsedMs)}); replay: npm run explore -- --property ${o.property} --seed ${seed} --runs ${numRuns}`);
+      console.log(
+        `\nCOUNTEREXAMPLE after ${done} runs in ${(elapsedMs / 1000).toFixed(1)} s (${rate(done, elapsedMs)}); replay: npm run explore -- --property ${o.property} --seed ${seed} --runs ${numRuns}`,
+      );
       return true;
     }
     console.log(`${done} runs, ${(elapsedMs / 1000).toFixed(1)} s, ${rate(done, elapsedMs)}; chunk seed ${seed}: no counterexample`);
@@ -83,12 +85,21 @@ async function measure(o: Options): Promise<void> {
     total += result.numRuns;
     const ms = performance.now() - tryStartedAt;
     if (result.failed) found.push(result.numRuns);
-    console.log(`try ${t + 1}: seed ${seed}: ${result.failed ? `counterexample at run ${result.numRuns}` : `none in ${result.numRuns} runs`} (${(ms / 1000).toFixed(2)} s)`);
+    console.log(
+      `try ${t + 1}: seed ${seed}: ${result.failed ? `counterexample at run ${result.numRuns}` : `none in ${result.numRuns} runs`} (${(ms / 1000).toFixed(2)} s)`,
+    );
   }
   const sorted = [...found].sort((a, b) => a - b);
-  const median = sorted.length === 0 ? undefined : sorted.length % 2 === 1 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+  const median =
+    sorted.length === 0
+      ? undefined
+      : sorted.length % 2 === 1
+        ? sorted[(sorted.length - 1) / 2]
+        : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
   const ms = performance.now() - startedAt;
-  console.log(`\n${o.property}: found in ${found.length} of ${o.tries} tries (up to ${o.runs} runs each); median runs to detection ${median ?? 'n/a'}; ${total} runs in ${(ms / 1000).toFixed(1)} s (${rate(total, ms)})`);
+  console.log(
+    `\n${o.property}: found in ${found.length} of ${o.tries} tries (up to ${o.runs} runs each); median runs to detection ${median ?? 'n/a'}; ${total} runs in ${(ms / 1000).toFixed(1)} s (${rate(total, ms)})`,
+  );
 }
 
 async function main(): Promise<void> {

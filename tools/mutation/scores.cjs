@@ -46,7 +46,9 @@ function check(report) {
   const failures = [];
   for (const [folder, t] of [...folders].sort(([a], [b]) => a.localeCompare(b))) {
     const s = score(t);
-    lines.push(`${s.toFixed(1).padStart(6)} %  ${folder}  (${t.detected} of ${t.detected + t.undetected} detected${t.ignored ? `, ${t.ignored} excluded` : ''})`);
+    lines.push(
+      `${s.toFixed(1).padStart(6)} %  ${folder}  (${t.detected} of ${t.detected + t.undetected} detected${t.ignored ? `, ${t.ignored} excluded` : ''})`,
+    );
     if (s < folderBar) failures.push(`${folder}: ${s.toFixed(1)} % is below ${folderBar} % for a folder`);
     if (t.files.length === 1 && t.files[0].path === folder) continue;
     for (const f of t.files.sort((a, b) => a.path.localeCompare(b.path))) {

@@ -110,30 +110,38 @@ describe.each(targetNames)('the carrier contract against %s', (name) => {
     const t = target()!;
     t.standIn!.inject({ kind: 'refuse', status: 400, title: 'postcode not served' });
     const key = `k-${randomUUID()}`;
-    expect(await client(t).book({ idempotencyKey: key, shipment: shipment() })).toMatchObject({ kind: 'refused', reason: 'the carrier answered 400: postcode not served' });
+    expect(await client(t).book({ idempotencyKey: key, shipment: shipment() })).toMatchObject({
+      kind: 'refused',
+      reason: 'the carrier answered 400: postcode not served',
+    });
     expect(await client(t).lookup(key)).toMatchObject({ kind: 'refused', answer: { status: 400 } });
   });
 
-  it.skipIf(onlyStandIn)('a carrier that keeps an error answer under its key (as Stripe does): the replay is the same 503, and the look-up is no answer, not a refusal', async () => {
-    const keeping = await startCarrierStandIn({ keepErrorAnswers: true });
-    try {
-      const t: Target = { name: 'a stand-in keeping error answers', url: keeping.url, apiKey: keeping.apiKey, standIn: keeping };
-      keeping.inject({ kind: 'unavailable' });
-      const key = `k-${randomUUID()}`;
-      const body = shipment();
-      expect((await post(t, body, key)).status).toBe(503);
-      const replayed = await post(t, body, key);
-      expect(replayed.status).toBe(503);
-      expect(replayed.headers.get('idempotent-replayed')).toBe('true');
-      const lookedUp = await client(t).lookup(key).then(
-        (answer) => answer,
-        (error: unknown) => error,
-      );
-      expect(lookedUp).toBeInstanceOf(CarrierUnavailableError);
-      expect(lookedUp).toMatchObject({ status: 503, message: expect.stringContaining('keeps a 503 answer under this key') });
-      expect(keeping.bookings()).toHaveLength(0);
-    } finally {
-      await keeping.close();
-    }
-  });
+  it.skipIf(onlyStandIn)(
+    'a carrier that keeps an error answer under its key (as Stripe does): the replay is the same 503, and the look-up is no answer, not a refusal',
+    async () => {
+      const keeping = await startCarrierStandIn({ keepErrorAnswers: true });
+      try {
+        const t: Target = { name: 'a stand-in keeping error answers', url: keeping.url, apiKey: keeping.apiKey, standIn: keeping };
+        keeping.inject({ kind: 'unavailable' });
+        const key = `k-${randomUUID()}`;
+        const body = shipment();
+        expect((await post(t, body, key)).status).toBe(503);
+        const replayed = await post(t, body, key);
+        expect(replayed.status).toBe(503);
+        expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+        const lookedUp = await client(t)
+          .lookup(key)
+          .then(
+            (answer) => answer,
+            (error: unknown) => error,
+          );
+        expect(lookedUp).toBeInstanceOf(CarrierUnavailableError);
+        expect(lookedUp).toMatchObject({ status: 503, message: expect.stringContaining('keeps a 503 answer under this key') });
+        expect(keeping.bookings()).toHaveLength(0);
+      } finally {
+        await keeping.close();
+      }
+    },
+  );
 });

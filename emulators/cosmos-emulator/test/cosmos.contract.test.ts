@@ -16,7 +16,9 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
   const databaseId = `contract-${randomUUID().slice(0, 8)}`;
 
   async function newContainer(options: { defaultTtl?: number } = {}): Promise<Container> {
-    const { container: c } = await client.database(databaseId).containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] }, ...options });
+    const { container: c } = await client
+      .database(databaseId)
+      .containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] }, ...options });
     return c;
   }
 
@@ -48,9 +50,14 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
     it('patches a document when its condition holds (names and values as written), and answers 412 when it does not', async () => {
       const pk = randomUUID();
       await container.items.create({ id: 'p', orderId: pk, Status: 'Active', n: 1 });
-      const { resource } = await container.item('p', pk).patch({ operations: [{ op: 'incr', path: '/n', value: 2 }], condition: "from c where c.Status = 'Active'" });
+      const { resource } = await container
+        .item('p', pk)
+        .patch({ operations: [{ op: 'incr', path: '/n', value: 2 }], condition: "from c where c.Status = 'Active'" });
       expect(resource).toMatchObject({ n: 3 });
-      const refused = await container.item('p', pk).patch({ operations: [{ op: 'incr', path: '/n', value: 2 }], condition: 'from c where c.n > 10' }).catch((e: unknown) => e);
+      const refused = await container
+        .item('p', pk)
+        .patch({ operations: [{ op: 'incr', path: '/n', value: 2 }], condition: 'from c where c.n > 10' })
+        .catch((e: unknown) => e);
       expect(statusOf(refused)).toBe(412);
       expect((await container.item('p', pk).read()).resource?.n).toBe(3);
     });
@@ -68,7 +75,11 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
 
     it('deletes every item of one partition key and no other (deleteAllItemsForPartitionKey)', async () => {
       const [wa, or] = [randomUUID(), randomUUID()];
-      await Promise.all([container.items.create({ id: '1', orderId: wa }), container.items.create({ id: '2', orderId: wa }), container.items.create({ id: '1', orderId: or })]);
+      await Promise.all([
+        container.items.create({ id: '1', orderId: wa }),
+        container.items.create({ id: '2', orderId: wa }),
+        container.items.create({ id: '1', orderId: or }),
+      ]);
       await container.deleteAllItemsForPartitionKey(wa);
       expect([(await container.item('1', wa).read()).statusCode, (await container.item('2', wa).read()).statusCode]).toEqual([404, 404]);
       expect((await container.item('1', or).read()).resource?.orderId).toBe(or);
@@ -82,7 +93,11 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
   });
 
   describe('validation', () => {
-    const statusOf = (attempt: Promise<unknown>) => attempt.then(() => 'accepted', (e: { code?: unknown }) => e.code);
+    const statusOf = (attempt: Promise<unknown>) =>
+      attempt.then(
+        () => 'accepted',
+        (e: { code?: unknown }) => e.code,
+      );
 
     it.each([[0], [-2], [1.5], [null], ['60']])('refuses an item ttl of %j with 400', async (ttl) => {
       expect(await statusOf(container.items.create({ id: randomUUID(), orderId: 'v', ttl: ttl as number }))).toBe(400);
@@ -99,10 +114,15 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       expect(await statusOf(database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['orderId'] } }))).toBe(400);
     });
 
-    it('stores a container with the indexing policy Cosmos DB gives it: everything included, _etag excluded after the caller\'s exclusions', async () => {
+    it("stores a container with the indexing policy Cosmos DB gives it: everything included, _etag excluded after the caller's exclusions", async () => {
       const database = client.database(databaseId);
       const { resource: plain } = await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] } });
-      expect(plain?.indexingPolicy).toMatchObject({ indexingMode: 'consistent', automatic: true, includedPaths: [{ path: '/*' }], excludedPaths: [{ path: '/"_etag"/?' }] });
+      expect(plain?.indexingPolicy).toMatchObject({
+        indexingMode: 'consistent',
+        automatic: true,
+        includedPaths: [{ path: '/*' }],
+        excludedPaths: [{ path: '/"_etag"/?' }],
+      });
       const { resource: custom } = await database.containers.create({
         id: `c-${randomUUID()}`,
         partitionKey: { paths: ['/orderId'] },
@@ -113,10 +133,13 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       expect(read?.indexingPolicy?.excludedPaths?.map((p) => p.path)).toEqual(['/"payload"/*', '/"_etag"/?']);
     });
 
-    it('refuses a partition key path with a space, a wildcard or a trailing slash, in Cosmos DB\'s words', async () => {
+    it("refuses a partition key path with a space, a wildcard or a trailing slash, in Cosmos DB's words", async () => {
       const database = client.database(databaseId);
       for (const path of ['/id ds', '/order/*', '/orderId/', '//orderId']) {
-        const refused = (await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: [path] } }).catch((e: unknown) => e)) as { code?: number; message?: string };
+        const refused = (await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: [path] } }).catch((e: unknown) => e)) as {
+          code?: number;
+          message?: string;
+        };
         expect({ path, code: refused.code }).toEqual({ path, code: 400 });
         expect(refused.message).toContain('Partition key paths must contain only valid characters and not contain a trailing slash or wildcard character');
       }
@@ -138,7 +161,7 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       expect(response.result?.map((r) => r.statusCode)).toEqual([201, 201]);
     });
 
-    it('takes the batch\'s partition key for operations that name none: read, replace, delete', async () => {
+    it("takes the batch's partition key for operations that name none: read, replace, delete", async () => {
       const pk = randomUUID();
       const { etag } = await container.items.create({ id: 'r', orderId: pk, n: 1 });
       await container.items.create({ id: 'd', orderId: pk });
@@ -178,8 +201,16 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       const response = await container.items.batch(
         [
           { operationType: 'Create', resourceBody: { id: 'q', orderId: pk } },
-          { operationType: 'Patch', id: 'p', resourceBody: { operations: [{ op: 'add', path: '/good', value: 'great' }], condition: 'from c where NOT IS_DEFINED(c.newImproved)' } },
-          { operationType: 'Patch', id: 'p', resourceBody: { operations: [{ op: 'set', path: '/Status', value: 'Shipped' }], condition: "from c where c.Status = 'Active'" } },
+          {
+            operationType: 'Patch',
+            id: 'p',
+            resourceBody: { operations: [{ op: 'add', path: '/good', value: 'great' }], condition: 'from c where NOT IS_DEFINED(c.newImproved)' },
+          },
+          {
+            operationType: 'Patch',
+            id: 'p',
+            resourceBody: { operations: [{ op: 'set', path: '/Status', value: 'Shipped' }], condition: "from c where c.Status = 'Active'" },
+          },
         ],
         pk,
       );
@@ -193,7 +224,11 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       const response = await container.items.batch(
         [
           { operationType: 'Create', resourceBody: { id: 'q', orderId: pk } },
-          { operationType: 'Patch', id: 'p', resourceBody: { operations: [{ op: 'set', path: '/Status', value: 'Shipped' }], condition: "from c where c.Status = 'active'" } },
+          {
+            operationType: 'Patch',
+            id: 'p',
+            resourceBody: { operations: [{ op: 'set', path: '/Status', value: 'Shipped' }], condition: "from c where c.Status = 'active'" },
+          },
         ],
         pk,
       );
@@ -267,7 +302,9 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       const { resource: plainOffer } = await plain.readOffer();
       if (!plainOffer) {
         // A serverless account (this project's): no offers, and a container that asks for throughput is refused.
-        const refused = await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] }, throughput: 500 }).catch((e: unknown) => e);
+        const refused = await database.containers
+          .create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] }, throughput: 500 })
+          .catch((e: unknown) => e);
         expect(statusOf(refused)).toBe(400);
         return;
       }
@@ -277,7 +314,11 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       expect(manualOffer?.content?.offerThroughput).toBe(500);
       await offer!.replace({ ...manualOffer!, content: { offerThroughput: 800, offerIsRUPerMinuteThroughputEnabled: false } });
       expect((await manual.readOffer()).resource?.content?.offerThroughput).toBe(800);
-      const { container: autoscale } = await database.containers.create({ id: `c-${randomUUID()}`, partitionKey: { paths: ['/orderId'] }, maxThroughput: 4000 });
+      const { container: autoscale } = await database.containers.create({
+        id: `c-${randomUUID()}`,
+        partitionKey: { paths: ['/orderId'] },
+        maxThroughput: 4000,
+      });
       expect((await autoscale.readOffer()).resource?.content?.offerAutopilotSettings?.maxThroughput).toBe(4000);
       const offerId = manualOffer!.id;
       await manual.delete();
@@ -288,9 +329,18 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
     it('refuses a throughput under 400 RU/s or off its steps of 100, and creates no container', async () => {
       const database = client.database(databaseId);
       const id = `c-${randomUUID()}`;
-      const refused = (await database.containers.create({ id, partitionKey: { paths: ['/orderId'] }, throughput: 350 }).catch((e: unknown) => e)) as { code?: number };
+      const refused = (await database.containers.create({ id, partitionKey: { paths: ['/orderId'] }, throughput: 350 }).catch((e: unknown) => e)) as {
+        code?: number;
+      };
       expect(refused.code).toBe(400);
-      expect(statusOf(await database.container(id).read().catch((e: unknown) => e))).toBe(404);
+      expect(
+        statusOf(
+          await database
+            .container(id)
+            .read()
+            .catch((e: unknown) => e),
+        ),
+      ).toBe(404);
     });
   });
 
@@ -303,7 +353,9 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
       expect((await container.item('marker', pk).read()).resource).toBeDefined();
       await wait(3_100);
       expect((await container.item('marker', pk).read()).resource).toBeUndefined();
-      const { resources } = await container.items.query({ query: 'SELECT c.id FROM c WHERE c.orderId = @pk', parameters: [{ name: '@pk', value: pk }] }).fetchAll();
+      const { resources } = await container.items
+        .query({ query: 'SELECT c.id FROM c WHERE c.orderId = @pk', parameters: [{ name: '@pk', value: pk }] })
+        .fetchAll();
       expect(resources.map((r) => r.id)).toEqual(['order']);
       await expect(container.items.create({ id: 'marker', orderId: pk })).resolves.toBeDefined();
     }, 15_000);
@@ -347,7 +399,10 @@ describe('the stand-in', () => {
   });
 
   describe('ambiguous writes: applied, then the answer lost', () => {
-    async function withStandIn(random: () => number, run: (standIn: Awaited<ReturnType<typeof startCosmosStandIn>>, container: Container) => Promise<void>): Promise<void> {
+    async function withStandIn(
+      random: () => number,
+      run: (standIn: Awaited<ReturnType<typeof startCosmosStandIn>>, container: Container) => Promise<void>,
+    ): Promise<void> {
       const standIn = await startCosmosStandIn({ port: 0, random });
       const client = createCosmosClient({ endpoint: standIn.endpoint, key: standIn.key });
       try {
@@ -380,7 +435,10 @@ describe('the stand-in', () => {
     it('a transactional batch answered 503 was committed whole (the SDK reports a batch request error)', async () => {
       await withStandIn(Math.random, async (standIn, container) => {
         standIn.injectFault({ statusCode: 503, times: 1, kinds: ['batch'], afterApplying: true });
-        const ops = [{ operationType: 'Create', resourceBody: { id: 'b-1', pk: 'b' } }, { operationType: 'Create', resourceBody: { id: 'b-2', pk: 'b' } }] as never;
+        const ops = [
+          { operationType: 'Create', resourceBody: { id: 'b-1', pk: 'b' } },
+          { operationType: 'Create', resourceBody: { id: 'b-2', pk: 'b' } },
+        ] as never;
         await expect(container.items.batch(ops, 'b')).rejects.toThrow(/Batch request error/);
         expect((await container.item('b-1', 'b').read()).statusCode).toBe(200);
         expect((await container.item('b-2', 'b').read()).statusCode).toBe(200);
@@ -389,14 +447,23 @@ describe('the stand-in', () => {
 
     it('hits only the kinds it names, at its rate: reads are answered, and a rate of 0.5 hits the writes its random picks', async () => {
       const draws = [0.9, 0.1, 0.6, 0.2];
-      await withStandIn(() => draws.shift() ?? 1, async (standIn, container) => {
-        standIn.injectFault({ statusCode: 503, times: 100, kinds: ['create', 'replace'], rate: 0.5, afterApplying: true });
-        const results: unknown[] = [];
-        for (const id of ['r-1', 'r-2', 'r-3', 'r-4']) results.push(await container.items.create({ id, pk: 'r' }, noRetry).then(() => 201, (e: { code?: unknown }) => e.code));
-        expect(results).toEqual([201, 503, 201, 503]);
-        expect((await container.item('r-2', 'r').read()).statusCode).toBe(200);
-        expect((await container.items.query('SELECT * FROM c', { partitionKey: 'r' }).fetchAll()).resources).toHaveLength(4);
-      });
+      await withStandIn(
+        () => draws.shift() ?? 1,
+        async (standIn, container) => {
+          standIn.injectFault({ statusCode: 503, times: 100, kinds: ['create', 'replace'], rate: 0.5, afterApplying: true });
+          const results: unknown[] = [];
+          for (const id of ['r-1', 'r-2', 'r-3', 'r-4'])
+            results.push(
+              await container.items.create({ id, pk: 'r' }, noRetry).then(
+                () => 201,
+                (e: { code?: unknown }) => e.code,
+              ),
+            );
+          expect(results).toEqual([201, 503, 201, 503]);
+          expect((await container.item('r-2', 'r').read()).statusCode).toBe(200);
+          expect((await container.items.query('SELECT * FROM c', { partitionKey: 'r' }).fetchAll()).resources).toHaveLength(4);
+        },
+      );
     });
   });
 
@@ -409,7 +476,16 @@ describe('the stand-in', () => {
       await container.items.create({ id: '1', pk: 'a' });
       standIn.injectFault({ statusCode: 503, times: 1_000_000, forMs: 600, urlIncludes: '/colls/c/' });
       const failures: unknown[] = [];
-      for (let i = 0; i < 3; i += 1) failures.push(await container.item('1', 'a').read({ retryOptions: { maxRetryAttemptCount: 0 } } as never).then(() => 200, (e: { code?: unknown }) => e.code));
+      for (let i = 0; i < 3; i += 1)
+        failures.push(
+          await container
+            .item('1', 'a')
+            .read({ retryOptions: { maxRetryAttemptCount: 0 } } as never)
+            .then(
+              () => 200,
+              (e: { code?: unknown }) => e.code,
+            ),
+        );
       expect(failures).toEqual([503, 503, 503]);
       await new Promise((resolve) => setTimeout(resolve, 700));
       expect((await container.item('1', 'a').read()).statusCode).toBe(200);

@@ -7,14 +7,29 @@ import { startCosmosStandIn } from '../cosmosStandIn.js';
 import { createCosmosClient } from '../../../src/cosmos/index.js';
 import { commandAvailable } from '../../../test/support/commands.js';
 
-
 /** A throwaway CA and a server certificate it signs for "localhost", as an exported emulator certificate would be. */
 function certificates(dir: string, name: string) {
   const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
   run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', `/CN=${name} test CA`, '-keyout', `${name}-ca.key`, '-out', `${name}-ca.pem`);
   run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', `${name}.key`, '-out', `${name}.csr`);
   execFileSync('bash', ['-c', `printf 'subjectAltName=DNS:localhost' > ${name}.ext`], { cwd: dir });
-  run('x509', '-req', '-in', `${name}.csr`, '-CA', `${name}-ca.pem`, '-CAkey', `${name}-ca.key`, '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.pem`);
+  run(
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    `${name}-ca.pem`,
+    '-CAkey',
+    `${name}-ca.key`,
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    `${name}.ext`,
+    '-out',
+    `${name}.pem`,
+  );
   return { ca: join(dir, `${name}-ca.pem`), cert: readFileSync(join(dir, `${name}.pem`)), key: readFileSync(join(dir, `${name}.key`)) };
 }
 

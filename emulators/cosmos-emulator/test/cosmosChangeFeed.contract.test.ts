@@ -100,7 +100,8 @@ describe.each(targets)('Cosmos DB change feed contract: $name', (target) => {
     );
     const iterator = batched.items.getChangeFeedIterator<Doc>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(), maxItemCount: 2 });
     const pages: string[][] = [];
-    for (let page = await iterator.readNext(); page.statusCode !== StatusCodes.NotModified; page = await iterator.readNext()) pages.push(page.result.map((d) => d.id));
+    for (let page = await iterator.readNext(); page.statusCode !== StatusCodes.NotModified; page = await iterator.readNext())
+      pages.push(page.result.map((d) => d.id));
     expect(pages[0]).toEqual(['s1', 's2']);
     expect(pages.flat()).toEqual(['s1', 's2', 's3', 'batch-0', 'batch-1', 'batch-2']);
     expect(pages.filter((ids) => ids.some((id) => id.startsWith('batch-')))).toHaveLength(1);

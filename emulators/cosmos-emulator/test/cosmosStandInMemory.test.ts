@@ -9,7 +9,10 @@ import { createCosmosClient } from '../../../src/cosmos/index.js';
 // tracked for TTL stayed reachable after its deletion, with all its documents.
 describe('the Cosmos DB stand-in keeps its memory bounded', () => {
   it('releases a deleted container and its documents: the heap after 30 create-fill-delete rounds is the heap after 5', () => {
-    const run = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'emulators/cosmos-emulator/memoryProbe.ts', '30'], { encoding: 'utf8', timeout: 240_000 });
+    const run = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'emulators/cosmos-emulator/memoryProbe.ts', '30'], {
+      encoding: 'utf8',
+      timeout: 240_000,
+    });
     expect(run.status, run.stderr).toBe(0);
     const probe = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { heapAfter5: number; heapAfterAll: number; bookkeeping: { collections: number } };
     // Each round writes about 3 MB; kept, 25 more rounds would add about 80 MB (measured: 44 -> 126 MB).

@@ -22,7 +22,9 @@ describe('the Cosmos DB stand-in, a query scoped to one partition', () => {
   });
 
   const idsIn = async (orderId: string) =>
-    (await container.items.query<{ id: string; n?: number }>('SELECT * FROM c', { partitionKey: orderId }).fetchAll()).resources.map((d) => `${d.id}${d.n === undefined ? '' : `:${d.n}`}`).sort();
+    (await container.items.query<{ id: string; n?: number }>('SELECT * FROM c', { partitionKey: orderId }).fetchAll()).resources
+      .map((d) => `${d.id}${d.n === undefined ? '' : `:${d.n}`}`)
+      .sort();
 
   it('sees what was written before its first query and after, a replaced document as replaced, no deleted document and nothing of other partitions', async () => {
     await container.items.create({ id: 'a', orderId: 'o-1' });

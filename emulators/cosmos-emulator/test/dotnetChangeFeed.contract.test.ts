@@ -23,9 +23,11 @@ describe.runIf(suites.length > 0)(`the Cosmos stand-in's change feed with the .N
   }, 300_000);
 
   it('starts from the beginning, delivers live changes, keeps leases, and resumes from the checkpoint in another instance', async () => {
-    const { stdout } = await run('dotnet', [checkDll, inject('cosmosEndpoint'), inject('cosmosKey')], { timeout: 120_000 }).catch((error: { stdout?: string }) => ({
-      stdout: error.stdout ?? String(error),
-    }));
+    const { stdout } = await run('dotnet', [checkDll, inject('cosmosEndpoint'), inject('cosmosKey')], { timeout: 120_000 }).catch(
+      (error: { stdout?: string }) => ({
+        stdout: error.stdout ?? String(error),
+      }),
+    );
     console.log(stdout.trim());
     expect(stdout).not.toContain('FAIL');
     expect(stdout).toContain('PASS start-from-beginning: 5 of 5');

@@ -26,7 +26,10 @@ const docs = Array.from({ length: 40 }, (_, i) => ({
 }));
 const queries: [string, Record<string, string>?][] = [
   ["SELECT TOP 1 VALUE c.id FROM c WHERE c.docType = 'parked' AND c.state = 'parked'"],
-  ['SELECT TOP 5 * FROM c WHERE c.docType = @docType AND c.parkedAt < @before ORDER BY c.parkedAt', { '@docType': 'parked', '@before': '2026-12-03T10:50:00Z' }],
+  [
+    'SELECT TOP 5 * FROM c WHERE c.docType = @docType AND c.parkedAt < @before ORDER BY c.parkedAt',
+    { '@docType': 'parked', '@before': '2026-12-03T10:50:00Z' },
+  ],
   ['SELECT r.id, r.orderId FROM root r WHERE r.state = "rejected"'],
   ['SELECT VALUE COUNT(1) FROM c WHERE c.docType = "order"'],
   ['SELECT c.id, l.sku FROM c JOIN l IN c.lines WHERE l.sku = "shared" AND c.docType = "outbox"'],

@@ -18,7 +18,10 @@ describe('requestTally', () => {
 
   describe('tallySince', () => {
     it('keeps what grew between the two tallies', () => {
-      expect(tallySince({ 'orders read': 2, 'leases replace': 1 }, { 'orders read': 5, 'leases replace': 1, 'orders create': 1 })).toEqual({ 'orders read': 3, 'orders create': 1 });
+      expect(tallySince({ 'orders read': 2, 'leases replace': 1 }, { 'orders read': 5, 'leases replace': 1, 'orders create': 1 })).toEqual({
+        'orders read': 3,
+        'orders create': 1,
+      });
     });
   });
 });

@@ -62,7 +62,7 @@ afterAll(async () => {
   client.dispose();
 });
 
-describe('the local host\'s Cosmos DB trigger', () => {
+describe("the local host's Cosmos DB trigger", () => {
   it('starts from the beginning when asked, in batches of at most maxItemsPerInvocation, each document once', async () => {
     const container = await monitored('fromBeginning');
     for (let i = 0; i < 7; i += 1) await container.items.create({ id: `d${i}`, pk: 'p' });
@@ -103,7 +103,11 @@ describe('the local host\'s Cosmos DB trigger', () => {
     // The checkpoint is written after the function returns: a host that dies before it would have
     // 'one' delivered again (at least once), which is not what this test is about.
     await eventually('one checkpointed', async () => {
-      const { resources } = await client.database(databaseId).container('leases').items.query<{ id: string; ContinuationToken: string | null }>('SELECT * FROM c').fetchAll();
+      const { resources } = await client
+        .database(databaseId)
+        .container('leases')
+        .items.query<{ id: string; ContinuationToken: string | null }>('SELECT * FROM c')
+        .fetchAll();
       return resources.some((lease) => lease.id.includes('shared') && lease.ContinuationToken !== null);
     });
     await first.close({ releaseLeases: false });
@@ -122,9 +126,9 @@ describe('the local host\'s Cosmos DB trigger', () => {
   it('refuses a connection setting that is not a Cosmos DB connection string', async () => {
     const fn = register('badConnection', {});
     const trigger = Object.values(fn.metadata.bindings).find((b) => b.type === 'cosmosDBTrigger')!;
-    await expect(startCosmosTriggerListener(fn, trigger, { settings: { TestCosmos: 'Endpoint=sb://x', TEST_DB: databaseId }, instanceId: 'a' })).rejects.toThrow(
-      'app setting TestCosmos is not a Cosmos DB connection string: it has no AccountEndpoint=',
-    );
+    await expect(
+      startCosmosTriggerListener(fn, trigger, { settings: { TestCosmos: 'Endpoint=sb://x', TEST_DB: databaseId }, instanceId: 'a' }),
+    ).rejects.toThrow('app setting TestCosmos is not a Cosmos DB connection string: it has no AccountEndpoint=');
   });
 });
 
@@ -152,6 +156,8 @@ describe('retry policies as the worker registers them', () => {
     expect([1, 2, 3, 4].map((n) => backoff.delayMs(n))).toEqual([2000, 4000, 8000, 10_000]);
     expect(() => retryPolicyOf('f', { strategy: 'linear' })).toThrow('f: retry.strategy must be "fixedDelay" or "exponentialBackoff", not "linear"');
     expect(() => retryPolicyOf('f', { strategy: 'fixedDelay', maxRetryCount: -2 })).toThrow('retry.maxRetryCount must be -1 or a whole number');
-    expect(() => retryPolicyOf('f', { strategy: 'exponentialBackoff', minimumInterval: { seconds: 5 }, maximumInterval: { seconds: 1 } })).toThrow('shorter than');
+    expect(() => retryPolicyOf('f', { strategy: 'exponentialBackoff', minimumInterval: { seconds: 5 }, maximumInterval: { seconds: 1 } })).toThrow(
+      'shorter than',
+    );
   });
 });

@@ -38,7 +38,13 @@ describe('local host settings', () => {
   });
 
   it('finds the compiled functions that package.json main globs, and nothing else', () => {
-    const root = appDir({ 'dist/functions/a.js': '', 'dist/functions/b.js': '', 'dist/functions/a.js.map': '', 'dist/src/c.js': '', 'dist/functions/sub/d.js': '' });
+    const root = appDir({
+      'dist/functions/a.js': '',
+      'dist/functions/b.js': '',
+      'dist/functions/a.js.map': '',
+      'dist/src/c.js': '',
+      'dist/functions/sub/d.js': '',
+    });
     expect(filesMatching(root, 'dist/functions/*.js').map((f) => f.slice(root.length + 1))).toEqual(['dist/functions/a.js', 'dist/functions/b.js']);
     expect(filesMatching(root, 'dist/**/*.js').length).toBe(5 - 1);
   });

@@ -8,7 +8,13 @@ import { deliveryOf } from '../localFunctionsHost.js';
 // the local host receives with has already run JSON.parse on it (its tryToJsonDecode, for any data
 // body), so the host must go back to the bytes rather than serialise that value again.
 const received = (body: unknown, raw?: { bodyType: 'data' | 'value'; body: unknown }): ServiceBusReceivedMessage =>
-  ({ body, messageId: 'm-1', sequenceNumber: Long.fromNumber(1), deliveryCount: 0, ...(raw ? { _rawAmqpMessage: raw } : {}) }) as unknown as ServiceBusReceivedMessage;
+  ({
+    body,
+    messageId: 'm-1',
+    sequenceNumber: Long.fromNumber(1),
+    deliveryCount: 0,
+    ...(raw ? { _rawAmqpMessage: raw } : {}),
+  }) as unknown as ServiceBusReceivedMessage;
 
 describe('deliveryOf', () => {
   it('hands over the bytes of a data body as their text, however deep the JSON the SDK parsed from them', () => {

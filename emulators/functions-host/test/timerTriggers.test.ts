@@ -49,7 +49,9 @@ afterEach(async () => {
 
 describe('NCRONTAB schedules, as the Functions host reads them', () => {
   it('needs six fields and names the function, the expression and an example when it gets five', () => {
-    expect(() => parseNcrontab('*/5 * * * *', 'sweep')).toThrow('sweep: schedule "*/5 * * * *" has 5 fields; NCRONTAB needs six ({second} {minute} {hour} {day} {month} {day-of-week}), e.g. "0 */5 * * * *"');
+    expect(() => parseNcrontab('*/5 * * * *', 'sweep')).toThrow(
+      'sweep: schedule "*/5 * * * *" has 5 fields; NCRONTAB needs six ({second} {minute} {hour} {day} {month} {day-of-week}), e.g. "0 */5 * * * *"',
+    );
     expect(() => parseNcrontab('0 */5 * * * banana', 'sweep')).toThrow(/^sweep: schedule "0 \*\/5 \* \* \* banana" is not a valid NCRONTAB expression/);
     expect(parseNcrontab('0 */5 * * * *', 'sweep').nextRun(new Date('2026-12-01T10:02:07Z'))?.toISOString()).toBe('2026-12-01T10:05:00.000Z');
   });

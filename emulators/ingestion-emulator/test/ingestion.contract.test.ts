@@ -44,14 +44,22 @@ const envelope = (target: Target, overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-function track(target: Target, body: Buffer, gzip = false): Promise<{ status: number; body: { itemsReceived?: number; itemsAccepted?: number; errors?: { index: number; statusCode: number }[] } }> {
+function track(
+  target: Target,
+  body: Buffer,
+  gzip = false,
+): Promise<{ status: number; body: { itemsReceived?: number; itemsAccepted?: number; errors?: { index: number; statusCode: number }[] } }> {
   const url = new URL('v2.1/track', target.endpoint.endsWith('/') ? target.endpoint : `${target.endpoint}/`);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', ca: target.ca, headers: { 'Content-Type': 'application/json', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || '{}') as never }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', ca: target.ca, headers: { 'Content-Type': 'application/json', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || '{}') as never }));
+      },
+    );
     req.on('error', reject);
     req.end(gzip ? gzipSync(body) : body);
   });
@@ -89,7 +97,9 @@ describe('the stand-in', () => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
-      }).on('error', reject).end();
+      })
+        .on('error', reject)
+        .end();
     });
     expect(served).toEqual(standIn.envelopes());
   });

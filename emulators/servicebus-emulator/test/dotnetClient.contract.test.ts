@@ -10,7 +10,6 @@ import { commandAvailable } from '../../../test/support/commands.js';
 
 const run = promisify(execFile);
 
-
 const suites = commandAvailable('dotnet', '--version') ? [{ client: 'Azure.Messaging.ServiceBus 7.21.0' }] : [];
 if (suites.length === 0) console.log('.NET Service Bus client check: skipped because the dotnet CLI is not installed');
 
@@ -26,14 +25,36 @@ describe.runIf(suites.length > 0)(`the emulator with the .NET client (${suites[0
     emulator = await startServiceBusEmulator({
       port: 0,
       queues: {
-        dotnet: { lockDurationMs: 30_000, maxDeliveryCount: 5, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0, deadLetteringOnMessageExpiration: false },
-        'dotnet-sessions': { lockDurationMs: 30_000, maxDeliveryCount: 5, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0, deadLetteringOnMessageExpiration: false, requiresSession: true },
+        dotnet: {
+          lockDurationMs: 30_000,
+          maxDeliveryCount: 5,
+          defaultMessageTimeToLiveMs: 3_600_000,
+          duplicateDetectionWindowMs: 0,
+          deadLetteringOnMessageExpiration: false,
+        },
+        'dotnet-sessions': {
+          lockDurationMs: 30_000,
+          maxDeliveryCount: 5,
+          defaultMessageTimeToLiveMs: 3_600_000,
+          duplicateDetectionWindowMs: 0,
+          deadLetteringOnMessageExpiration: false,
+          requiresSession: true,
+        },
       },
       topics: {
         'dotnet-events': {
           settings: { defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 60_000 },
           subscriptions: {
-            fulfilment: { settings: { lockDurationMs: 30_000, maxDeliveryCount: 5, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0, deadLetteringOnMessageExpiration: false }, rules: [defaultRule] },
+            fulfilment: {
+              settings: {
+                lockDurationMs: 30_000,
+                maxDeliveryCount: 5,
+                defaultMessageTimeToLiveMs: 3_600_000,
+                duplicateDetectionWindowMs: 0,
+                deadLetteringOnMessageExpiration: false,
+              },
+              rules: [defaultRule],
+            },
           },
         },
       },
@@ -42,9 +63,9 @@ describe.runIf(suites.length > 0)(`the emulator with the .NET client (${suites[0
   afterAll(() => emulator?.close());
 
   it('sends, receives, abandons, dead-letters with a reason, peeks, renews, completes and auto-completes, on a queue, a topic subscription and a session', async () => {
-    const { stdout } = await run('dotnet', [checkDll, emulator.connectionString, 'dotnet', 'dotnet-events', 'fulfilment', 'dotnet-sessions'], { timeout: 120_000 }).catch(
-      (error: { stdout?: string }) => ({ stdout: error.stdout ?? String(error) }),
-    );
+    const { stdout } = await run('dotnet', [checkDll, emulator.connectionString, 'dotnet', 'dotnet-events', 'fulfilment', 'dotnet-sessions'], {
+      timeout: 120_000,
+    }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? String(error) }));
     console.log(stdout.trim());
     expect(stdout).not.toContain('FAIL');
     expect(stdout).toContain('PASS receive: DeliveryCount=1'); // .NET counts the first delivery as 1, as the host reports it

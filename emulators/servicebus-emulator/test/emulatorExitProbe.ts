@@ -5,7 +5,19 @@ import { ServiceBusClient } from '@azure/service-bus';
 import { startServiceBusEmulator } from '../index.js';
 
 async function main(): Promise<void> {
-  const emulator = await startServiceBusEmulator({ port: 0, queues: { q: { lockDurationMs: 30_000, maxDeliveryCount: 3, defaultMessageTimeToLiveMs: 60_000, duplicateDetectionWindowMs: 0, deadLetteringOnMessageExpiration: false } }, topics: {} });
+  const emulator = await startServiceBusEmulator({
+    port: 0,
+    queues: {
+      q: {
+        lockDurationMs: 30_000,
+        maxDeliveryCount: 3,
+        defaultMessageTimeToLiveMs: 60_000,
+        duplicateDetectionWindowMs: 0,
+        deadLetteringOnMessageExpiration: false,
+      },
+    },
+    topics: {},
+  });
   const client = new ServiceBusClient(emulator.connectionString);
   await client.createSender('q').sendMessages({ body: 'x' });
   const receiver = client.createReceiver('q', { receiveMode: 'receiveAndDelete' });

@@ -17,7 +17,16 @@ describe('a session held by a receiver whose connection or AMQP session ends wit
   beforeAll(async () => {
     emulator = await startServiceBusEmulator({
       port: 0,
-      queues: { orders: { lockDurationMs: 30_000, maxDeliveryCount: 5, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0, deadLetteringOnMessageExpiration: false, requiresSession: true } },
+      queues: {
+        orders: {
+          lockDurationMs: 30_000,
+          maxDeliveryCount: 5,
+          defaultMessageTimeToLiveMs: 3_600_000,
+          duplicateDetectionWindowMs: 0,
+          deadLetteringOnMessageExpiration: false,
+          requiresSession: true,
+        },
+      },
     });
     // No retries: a refused session is reported at once.
     client = new ServiceBusClient(emulator.connectionString, { retryOptions: { maxRetries: 0 } });
@@ -51,7 +60,9 @@ describe('a session held by a receiver whose connection or AMQP session ends wit
 
   it('is free once the AMQP session is ended', async () => {
     const connection = await holdSession('s-2');
-    const session = (connection as unknown as { find_receiver(f: () => boolean): { session: { close(): void; once(e: string, f: () => void): void } } }).find_receiver(() => true).session;
+    const session = (
+      connection as unknown as { find_receiver(f: () => boolean): { session: { close(): void; once(e: string, f: () => void): void } } }
+    ).find_receiver(() => true).session;
     await new Promise<void>((resolve) => {
       session.once('session_close', () => resolve());
       session.close();

@@ -19,7 +19,15 @@ describe('the emulator answers a client sender with the settle modes it asked fo
   beforeAll(async () => {
     emulator = await startServiceBusEmulator({
       port: 0,
-      queues: { orders: { lockDurationMs: 30_000, maxDeliveryCount: 5, defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0, deadLetteringOnMessageExpiration: false } },
+      queues: {
+        orders: {
+          lockDurationMs: 30_000,
+          maxDeliveryCount: 5,
+          defaultMessageTimeToLiveMs: 3_600_000,
+          duplicateDetectionWindowMs: 0,
+          deadLetteringOnMessageExpiration: false,
+        },
+      },
     });
     const container = rhea.create_container();
     connection = container.connect({ host: '127.0.0.1', port: emulator.port, reconnect: false });

@@ -15,7 +15,7 @@ describe('a SQL rule action', () => {
   });
 
   it('removes a property, finds an existing one whatever its case, and takes , or ; between statements', () => {
-    const changed = applyRuleAction(parseRuleAction('REMOVE secret, SET user.[Priority] = \'high\';'), message);
+    const changed = applyRuleAction(parseRuleAction("REMOVE secret, SET user.[Priority] = 'high';"), message);
     expect(changed.application_properties).toEqual({ quantity: 10, priority: 'high' });
     expect(applyRuleAction(parseRuleAction('REMOVE sys.CorrelationId'), { ...message, correlation_id: 'c' }).correlation_id).toBeUndefined();
   });

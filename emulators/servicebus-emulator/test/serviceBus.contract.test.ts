@@ -58,7 +58,12 @@ const realNamespaceTarget = (connectionString: string): Target => ({
   async setUp() {
     const admin = new ServiceBusAdministrationClient(connectionString);
     const suffix = randomUUID().slice(0, 8);
-    const names = { main: `contract-main-${suffix}`, shortLock: `contract-lock-${suffix}`, expiring: `contract-ttl-${suffix}`, longLived: `contract-long-${suffix}` };
+    const names = {
+      main: `contract-main-${suffix}`,
+      shortLock: `contract-lock-${suffix}`,
+      expiring: `contract-ttl-${suffix}`,
+      longLived: `contract-long-${suffix}`,
+    };
     await admin.createQueue(names.main, { maxDeliveryCount: 3, requiresDuplicateDetection: true, duplicateDetectionHistoryTimeWindow: 'PT1M' });
     await admin.createQueue(names.shortLock, { lockDuration: 'PT5S', maxDeliveryCount: 10 });
     await admin.createQueue(names.expiring, { deadLetteringOnMessageExpiration: true });
@@ -86,7 +91,7 @@ const first = Long.fromNumber(1);
 describe.each(targets)('Service Bus contract: $name', (target) => {
   let client: ServiceBusClient;
   let connectionString: string;
-  
+
   let queues: TestQueues;
   let tearDown: () => Promise<void>;
   let receiver: ServiceBusReceiver;
@@ -117,7 +122,9 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
   it('refuses a link to an entity that does not exist at once, as MessagingEntityNotFound', async () => {
     const noRetry = new ServiceBusClient(connectionString, { retryOptions: { maxRetries: 0 } });
     const startedAt = Date.now();
-    await expect(noRetry.createReceiver(`no-such-queue-${randomUUID().slice(0, 8)}`).peekMessages(1)).rejects.toMatchObject({ code: 'MessagingEntityNotFound' });
+    await expect(noRetry.createReceiver(`no-such-queue-${randomUUID().slice(0, 8)}`).peekMessages(1)).rejects.toMatchObject({
+      code: 'MessagingEntityNotFound',
+    });
     expect(Date.now() - startedAt).toBeLessThan(5_000);
     await noRetry.close();
   });
@@ -129,10 +136,12 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
     await refused.close();
   });
 
-  it('refuses a message over the Standard tier\'s 256 KB at send, as MessageSizeExceeded, and takes one under it', async () => {
+  it("refuses a message over the Standard tier's 256 KB at send, as MessageSizeExceeded, and takes one under it", async () => {
     const sender = client.createSender(queues.shortLock);
     await expect(sender.sendMessages({ messageId: 'too-big', body: 'x'.repeat(300 * 1024) })).rejects.toMatchObject({ code: 'MessageSizeExceeded' });
-    await expect(sender.sendMessages([{ body: 'y'.repeat(150 * 1024) }, { body: 'z'.repeat(150 * 1024) }])).rejects.toMatchObject({ code: 'MessageSizeExceeded' });
+    await expect(sender.sendMessages([{ body: 'y'.repeat(150 * 1024) }, { body: 'z'.repeat(150 * 1024) }])).rejects.toMatchObject({
+      code: 'MessageSizeExceeded',
+    });
     await sender.sendMessages({ messageId: 'fits', body: 'x'.repeat(200 * 1024) });
     const r = client.createReceiver(queues.shortLock);
     const m = await receiveOne(r);
@@ -144,7 +153,15 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
   it('refuses a scheduled message over 256 KB as MessageSizeExceeded, and schedules none of its batch', async () => {
     const sender = client.createSender(queues.shortLock);
     const at = new Date(Date.now() + 60_000);
-    await expect(sender.scheduleMessages([{ messageId: 'small', body: 'x' }, { messageId: 'too-big', body: 'x'.repeat(300 * 1024) }], at)).rejects.toMatchObject({ code: 'MessageSizeExceeded' });
+    await expect(
+      sender.scheduleMessages(
+        [
+          { messageId: 'small', body: 'x' },
+          { messageId: 'too-big', body: 'x'.repeat(300 * 1024) },
+        ],
+        at,
+      ),
+    ).rejects.toMatchObject({ code: 'MessageSizeExceeded' });
     const r = client.createReceiver(queues.shortLock);
     expect((await r.peekMessages(10, { fromSequenceNumber: first })).map((m) => m.messageId)).not.toContain('small');
     await r.close();
@@ -251,13 +268,17 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
     await client.createSender(queues.main).sendMessages({ messageId: 'dl-twice', body: 'x' });
     await receiver.deadLetterMessage(await receiveOne(), { deadLetterReason: 'First', deadLetterErrorDescription: 'the first time' });
     const dead = await receiveOne(dlq);
-    await expect(dlq.deadLetterMessage(dead, { deadLetterReason: 'Second', deadLetterErrorDescription: 'not allowed' })).rejects.toMatchObject({ code: 'GeneralError' });
+    await expect(dlq.deadLetterMessage(dead, { deadLetterReason: 'Second', deadLetterErrorDescription: 'not allowed' })).rejects.toMatchObject({
+      code: 'GeneralError',
+    });
     const again = await receiveOne(dlq);
     expect(again).toMatchObject({ messageId: 'dl-twice', deadLetterReason: 'First', deliveryCount: dead.deliveryCount });
     // A message received by sequence number is settled through $management: refused there too.
     await dlq.deferMessage(again);
     const [deferred] = await dlq.receiveDeferredMessages(again.sequenceNumber!);
-    await expect(dlq.deadLetterMessage(deferred!, { deadLetterReason: 'Second', deadLetterErrorDescription: 'not allowed' })).rejects.toMatchObject({ code: 'GeneralError' });
+    await expect(dlq.deadLetterMessage(deferred!, { deadLetterReason: 'Second', deadLetterErrorDescription: 'not allowed' })).rejects.toMatchObject({
+      code: 'GeneralError',
+    });
     const [still] = await dlq.receiveDeferredMessages(again.sequenceNumber!);
     expect(still).toMatchObject({ messageId: 'dl-twice', deadLetterReason: 'First' });
     await dlq.completeMessage(still!);
@@ -422,7 +443,11 @@ describe.each(targets)('Service Bus contract: $name', (target) => {
       await sender.sendMessages(Array.from({ length: Math.min(300, 2100 - start) }, (_, i) => ({ messageId: `many-${start + i}`, body: start + i })));
     }
     let received = 0;
-    for (let got = await receiver.receiveMessages(100, { maxWaitTimeInMs: 1000 }); got.length > 0; got = await receiver.receiveMessages(100, { maxWaitTimeInMs: 1000 })) {
+    for (
+      let got = await receiver.receiveMessages(100, { maxWaitTimeInMs: 1000 });
+      got.length > 0;
+      got = await receiver.receiveMessages(100, { maxWaitTimeInMs: 1000 })
+    ) {
       await Promise.all(got.map((m) => receiver.completeMessage(m)));
       received += got.length;
     }

@@ -38,7 +38,13 @@ const emulatorTarget: Target = {
       port: 0,
       healthPort: 0,
       queues: {
-        work: { lockDurationMs: 30_000, maxDeliveryCount: 3, defaultMessageTimeToLiveMs: 7_200_000, duplicateDetectionWindowMs: 120_000, deadLetteringOnMessageExpiration: true },
+        work: {
+          lockDurationMs: 30_000,
+          maxDeliveryCount: 3,
+          defaultMessageTimeToLiveMs: 7_200_000,
+          duplicateDetectionWindowMs: 120_000,
+          deadLetteringOnMessageExpiration: true,
+        },
       },
       topics: {
         events: {
@@ -52,7 +58,9 @@ const emulatorTarget: Target = {
       },
     });
     // 7.9.5 always speaks HTTPS to the Endpoint's host and port: trust the emulator's certificate for this client only.
-    const admin = new ServiceBusAdministrationClient(emulator.administrationConnectionString ?? '', { tlsOptions: { ca: emulator.administrationCaCertificate } });
+    const admin = new ServiceBusAdministrationClient(emulator.administrationConnectionString ?? '', {
+      tlsOptions: { ca: emulator.administrationCaCertificate },
+    });
     return { admin, names: { queue: 'work', topic: 'events' }, tearDown: () => emulator.close() };
   },
 };
@@ -75,7 +83,11 @@ const realNamespaceTarget = (connectionString: string): Target => ({
     const options = { lockDuration: 'PT45S', maxDeliveryCount: 4, defaultMessageTimeToLive: 'PT1H', deadLetteringOnMessageExpiration: true };
     await admin.createSubscription(names.topic, 'sql', { ...options, defaultRuleOptions: { name: 'accepted', filter: { sqlExpression: accepted } } });
     await admin.createSubscription(names.topic, 'addressed', { ...options, defaultRuleOptions: { name: 'retries', filter: { to: 'addressed' } } });
-    await admin.createSubscription(names.topic, 'ordered', { ...options, requiresSession: true, defaultRuleOptions: { name: 'unaddressed', filter: { sqlExpression: 'sys.To IS NULL' } } });
+    await admin.createSubscription(names.topic, 'ordered', {
+      ...options,
+      requiresSession: true,
+      defaultRuleOptions: { name: 'unaddressed', filter: { sqlExpression: 'sys.To IS NULL' } },
+    });
     return {
       admin,
       names,
@@ -121,7 +133,12 @@ describe.each(targets)('Service Bus administration reads: $name', (target) => {
 
   it('reads a topic with its duplicate detection and time-to-live', async () => {
     const topic = await admin.getTopic(names.topic);
-    expect(topic).toMatchObject({ name: names.topic, requiresDuplicateDetection: true, duplicateDetectionHistoryTimeWindow: 'PT1M', defaultMessageTimeToLive: 'PT1H' });
+    expect(topic).toMatchObject({
+      name: names.topic,
+      requiresDuplicateDetection: true,
+      duplicateDetectionHistoryTimeWindow: 'PT1M',
+      defaultMessageTimeToLive: 'PT1H',
+    });
   });
 
   it('reads a subscription, session-enabled or not', async () => {
@@ -168,7 +185,9 @@ describe('the emulator administration endpoint', () => {
   it('is read-only: a create is refused (405) naming where entities come from, and lists what it has', async () => {
     const emulator = await startServiceBusEmulator({ port: 0, healthPort: 0 });
     try {
-      const admin = new ServiceBusAdministrationClient(emulator.administrationConnectionString ?? '', { tlsOptions: { ca: emulator.administrationCaCertificate } });
+      const admin = new ServiceBusAdministrationClient(emulator.administrationConnectionString ?? '', {
+        tlsOptions: { ca: emulator.administrationCaCertificate },
+      });
       await expect(admin.createQueue('another')).rejects.toMatchObject({ statusCode: 405, message: expect.stringContaining('infra/servicebus-queues.json') });
       const queues: string[] = [];
       for await (const queue of admin.listQueues()) queues.push(queue.name);
@@ -180,10 +199,12 @@ describe('the emulator administration endpoint', () => {
     }
   });
 
-  it('answers plain HTTP on the same port, as Microsoft\'s emulator does for clients that know UseDevelopmentEmulator', async () => {
+  it("answers plain HTTP on the same port, as Microsoft's emulator does for clients that know UseDevelopmentEmulator", async () => {
     const emulator = await startServiceBusEmulator({ port: 0, healthPort: 0 });
     try {
-      const response = await fetch(`http://127.0.0.1:${emulator.healthPort ?? 0}/orders?api-version=2021-05`, { headers: { authorization: 'Bearer a-token-it-cannot-check' } });
+      const response = await fetch(`http://127.0.0.1:${emulator.healthPort ?? 0}/orders?api-version=2021-05`, {
+        headers: { authorization: 'Bearer a-token-it-cannot-check' },
+      });
       expect(response.status).toBe(200);
       expect(await response.text()).toContain('<LockDuration>PT1M</LockDuration>');
     } finally {

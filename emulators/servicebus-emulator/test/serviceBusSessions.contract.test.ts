@@ -38,9 +38,18 @@ const emulatorTarget: Target = {
     const emulator = await startServiceBusEmulator({
       port: 0,
       queues: { sessions: sessionQueue(), plain: { ...sessionQueue(), requiresSession: false } },
-      topics: { events: { settings: { defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0 }, subscriptions: { ordered: { settings: sessionQueue(), rules: [defaultRule] } } } },
+      topics: {
+        events: {
+          settings: { defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 0 },
+          subscriptions: { ordered: { settings: sessionQueue(), rules: [defaultRule] } },
+        },
+      },
     });
-    return { connectionString: emulator.connectionString, names: { queue: 'sessions', topic: 'events', subscription: 'ordered' }, tearDown: () => emulator.close() };
+    return {
+      connectionString: emulator.connectionString,
+      names: { queue: 'sessions', topic: 'events', subscription: 'ordered' },
+      tearDown: () => emulator.close(),
+    };
   },
 };
 
@@ -93,7 +102,7 @@ describe.each(targets)('Service Bus sessions: $name', (target) => {
     await sender.close();
   }
 
-  it('delivers a named session\'s messages in order, and only that session\'s', async () => {
+  it("delivers a named session's messages in order, and only that session's", async () => {
     const a = `a-${randomUUID().slice(0, 6)}`;
     await send(a, ['a1', 'a2', 'a3']);
     await send(`b-${randomUUID().slice(0, 6)}`, ['b1']);
@@ -180,7 +189,7 @@ describe.each(targets)('Service Bus sessions: $name', (target) => {
     await receiver.close();
   });
 
-  it('keeps one order\'s events in order on a session-enabled subscription', async () => {
+  it("keeps one order's events in order on a session-enabled subscription", async () => {
     const orderId = `o-${randomUUID().slice(0, 6)}`;
     const sender = client.createSender(names.topic);
     await sender.sendMessages(['OrderAccepted', 'PaymentApplied', 'OrderShipped'].map((subject) => ({ body: { orderId }, subject, sessionId: orderId })));

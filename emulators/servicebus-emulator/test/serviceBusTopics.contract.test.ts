@@ -43,7 +43,10 @@ const emulatorTarget: Target = {
           settings: { defaultMessageTimeToLiveMs: 3_600_000, duplicateDetectionWindowMs: 60_000 },
           subscriptions: {
             all: { settings: subscriptionSettings(), rules: [defaultRule] },
-            accepted: { settings: subscriptionSettings(), rules: [{ name: 'accepted', filter: { kind: 'correlation', fields: { subject: 'OrderAccepted' } } }] },
+            accepted: {
+              settings: subscriptionSettings(),
+              rules: [{ name: 'accepted', filter: { kind: 'correlation', fields: { subject: 'OrderAccepted' } } }],
+            },
             'big-payments': { settings: subscriptionSettings(), rules: [{ name: 'big', filter: sqlFilter(bigPayments) }] },
             managed: { settings: subscriptionSettings(), rules: [defaultRule] },
           },
@@ -96,7 +99,11 @@ describe.each(targets)('Service Bus topics: $name', (target) => {
   /** Everything a subscription holds now, completed. */
   async function drainIds(sub: string): Promise<string[]> {
     const ids: string[] = [];
-    for (let got = await receiverOf(sub).receiveMessages(50, { maxWaitTimeInMs: 500 }); got.length > 0; got = await receiverOf(sub).receiveMessages(50, { maxWaitTimeInMs: 300 })) {
+    for (
+      let got = await receiverOf(sub).receiveMessages(50, { maxWaitTimeInMs: 500 });
+      got.length > 0;
+      got = await receiverOf(sub).receiveMessages(50, { maxWaitTimeInMs: 300 })
+    ) {
       for (const m of got) {
         ids.push(String(m.messageId));
         await receiverOf(sub).completeMessage(m);
@@ -127,7 +134,7 @@ describe.each(targets)('Service Bus topics: $name', (target) => {
     expect(await drainIds('big-payments')).toEqual([`big-${run}`]);
   });
 
-  it('drops a copy of a MessageId inside the topic\'s duplicate-detection window, for every subscription', async () => {
+  it("drops a copy of a MessageId inside the topic's duplicate-detection window, for every subscription", async () => {
     const id = `dup-${randomUUID().slice(0, 6)}`;
     const sender = client.createSender(topic);
     await sender.sendMessages({ messageId: id, subject: 'OrderAccepted', body: 1 });
@@ -184,10 +191,17 @@ describe.each(targets)('Service Bus topics: $name', (target) => {
       const rules = client.createRuleManager(topic, 'managed');
       expect((await allRules(rules)).map((r) => [r.name, r.filter])).toEqual([['$Default', { sqlExpression: '1=1' }]]);
       await rules.createRule('z-sql', { sqlExpression: 'amount > 10' });
-      await rules.createRule('a-correlation', { subject: 'OrderAccepted', applicationProperties: { region: 'eu', rank: 2 } }, { sqlExpression: "SET sys.CorrelationId = 'flagged'" });
+      await rules.createRule(
+        'a-correlation',
+        { subject: 'OrderAccepted', applicationProperties: { region: 'eu', rank: 2 } },
+        { sqlExpression: "SET sys.CorrelationId = 'flagged'" },
+      );
       const listed = await allRules(rules);
       expect(listed.map((r) => r.name)).toEqual(['$Default', 'a-correlation', 'z-sql']);
-      expect(listed[1]).toMatchObject({ filter: { subject: 'OrderAccepted', applicationProperties: { region: 'eu', rank: 2 } }, action: { sqlExpression: "SET sys.CorrelationId = 'flagged'" } });
+      expect(listed[1]).toMatchObject({
+        filter: { subject: 'OrderAccepted', applicationProperties: { region: 'eu', rank: 2 } },
+        action: { sqlExpression: "SET sys.CorrelationId = 'flagged'" },
+      });
       expect(listed[2]).toMatchObject({ filter: { sqlExpression: 'amount > 10' }, action: {} });
       const firstPage = await rules.listRules().byPage({ maxPageSize: 2 }).next();
       expect((firstPage.value as { name: string }[]).map((r) => r.name)).toEqual(['$Default', 'a-correlation']);
@@ -214,7 +228,11 @@ describe.each(targets)('Service Bus topics: $name', (target) => {
       const run = randomUUID().slice(0, 6);
       // The only rule without an action names the property in another case than the sender did.
       await rules.createRule('blue', { sqlExpression: `Color = 'blue' AND Run = '${run}'` });
-      await rules.createRule('flag-blue', { applicationProperties: { color: 'blue', run } }, { sqlExpression: "SET priority = 'high'; REMOVE secret; SET sys.Label = 'flagged'" });
+      await rules.createRule(
+        'flag-blue',
+        { applicationProperties: { color: 'blue', run } },
+        { sqlExpression: "SET priority = 'high'; REMOVE secret; SET sys.Label = 'flagged'" },
+      );
       const sender = client.createSender(topic);
       await sender.sendMessages([
         { messageId: `blue-${run}`, subject: 'PaymentReceived', body: {}, applicationProperties: { color: 'blue', run, secret: 's', priority: 'low' } },
@@ -222,13 +240,23 @@ describe.each(targets)('Service Bus topics: $name', (target) => {
       ]);
       await sender.close();
       const got: ServiceBusReceivedMessage[] = [];
-      for (let batch = await receiverOf('managed').receiveMessages(10, { maxWaitTimeInMs: 1000 }); batch.length > 0; batch = await receiverOf('managed').receiveMessages(10, { maxWaitTimeInMs: 500 })) {
+      for (
+        let batch = await receiverOf('managed').receiveMessages(10, { maxWaitTimeInMs: 1000 });
+        batch.length > 0;
+        batch = await receiverOf('managed').receiveMessages(10, { maxWaitTimeInMs: 500 })
+      ) {
         for (const m of batch) {
           got.push(m);
           await receiverOf('managed').completeMessage(m);
         }
       }
-      const seen = got.map((m) => ({ id: m.messageId, subject: m.subject, priority: m.applicationProperties?.priority, secret: m.applicationProperties?.secret, rule: m.applicationProperties?.RuleName }));
+      const seen = got.map((m) => ({
+        id: m.messageId,
+        subject: m.subject,
+        priority: m.applicationProperties?.priority,
+        secret: m.applicationProperties?.secret,
+        rule: m.applicationProperties?.RuleName,
+      }));
       expect(seen.sort((a, b) => String(a.rule).localeCompare(String(b.rule)))).toEqual([
         { id: `blue-${run}`, subject: 'flagged', priority: 'high', secret: undefined, rule: 'flag-blue' },
         { id: `blue-${run}`, subject: 'PaymentReceived', priority: 'low', secret: 's', rule: undefined },

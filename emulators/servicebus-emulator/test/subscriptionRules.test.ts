@@ -65,7 +65,7 @@ describe('SQL filters, as Service Bus evaluates them', () => {
     expect(() => sqlFilter('amount >')).toThrow(/it ends too early/);
     expect(() => sqlFilter('amount > 1 1')).toThrow(/unexpected "1" at 11/);
     expect(() => sqlFilter('amount IS 5')).toThrow(/IS must be followed by \[NOT\] NULL/);
-    expect(() => sqlFilter("region LIKE 5")).toThrow(/LIKE takes a string pattern/);
+    expect(() => sqlFilter('region LIKE 5')).toThrow(/LIKE takes a string pattern/);
     expect(() => sqlFilter('amount ~ 1')).toThrow(/unexpected "~" at 7/);
     expect(() => sqlFilter('')).toThrow(/it is empty/);
   });
@@ -74,9 +74,11 @@ describe('SQL filters, as Service Bus evaluates them', () => {
 describe('correlation filters and rule sets', () => {
   const correlation = (fields: Extract<RuleFilter, { kind: 'correlation' }>['fields']): RuleFilter => ({ kind: 'correlation', fields });
 
-  it('match when every field given equals the message\'s, application properties included', () => {
+  it("match when every field given equals the message's, application properties included", () => {
     expect(filterMatches(correlation({ subject: 'PaymentReceived' }), message)).toBe(true);
-    expect(filterMatches(correlation({ subject: 'PaymentReceived', correlationId: 'c-9', sessionId: 'o-42', contentType: 'application/json' }), message)).toBe(true);
+    expect(filterMatches(correlation({ subject: 'PaymentReceived', correlationId: 'c-9', sessionId: 'o-42', contentType: 'application/json' }), message)).toBe(
+      true,
+    );
     expect(filterMatches(correlation({ subject: 'paymentreceived' }), message)).toBe(false);
     expect(filterMatches(correlation({ subject: 'PaymentReceived', applicationProperties: { currency: 'EUR', amount: 150 } }), message)).toBe(true);
     expect(filterMatches(correlation({ applicationProperties: { amount: '150' } }), message)).toBe(false);

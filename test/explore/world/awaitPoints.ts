@@ -27,7 +27,10 @@ export const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
  * each invocation is its own caller), so the flows need not know who they are.
  */
 export class AwaitPoints {
-  constructor(private readonly scheduler: Scheduler, readonly timeline: Timeline) {}
+  constructor(
+    private readonly scheduler: Scheduler,
+    readonly timeline: Timeline,
+  ) {}
 
   /** Waits until the scheduler releases this step; reports whether the actor dies at it. */
   async pass(actor: Actor, label: string): Promise<{ readonly actor: Actor; readonly dies: boolean; readonly afterApplying: boolean }> {

@@ -25,7 +25,8 @@ export function checkIntakeAtQuiescence(run: IntakeRun): string[] {
   for (const orderId of new Set(Object.values(intakeBodies).map((b) => b.orderId))) {
     const claim = claimOf(orderId);
     const entries = run.memory.list(orderId).filter((d) => (d as OutboxDocument).docType === 'outbox') as OutboxDocument[];
-    if (entries.length !== (claim ? 1 : 0)) violations.push(`${orderId} has ${claim ? 'a claim' : 'no claim'} and ${entries.length} OrderPlaced outbox entries`);
+    if (entries.length !== (claim ? 1 : 0))
+      violations.push(`${orderId} has ${claim ? 'a claim' : 'no claim'} and ${entries.length} OrderPlaced outbox entries`);
     const messageId = (claim?.response.body as { messageId?: string } | undefined)?.messageId;
     if (claim && entries[0] && (entries[0].id !== orderPlacedOutboxId(orderId) || entries[0].message.messageId !== messageId)) {
       violations.push(`${orderId}'s outbox entry ${entries[0].id} sends ${entries[0].message.messageId}; its 202 names ${messageId}`);
@@ -44,14 +45,32 @@ function checkClient(client: ClientRecord, claim: OrderIntakeClaim | undefined, 
     const response = attempt.response;
     if (!response) continue;
     if (response.status === 503 && ((attempt.ownClaimApplied && !attempt.readBackRefused) || attempt.sawOwnClaim)) {
-      violations.push(`${attempt.name} answered 503 (no answer yet), though ${attempt.ownClaimApplied ? 'its own claim batch was applied' : 'it read its request\'s claim'}: the order was accepted`);
+      violations.push(
+        `${attempt.name} answered 503 (no answer yet), though ${attempt.ownClaimApplied ? 'its own claim batch was applied' : "it read its request's claim"}: the order was accepted`,
+      );
     }
-    if (response.status === 202 && !ours) violations.push(`${attempt.name} (${plan.key}, body ${plan.body}) answered 202, but the order's claim is ${claim ? `${claim.idempotencyKey}'s with another request` : 'missing'}`);
-    if (response.status === 202 && ours && !same(response.body, claim.response.body)) violations.push(`${attempt.name} answered ${describeResponse(response)}; the stored answer is ${describeResponse(claim.response)}`);
+    if (response.status === 202 && !ours)
+      violations.push(
+        `${attempt.name} (${plan.key}, body ${plan.body}) answered 202, but the order's claim is ${claim ? `${claim.idempotencyKey}'s with another request` : 'missing'}`,
+      );
+    if (response.status === 202 && ours && !same(response.body, claim.response.body))
+      violations.push(`${attempt.name} answered ${describeResponse(response)}; the stored answer is ${describeResponse(claim.response)}`);
   }
   const final = client.heard;
-  if (!final || asksForRetry(final)) return [...violations, `${plan.client} (${plan.key}, body ${plan.body}) has no final answer after ${client.attempts.length} attempts (last heard: ${final ? describeResponse(final) : 'nothing'})`];
-  const expected = !record ? 'its key recorded' : record.fingerprint !== client.fingerprint ? '422 idempotency-key-reused' : ours ? '202' : claim ? '409 order-exists' : 'its order claimed';
+  if (!final || asksForRetry(final))
+    return [
+      ...violations,
+      `${plan.client} (${plan.key}, body ${plan.body}) has no final answer after ${client.attempts.length} attempts (last heard: ${final ? describeResponse(final) : 'nothing'})`,
+    ];
+  const expected = !record
+    ? 'its key recorded'
+    : record.fingerprint !== client.fingerprint
+      ? '422 idempotency-key-reused'
+      : ours
+        ? '202'
+        : claim
+          ? '409 order-exists'
+          : 'its order claimed';
   const got = final.status === 202 ? '202' : `${final.status} ${problemCode(final) ?? ''}`;
   if (got !== expected) violations.push(`${plan.client} (${plan.key}, body ${plan.body}) ends with ${describeResponse(final)}; expected ${expected}`);
   return violations;

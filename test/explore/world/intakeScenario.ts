@@ -49,7 +49,10 @@ export function intakeScenarioArb(): fc.Arbitrary<IntakeScenario> {
     .record({
       // Mostly the same key: the concurrent copies and conflicts are what the intake is for.
       clients: fc.array(
-        fc.record({ key: fc.oneof({ weight: 3, arbitrary: fc.constant('k1' as const) }, { weight: 1, arbitrary: fc.constant('k2' as const) }), body: fc.constantFrom<BodyName>('A', 'A', 'A*', 'B') }),
+        fc.record({
+          key: fc.oneof({ weight: 3, arbitrary: fc.constant('k1' as const) }, { weight: 1, arbitrary: fc.constant('k2' as const) }),
+          body: fc.constantFrom<BodyName>('A', 'A', 'A*', 'B'),
+        }),
         { minLength: 1, maxLength: 4 },
       ),
       answersLost: fc.array(fc.nat(8), { maxLength: 2 }),

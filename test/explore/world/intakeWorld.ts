@@ -213,10 +213,13 @@ export async function runIntakeWorld(scenario: IntakeScenario, s: Scheduler, opt
   };
 
   for (const client of clients) void s.schedule(Promise.resolve(), `${client.plan.client}: sends`).then(() => attempt(client, true));
-  scenario.ticks.forEach((seconds, i) => void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => {
-    nowMs += seconds * 1000;
-    timeline.add('clock', `+${seconds} s`);
-  }));
+  scenario.ticks.forEach(
+    (seconds, i) =>
+      void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => {
+        nowMs += seconds * 1000;
+        timeline.add('clock', `+${seconds} s`);
+      }),
+  );
   await untilIdle(s);
 
   backstop = true;

@@ -1,7 +1,15 @@
 import { fingerprintPayload } from '../../../src/idempotency/index.js';
 import type { InMemoryDocumentStore, StoredDocument } from '../../../src/idempotency/index.js';
 import { orderNeverArrived, rejectedMessagesPartition, rejectionDocumentId } from '../../../src/orders/index.js';
-import type { ConflictDocument, InboxMarkerDocument, OrderDocument, ParkedItemDocument, ParkingLotDocument, PaymentReceived, RejectionDocument } from '../../../src/orders/index.js';
+import type {
+  ConflictDocument,
+  InboxMarkerDocument,
+  OrderDocument,
+  ParkedItemDocument,
+  ParkingLotDocument,
+  PaymentReceived,
+  RejectionDocument,
+} from '../../../src/orders/index.js';
 import type { ModelMessage, OrderScenario } from './orderScenario.js';
 import { parkingHorizonSeconds } from './orderScenario.js';
 import type { WorldRun } from './orderWorld.js';
@@ -30,7 +38,9 @@ export function checkBeforeBackstop(scenario: OrderScenario, run: WorldRun): str
   return scenario.orderIds.flatMap((orderId) => {
     const docs = documentsOf(run.memory, orderId);
     if (docs.gate?.state !== 'closed') return [];
-    return docs.parked.filter((p) => p.state === 'parked').map((p) => `${p.id} is left parked behind ${orderId}'s closed gate, with nothing left to apply it but the sweeper`);
+    return docs.parked
+      .filter((p) => p.state === 'parked')
+      .map((p) => `${p.id} is left parked behind ${orderId}'s closed gate, with nothing left to apply it but the sweeper`);
   });
 }
 
@@ -64,12 +74,19 @@ export interface KnownDefects {
 export function checkAtQuiescence(scenario: OrderScenario, run: WorldRun, known: KnownDefects = {}): string[] {
   const violations: string[] = [...run.stuck.map((name) => `${name} never finished: waiting on nothing`)];
   const recordedFor = (m: ModelMessage): RejectionDocument | undefined =>
-    [m.orderId, rejectedMessagesPartition(m.messageId), '#rejected'].map((pk) => run.memory.list(pk).find((d) => d.id === rejectionDocumentId(m.messageId)) as RejectionDocument | undefined).find(Boolean);
+    [m.orderId, rejectedMessagesPartition(m.messageId), '#rejected']
+      .map((pk) => run.memory.list(pk).find((d) => d.id === rejectionDocumentId(m.messageId)) as RejectionDocument | undefined)
+      .find(Boolean);
   const knownUnrecordedCopy = (m: ModelMessage): boolean =>
     known.conflictCopyUnrecorded === true &&
     run.memory.list(m.orderId).some((d) => {
       const conflict = d as ConflictDocument;
-      return conflict.docType === 'conflict' && conflict.dedupKey === m.key && conflict.incoming.fingerprint === fingerprintOf(m) && conflict.incoming.messageId !== m.messageId;
+      return (
+        conflict.docType === 'conflict' &&
+        conflict.dedupKey === m.key &&
+        conflict.incoming.fingerprint === fingerprintOf(m) &&
+        conflict.incoming.messageId !== m.messageId
+      );
     });
   const reasonFor = (m: ModelMessage): RejectionDocument | true | undefined => recordedFor(m) ?? (knownUnrecordedCopy(m) ? true : undefined);
   // A request (key and payload) is explained when any of its copies has a rejection record, or its
@@ -79,11 +96,13 @@ export function checkAtQuiescence(scenario: OrderScenario, run: WorldRun, known:
   const hasReason = (m: ModelMessage, docs: ReturnType<typeof documentsOf>) =>
     scenario.messages.some((copy) => sameRequest(copy, m) && reasonFor(copy) !== undefined) ||
     docs.parked.some((p) => p.dedupKey === m.key && p.fingerprint === fingerprintOf(m) && p.rejection !== undefined) ||
-    (known.rejectionErasedByHandBack === true && docs.parked.some((p) => p.dedupKey === m.key && p.fingerprint === fingerprintOf(m) && p.state === 'resubmitted' && p.rejection === undefined));
+    (known.rejectionErasedByHandBack === true &&
+      docs.parked.some((p) => p.dedupKey === m.key && p.fingerprint === fingerprintOf(m) && p.state === 'resubmitted' && p.rejection === undefined));
 
   for (const fate of run.fates.values()) {
     if (fate.completed === undefined && !fate.deadLettered) violations.push(`${fate.message.messageId} neither completed nor dead-lettered`);
-    if (fate.deadLettered && !reasonFor(fate.message)) violations.push(`${fate.message.messageId} dead-lettered (last outcome ${fate.deadLettered.kind}) with no reason recorded`);
+    if (fate.deadLettered && !reasonFor(fate.message))
+      violations.push(`${fate.message.messageId} dead-lettered (last outcome ${fate.deadLettered.kind}) with no reason recorded`);
   }
   for (const orderId of scenario.orderIds) {
     const docs = documentsOf(run.memory, orderId);
@@ -117,19 +136,29 @@ function checkOrder(orderId: string, docs: Docs, sent: readonly ModelMessage[], 
   if (!docs.order) return [`${orderId} not stored though ${placed.map((m) => m.messageId).join(', ')} sent`];
   const violations = docs.outbox.length === 1 ? [] : [`${orderId} has ${docs.outbox.length} OrderAccepted outbox entries`];
   if (!placed.some((m) => fingerprintOf(m) === docs.order!.fingerprint)) violations.push(`${orderId} stored from no OrderPlaced that was sent`);
-  for (const m of placed) if (fingerprintOf(m) !== docs.order.fingerprint && !hasReason(m, docs)) violations.push(`${m.messageId} conflicts with ${orderId} as stored, and no reason is recorded`);
+  for (const m of placed)
+    if (fingerprintOf(m) !== docs.order.fingerprint && !hasReason(m, docs))
+      violations.push(`${m.messageId} conflicts with ${orderId} as stored, and no reason is recorded`);
   return violations;
 }
 
 /** amountPaid is the sum of the distinct payments applied, each key at most once, each valid one applied or escalated. */
-function checkPayments(orderId: string, docs: Docs, sent: readonly ModelMessage[], hasReason: HasReason, recordedConflict: (m: ModelMessage) => boolean): string[] {
+function checkPayments(
+  orderId: string,
+  docs: Docs,
+  sent: readonly ModelMessage[],
+  hasReason: HasReason,
+  recordedConflict: (m: ModelMessage) => boolean,
+): string[] {
   const violations: string[] = [];
   const payments = sent.filter((m) => m.type === 'PaymentReceived');
   const counted = docs.markers.filter((mk) => mk.messageType === 'PaymentReceived');
   if (docs.order) {
     const sum = counted.reduce((total, mk) => total + (mk.payload as PaymentReceived).amount, 0);
     if (docs.order.amountPaid !== sum || docs.order.paymentCount !== counted.length) {
-      violations.push(`${orderId} has amountPaid ${docs.order.amountPaid} over ${docs.order.paymentCount} payments; its inbox markers say ${sum} over ${counted.length}`);
+      violations.push(
+        `${orderId} has amountPaid ${docs.order.amountPaid} over ${docs.order.paymentCount} payments; its inbox markers say ${sum} over ${counted.length}`,
+      );
     }
   } else if (counted.length > 0) violations.push(`${orderId} is not stored, yet ${counted.length} payments are marked applied`);
   for (const key of new Set(payments.map((m) => m.key))) {
@@ -141,8 +170,10 @@ function checkPayments(orderId: string, docs: Docs, sent: readonly ModelMessage[
     const escalated =
       docs.parked.some((p) => p.dedupKey === key && p.rejection?.reason === orderNeverArrived) ||
       variants.some((m) => m.body.currency === 'EUR' && recordedConflict(m));
-    if (marker && !variants.some((m) => fingerprintOf(m) === marker.fingerprint && m.body.currency === 'EUR')) violations.push(`${key} applied from a payload that was never sent in the order's currency`);
-    if (docs.order && !marker && !escalated && variants.some((m) => m.body.currency === 'EUR')) violations.push(`${key} sent in the order's currency, neither applied nor escalated`);
+    if (marker && !variants.some((m) => fingerprintOf(m) === marker.fingerprint && m.body.currency === 'EUR'))
+      violations.push(`${key} applied from a payload that was never sent in the order's currency`);
+    if (docs.order && !marker && !escalated && variants.some((m) => m.body.currency === 'EUR'))
+      violations.push(`${key} sent in the order's currency, neither applied nor escalated`);
     for (const m of variants) {
       if (marker && fingerprintOf(m) === marker.fingerprint) continue;
       if (!hasReason(m, docs)) violations.push(`${m.messageId} (${key}) not applied, and no reason recorded${itemState(docs, m)}`);
@@ -156,13 +187,24 @@ function checkStatus(orderId: string, docs: Docs, sent: readonly ModelMessage[],
   const changes = sent.filter((m) => m.type === 'OrderStatusChanged');
   const versionOf = (m: ModelMessage) => m.body.version as number;
   if (!docs.order) return changes.filter((m) => !hasReason(m, docs)).map((m) => `${m.messageId} for ${orderId}, never stored, has no reason recorded`);
-  const escalated = (v: number) => docs.parked.some((p) => p.messageType === 'OrderStatusChanged' && p.payload.orderId === orderId && (p.payload as { version: number }).version === v && p.rejection?.reason === orderNeverArrived);
+  const escalated = (v: number) =>
+    docs.parked.some(
+      (p) =>
+        p.messageType === 'OrderStatusChanged' &&
+        p.payload.orderId === orderId &&
+        (p.payload as { version: number }).version === v &&
+        p.rejection?.reason === orderNeverArrived,
+    );
   const due = Math.max(0, ...changes.map(versionOf).filter((v) => !escalated(v)));
   const stored = docs.order.statusVersion;
   const violations: string[] = [];
-  if (stored < due || (stored > 0 && !changes.some((m) => versionOf(m) === stored))) violations.push(`${orderId} ends at status version ${stored}; the highest version sent and not escalated is ${due}`);
+  if (stored < due || (stored > 0 && !changes.some((m) => versionOf(m) === stored)))
+    violations.push(`${orderId} ends at status version ${stored}; the highest version sent and not escalated is ${due}`);
   const atStored = changes.filter((m) => versionOf(m) === stored);
-  if (stored > 0 && !atStored.some((m) => fingerprintOf(m) === docs.order!.statusFingerprint)) violations.push(`${orderId}'s status at version ${stored} is from no message sent`);
-  for (const m of atStored) if (fingerprintOf(m) !== docs.order.statusFingerprint && !hasReason(m, docs)) violations.push(`${m.messageId} contradicts ${orderId}'s status at version ${stored}, and no reason is recorded`);
+  if (stored > 0 && !atStored.some((m) => fingerprintOf(m) === docs.order!.statusFingerprint))
+    violations.push(`${orderId}'s status at version ${stored} is from no message sent`);
+  for (const m of atStored)
+    if (fingerprintOf(m) !== docs.order.statusFingerprint && !hasReason(m, docs))
+      violations.push(`${m.messageId} contradicts ${orderId}'s status at version ${stored}, and no reason is recorded`);
   return violations;
 }

@@ -82,7 +82,10 @@ const faultArb: fc.Arbitrary<WriteFate> = fc.constantFrom<WriteFate>('refused-42
 
 const orderPlanArb = fc.record({
   // No OrderPlaced: its early arrivals wait out the horizon; two: a re-send (same customer) or a conflict.
-  customers: fc.oneof({ weight: 1, arbitrary: fc.constant([] as string[]) }, { weight: 4, arbitrary: fc.array(fc.constantFrom('c1', 'c2'), { minLength: 1, maxLength: 2 }) }),
+  customers: fc.oneof(
+    { weight: 1, arbitrary: fc.constant([] as string[]) },
+    { weight: 4, arbitrary: fc.array(fc.constantFrom('c1', 'c2'), { minLength: 1, maxLength: 2 }) },
+  ),
   payments: fc.array(
     fc.record({
       paymentId: fc.integer({ min: 1, max: 3 }),
@@ -91,7 +94,10 @@ const orderPlanArb = fc.record({
     }),
     { maxLength: 4 },
   ),
-  statuses: fc.array(fc.record({ version: fc.integer({ min: 1, max: 3 }), status: fc.constantFrom('Paid' as const, 'Shipped' as const, 'Cancelled' as const) }), { maxLength: 3 }),
+  statuses: fc.array(
+    fc.record({ version: fc.integer({ min: 1, max: 3 }), status: fc.constantFrom('Paid' as const, 'Shipped' as const, 'Cancelled' as const) }),
+    { maxLength: 3 },
+  ),
 });
 
 export interface ScenarioBounds {
@@ -110,7 +116,9 @@ export function orderScenarioArb(bounds: ScenarioBounds = defaultBounds): fc.Arb
       ticks: fc.array(fc.constantFrom(1, sweepMinAgeSeconds + 1, parkingHorizonSeconds + 1), { maxLength: 3 }),
       sweeps: fc.integer({ min: 0, max: 2 }),
       faults: fc.array(fc.record({ at: fc.nat(24), fate: faultArb }), { maxLength: bounds.maxFaults }),
-      crashes: fc.array(fc.record({ delivery: fc.nat(12), atAwait: fc.integer({ min: 1, max: 6 }), afterApplying: fc.boolean() }), { maxLength: bounds.maxCrashes }),
+      crashes: fc.array(fc.record({ delivery: fc.nat(12), atAwait: fc.integer({ min: 1, max: 6 }), afterApplying: fc.boolean() }), {
+        maxLength: bounds.maxCrashes,
+      }),
     })
     .map(({ orders, lockLost, ticks, sweeps, faults, crashes }) => {
       const orderIds = orders.map((_, i) => `o${i + 1}`);

@@ -56,7 +56,12 @@ const completes = new Set<ProcessingOutcome['kind']>(['created', 'parked', 'dupl
  * limit, and one whose worker died comes back the same way (its lock expired).
  * Runs until nothing is left to do, then lets the backstop sweep run past the parking horizon.
  */
-export async function runOrderWorld(scenario: OrderScenario, s: Scheduler, options: WorldOptions, checkBeforeBackstop: (run: WorldRun) => string[]): Promise<{ run: WorldRun; early: string[] }> {
+export async function runOrderWorld(
+  scenario: OrderScenario,
+  s: Scheduler,
+  options: WorldOptions,
+  checkBeforeBackstop: (run: WorldRun) => string[],
+): Promise<{ run: WorldRun; early: string[] }> {
   let nowMs = worldStartMs;
   const timeline = new Timeline(() => nowMs, worldStartMs);
   const memory = new InMemoryDocumentStore(() => nowMs);
@@ -152,10 +157,17 @@ export async function runOrderWorld(scenario: OrderScenario, s: Scheduler, optio
     const actor: Actor = { name: label, awaits: 0 };
     running.add(label);
     try {
-      const result = await sweepParkedItems(contextFor(actor), { horizonSeconds: parkingHorizonSeconds, minAgeSeconds: sweepMinAgeSeconds, maxItemsPerRun: 1000 });
+      const result = await sweepParkedItems(contextFor(actor), {
+        horizonSeconds: parkingHorizonSeconds,
+        minAgeSeconds: sweepMinAgeSeconds,
+        maxItemsPerRun: 1000,
+      });
       if (result.rejected.length > 0) timeline.count('sweeper rejected parked items');
       if (result.applied > 0) timeline.count('sweeper applied parked items');
-      timeline.add(label, `ends: examined ${result.examined}, applied ${result.applied}, rejected ${result.rejected.map((r) => `${r.id} (${r.reason})`).join(', ') || 'none'}`);
+      timeline.add(
+        label,
+        `ends: examined ${result.examined}, applied ${result.applied}, rejected ${result.rejected.map((r) => `${r.id} (${r.reason})`).join(', ') || 'none'}`,
+      );
       return true;
     } catch (error) {
       // The timer fires again; a failed run leaves every item as it was or as its etag-guarded writes left it.
@@ -168,10 +180,13 @@ export async function runOrderWorld(scenario: OrderScenario, s: Scheduler, optio
 
   for (const fate of fates.values()) deliver(fate, 'first delivery');
   for (const i of scenario.lockLost) deliver(fates.get(scenario.messages[i]!.messageId)!, 'lock lost: delivered again while the first may still run');
-  scenario.ticks.forEach((seconds, i) => void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => {
-    nowMs += seconds * 1000;
-    timeline.add('clock', `+${seconds} s`);
-  }));
+  scenario.ticks.forEach(
+    (seconds, i) =>
+      void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => {
+        nowMs += seconds * 1000;
+        timeline.add('clock', `+${seconds} s`);
+      }),
+  );
   for (let i = 0; i < scenario.sweeps; i += 1) void s.schedule(Promise.resolve(), `timer: sweep ${i}`).then(() => sweep(`sweeper#${i}`));
 
   await untilIdle(s);
@@ -205,7 +220,9 @@ function describeOutcome(outcome: ProcessingOutcome): string {
     case 'retry':
       return `retry (${outcome.reason})`;
     case 'created':
-      return outcome.appliedParked === undefined ? 'created' : `created with ${outcome.appliedParked} parked applied${outcome.rejectedParked?.length ? `, ${outcome.rejectedParked.length} rejected` : ''}`;
+      return outcome.appliedParked === undefined
+        ? 'created'
+        : `created with ${outcome.appliedParked} parked applied${outcome.rejectedParked?.length ? `, ${outcome.rejectedParked.length} rejected` : ''}`;
     default:
       return outcome.kind;
   }

@@ -12,7 +12,9 @@ export function checkOutboxAtQuiescence(scenario: OutboxScenario, run: OutboxRun
   const violations = run.stuck.map((name) => `${name} never finished: waiting on nothing`);
   const sent = new Set<string>();
   for (const orderId of scenario.orderIds) {
-    const entries = run.memory.list(orderId).filter((d) => (d as OutboxDocument).docType === 'outbox' && (d as OutboxDocument).eventType === 'OrderAccepted') as OutboxDocument[];
+    const entries = run.memory
+      .list(orderId)
+      .filter((d) => (d as OutboxDocument).docType === 'outbox' && (d as OutboxDocument).eventType === 'OrderAccepted') as OutboxDocument[];
     if (entries.length !== 1) {
       violations.push(`${orderId} has ${entries.length} OrderAccepted outbox entries`);
       continue;
@@ -31,11 +33,14 @@ export function checkOutboxAtQuiescence(scenario: OutboxScenario, run: OutboxRun
         break;
       case 'failed':
         if (!entry.failure?.reason) violations.push(`${orderId}'s entry is failed with no reason recorded`);
-        if (!run.broker.refused.has(messageId)) violations.push(`${orderId}'s entry is failed (${entry.failure?.reason ?? 'no reason'}), but the broker never refused ${messageId}`);
+        if (!run.broker.refused.has(messageId))
+          violations.push(`${orderId}'s entry is failed (${entry.failure?.reason ?? 'no reason'}), but the broker never refused ${messageId}`);
         break;
     }
-    if (onTopic && onTopic.delivered !== 1) violations.push(`${messageId} reached the topic's subscribers ${onTopic.delivered} times: duplicate detection was outrun`);
-    if (onTopic && JSON.stringify(onTopic.message) !== JSON.stringify(entry.message)) violations.push(`${messageId} reached the topic with another message than ${orderId}'s entry holds`);
+    if (onTopic && onTopic.delivered !== 1)
+      violations.push(`${messageId} reached the topic's subscribers ${onTopic.delivered} times: duplicate detection was outrun`);
+    if (onTopic && JSON.stringify(onTopic.message) !== JSON.stringify(entry.message))
+      violations.push(`${messageId} reached the topic with another message than ${orderId}'s entry holds`);
   }
   for (const messageId of run.broker.topic.keys()) if (!sent.has(messageId)) violations.push(`${messageId} reached the topic, and no entry holds it`);
   return violations;

@@ -125,7 +125,10 @@ export async function runOutboxWorld(scenario: OutboxScenario, s: Scheduler, opt
       // The instance's lease expires unrenewed, with no checkpoint past the batch: another instance reads it again.
       deliverBatch(batch, `read again after ${name} died`);
     });
-    timeline.add(name, `starts on batch ${batch} (${why}${retry > 0 ? `, retry ${retry}` : ''}): ${documents.map((d) => `${String(d.orderId)}(${String(d.state)}) etag ${String(d._etag)}`).join(', ')}`);
+    timeline.add(
+      name,
+      `starts on batch ${batch} (${why}${retry > 0 ? `, retry ${retry}` : ''}): ${documents.map((d) => `${String(d.orderId)}(${String(d.state)}) etag ${String(d._etag)}`).join(', ')}`,
+    );
     try {
       const result = await publisherFor(actor).publishChanges(documents, silent);
       timeline.add(name, `ends: published ${result.published.length}, failed ${result.failed.length}, already handled ${result.alreadyHandled}`);
@@ -164,10 +167,13 @@ export async function runOutboxWorld(scenario: OutboxScenario, s: Scheduler, opt
     timeline.count('lease lost: batch held twice');
     deliverBatch(b, 'lease lost: another instance holds the batch');
   }
-  scenario.ticks.forEach((seconds, i) => void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => {
-    nowMs += seconds * 1000;
-    timeline.add('clock', `+${seconds} s`);
-  }));
+  scenario.ticks.forEach(
+    (seconds, i) =>
+      void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => {
+        nowMs += seconds * 1000;
+        timeline.add('clock', `+${seconds} s`);
+      }),
+  );
   for (let i = 0; i < scenario.sweeps; i += 1) void s.schedule(Promise.resolve(), `timer: outbox sweep ${i}`).then(() => sweep(`sweeper#${i}`, true));
 
   await untilIdle(s);

@@ -23,7 +23,12 @@ export async function reconcileShipmentsBeforeB0d3fe1(ctx: ShipmentContext, opti
   return { examined: expired.length, items };
 }
 
-async function reconcileOne(stored: VersionedDocument<ShipmentRecord>, ctx: ShipmentContext, options: ReconcileOptions, caller: Caller): Promise<ReconcileItem> {
+async function reconcileOne(
+  stored: VersionedDocument<ShipmentRecord>,
+  ctx: ShipmentContext,
+  options: ReconcileOptions,
+  caller: Caller,
+): Promise<ReconcileItem> {
   const { id, orderId } = stored.document;
   const settled = await continueFrom(stored, ctx, caller);
   if (settled === 'lost-race') return { id, orderId, result: 'taken-by-another' };
@@ -54,7 +59,9 @@ async function countFailedRound(id: string, orderId: string, reason: string, ctx
     reconcileAttempts: attempts,
     lastError: reason.slice(0, 500),
     updatedAt: at,
-    ...(escalate ? { state: 'escalated' as const, escalation: { reason: `not settled after ${attempts} reconcile rounds; last: ${reason.slice(0, 300)}`, at } } : {}),
+    ...(escalate
+      ? { state: 'escalated' as const, escalation: { reason: `not settled after ${attempts} reconcile rounds; last: ${reason.slice(0, 300)}`, at } }
+      : {}),
   };
   const result = await ctx.store.commit(orderId, [replace(next, current.etag)]);
   if (result.kind !== 'committed') return { id, orderId, result: 'taken-by-another' };

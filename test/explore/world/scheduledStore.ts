@@ -1,4 +1,12 @@
-import type { CommitResult, DocumentQuery, DocumentStore, InMemoryDocumentStore, StoredDocument, VersionedDocument, WriteOperation } from '../../../src/idempotency/index.js';
+import type {
+  CommitResult,
+  DocumentQuery,
+  DocumentStore,
+  InMemoryDocumentStore,
+  StoredDocument,
+  VersionedDocument,
+  WriteOperation,
+} from '../../../src/idempotency/index.js';
 import { never } from './awaitPoints.js';
 import type { Actor, AwaitPoints } from './awaitPoints.js';
 import { errorFor } from './fates.js';
@@ -41,7 +49,10 @@ export class ScheduledStore {
 
   private async read<D extends StoredDocument>(actor: Actor, partitionKey: string, id: string): Promise<VersionedDocument<D> | undefined> {
     const label = `read ${partitionKey}/${id}`;
-    actor.prefetched = this.options.listBesideGateRead && actor.messageType === 'OrderPlaced' && id.startsWith('parking-lot|') ? { partitionKey, items: this.listBeside(actor, partitionKey) } : undefined;
+    actor.prefetched =
+      this.options.listBesideGateRead && actor.messageType === 'OrderPlaced' && id.startsWith('parking-lot|')
+        ? { partitionKey, items: this.listBeside(actor, partitionKey) }
+        : undefined;
     const step = await this.points.pass(actor, label);
     if (step.dies) return this.dead(step.actor, label);
     const found = await this.inner.read<D>(partitionKey, id);

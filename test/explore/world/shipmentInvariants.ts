@@ -30,7 +30,8 @@ export function checkShipmentsAtQuiescence(scenario: ShipmentScenario, run: Ship
     const record = docs.find((d) => d.id === shipmentRecordId(key)) as ShipmentRecord | undefined;
     const bookings = run.carrier.bookings.filter((b) => b.orderReference === orderId);
     const held = run.carrier.bookingUnder(key);
-    if (bookings.length > 1) violations.push(`${orderId} booked ${bookings.length} times at the carrier (${bookings.map((b) => `${b.shipmentId} under ${b.key}`).join(', ')})`);
+    if (bookings.length > 1)
+      violations.push(`${orderId} booked ${bookings.length} times at the carrier (${bookings.map((b) => `${b.shipmentId} under ${b.key}`).join(', ')})`);
     if (!order) {
       violations.push(`${orderId} is gone from the store`);
       continue;
@@ -40,18 +41,27 @@ export function checkShipmentsAtQuiescence(scenario: ShipmentScenario, run: Ship
       violations.push(`${orderId}'s shipment record is ${state}, while the order holds shipment id ${order.shipmentId ?? 'none'}`);
     }
     if (record?.state === 'completed' && (record.shipmentId !== order.shipmentId || !bookings.some((b) => b.shipmentId === record.shipmentId))) {
-      violations.push(`${orderId}'s record says ${record.shipmentId}, the order ${order.shipmentId ?? 'none'}, the carrier booked ${bookings.map((b) => b.shipmentId).join(', ') || 'nothing'}`);
+      violations.push(
+        `${orderId}'s record says ${record.shipmentId}, the order ${order.shipmentId ?? 'none'}, the carrier booked ${bookings.map((b) => b.shipmentId).join(', ') || 'nothing'}`,
+      );
     }
     if (record?.state === 'escalated' && (held || bookings.length > 0)) {
-      violations.push(`${orderId}'s record is escalated (${record.escalation?.reason.slice(0, 200) ?? '?'}) while the carrier holds booking ${bookings.map((b) => b.shipmentId).join(', ')} under its key`);
+      violations.push(
+        `${orderId}'s record is escalated (${record.escalation?.reason.slice(0, 200) ?? '?'}) while the carrier holds booking ${bookings.map((b) => b.shipmentId).join(', ')} under its key`,
+      );
     }
-    if (record?.state === 'in-progress') violations.push(`${orderId}'s shipment record is still in progress after the reconciler's timer ran past the budget (owner ${record.owner}, lease until ${record.leaseExpiresAt})`);
-    if (record?.state === 'refused' && bookings.length > 0) violations.push(`${orderId}'s record is refused, yet the carrier booked ${bookings.map((b) => b.shipmentId).join(', ')}`);
+    if (record?.state === 'in-progress')
+      violations.push(
+        `${orderId}'s shipment record is still in progress after the reconciler's timer ran past the budget (owner ${record.owner}, lease until ${record.leaseExpiresAt})`,
+      );
+    if (record?.state === 'refused' && bookings.length > 0)
+      violations.push(`${orderId}'s record is refused, yet the carrier booked ${bookings.map((b) => b.shipmentId).join(', ')}`);
     if (!record && bookings.length > 0) violations.push(`${orderId} has no shipment record, yet the carrier booked it`);
   }
   for (const fate of run.fates.values()) {
     if (fate.completed === undefined && !fate.deadLettered) violations.push(`${fate.name} (${fate.messageId}) neither completed nor dead-lettered`);
-    if (fate.deadLettered && !rejectionOf(run, fate.messageId)) violations.push(`${fate.name} dead-lettered (last outcome ${fate.deadLettered.kind}) with no reason recorded under its MessageId`);
+    if (fate.deadLettered && !rejectionOf(run, fate.messageId))
+      violations.push(`${fate.name} dead-lettered (last outcome ${fate.deadLettered.kind}) with no reason recorded under its MessageId`);
   }
   // Nothing lost: an event whose every message is completed left a record that ended (completed, refused, escalated).
   for (const orderId of scenario.orderIds) {

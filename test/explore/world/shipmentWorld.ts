@@ -142,9 +142,23 @@ export async function runShipmentWorld(scenario: ShipmentScenario, s: Scheduler,
   });
 
   let sequence = 0;
-  const addMessage = (name: string, orderId: string, m: { messageId: string; subject?: string; contentType?: string; applicationProperties: Readonly<Record<string, string | number | boolean>>; body: unknown }): ShipmentMessageFate => {
+  const addMessage = (
+    name: string,
+    orderId: string,
+    m: { messageId: string; subject?: string; contentType?: string; applicationProperties: Readonly<Record<string, string | number | boolean>>; body: unknown },
+  ): ShipmentMessageFate => {
     sequence += 1;
-    const fate: ShipmentMessageFate = { name, orderId, messageId: m.messageId, subject: m.subject, contentType: m.contentType, applicationProperties: m.applicationProperties, body: m.body, sequenceNumber: sequence, deliveries: 0 };
+    const fate: ShipmentMessageFate = {
+      name,
+      orderId,
+      messageId: m.messageId,
+      subject: m.subject,
+      contentType: m.contentType,
+      applicationProperties: m.applicationProperties,
+      body: m.body,
+      sequenceNumber: sequence,
+      deliveries: 0,
+    };
     fates.set(m.messageId, fate);
     return fate;
   };
@@ -211,7 +225,12 @@ export async function runShipmentWorld(scenario: ShipmentScenario, s: Scheduler,
     running.add(name);
     timeline.add(name, `starts (deliveryCount ${fate.deliveries})`);
     const consumer = shipmentConsumer(ctxFor(actor), {
-      retry: { inInvocationMs: t.inInvocationMs, firstDelayMs: t.firstDelaySeconds * 1000, maxDelayMs: t.maxDelaySeconds * 1000, budgetMs: t.transientBudgetSeconds * 1000 },
+      retry: {
+        inInvocationMs: t.inInvocationMs,
+        firstDelayMs: t.firstDelaySeconds * 1000,
+        maxDelayMs: t.maxDelaySeconds * 1000,
+        budgetMs: t.transientBudgetSeconds * 1000,
+      },
       scheduler: retrySchedulerFor(actor, fate.orderId),
       retryStateKey: testRetryStateKey,
       sleep: sleeperFor(actor),
@@ -261,7 +280,10 @@ export async function runShipmentWorld(scenario: ShipmentScenario, s: Scheduler,
     if (died) return;
     running.delete(label);
     for (const item of result.items) timeline.count(`reconciled ${item.result}`);
-    timeline.add(label, `ends: examined ${result.examined}: ${result.items.map((i) => `${i.orderId} ${i.result}${i.reason ? ` (${i.reason.slice(0, 80)})` : ''}`).join(', ') || 'nothing'}`);
+    timeline.add(
+      label,
+      `ends: examined ${result.examined}: ${result.items.map((i) => `${i.orderId} ${i.result}${i.reason ? ` (${i.reason.slice(0, 80)})` : ''}`).join(', ') || 'nothing'}`,
+    );
   };
 
   const payment = async (orderId: string, label: string): Promise<void> => {
@@ -285,7 +307,12 @@ export async function runShipmentWorld(scenario: ShipmentScenario, s: Scheduler,
   // The orders, stored as processOrder stores them, and the events their outbox publishes.
   const events = new Map<string, ShipmentMessageFate>();
   for (const orderId of scenario.orderIds) {
-    const order = newOrderDocument(orderPlaced(orderId) as OrderPlaced, { messageId: `${orderId}-placed`, dedupKey: `place-${orderId}`, fingerprint: 'explore', processedAt: now().toISOString() });
+    const order = newOrderDocument(orderPlaced(orderId) as OrderPlaced, {
+      messageId: `${orderId}-placed`,
+      dedupKey: `place-${orderId}`,
+      fingerprint: 'explore',
+      processedAt: now().toISOString(),
+    });
     await memory.commit(orderId, [create(order)]);
     const { message } = newOrderAcceptedOutbox(order, 'order-events');
     const fate = addMessage(`${orderId}-event`, orderId, message);
@@ -306,16 +333,38 @@ export async function runShipmentWorld(scenario: ShipmentScenario, s: Scheduler,
   for (const i of scenario.resubmits) {
     const original = events.get(scenario.orderIds[i]!)!;
     void s.schedule(Promise.resolve(), `operator: resubmit ${original.name}`).then(() => {
-      const received = { messageId: original.messageId, body: original.body, subject: original.subject, contentType: original.contentType, applicationProperties: original.applicationProperties, sequenceNumber: original.sequenceNumber, enqueuedTimeUtc: new Date(shipmentWorldStartMs) };
-      const { copy } = planResubmit(received as unknown as ServiceBusReceivedMessage, { entityPath: 'order-events/Subscriptions/fulfilment', to: 'fulfilment', duplicateDetectionWindowMs: 600_000, dedupKey: keys.get(original.orderId), nowMs });
-      const fate = addMessage(`${original.orderId}-resubmit`, original.orderId, { ...copy, messageId: String(copy.messageId), applicationProperties: copy.applicationProperties as Record<string, string | number | boolean> });
+      const received = {
+        messageId: original.messageId,
+        body: original.body,
+        subject: original.subject,
+        contentType: original.contentType,
+        applicationProperties: original.applicationProperties,
+        sequenceNumber: original.sequenceNumber,
+        enqueuedTimeUtc: new Date(shipmentWorldStartMs),
+      };
+      const { copy } = planResubmit(received as unknown as ServiceBusReceivedMessage, {
+        entityPath: 'order-events/Subscriptions/fulfilment',
+        to: 'fulfilment',
+        duplicateDetectionWindowMs: 600_000,
+        dedupKey: keys.get(original.orderId),
+        nowMs,
+      });
+      const fate = addMessage(`${original.orderId}-resubmit`, original.orderId, {
+        ...copy,
+        messageId: String(copy.messageId),
+        applicationProperties: copy.applicationProperties as Record<string, string | number | boolean>,
+      });
       timeline.add('operator', `resubmits ${original.name} as ${fate.name}`);
       timeline.count('operator resubmit');
       return runDelivery(fate);
     });
   }
-  scenario.orderChanges.forEach((i, n) => void s.schedule(Promise.resolve(), `payment ${n} on ${scenario.orderIds[i]}`).then(() => payment(scenario.orderIds[i]!, `payment#${n}`)));
-  scenario.ticks.forEach((seconds, i) => void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => advanceTo(nowMs + seconds * 1000, `tick ${i}`)));
+  scenario.orderChanges.forEach(
+    (i, n) => void s.schedule(Promise.resolve(), `payment ${n} on ${scenario.orderIds[i]}`).then(() => payment(scenario.orderIds[i]!, `payment#${n}`)),
+  );
+  scenario.ticks.forEach(
+    (seconds, i) => void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => advanceTo(nowMs + seconds * 1000, `tick ${i}`)),
+  );
   for (let i = 0; i < scenario.reconciles; i += 1) {
     void s.schedule(Promise.resolve(), `timer: reconcile ${i}`).then(() => {
       advanceTo(shipmentWorldStartMs + (i + 1) * t.reconcileEverySeconds * 1000, `the reconciler's timer`);
@@ -328,7 +377,7 @@ export async function runShipmentWorld(scenario: ShipmentScenario, s: Scheduler,
   // The backstop: the timer keeps firing, one interval apart, until nothing is left in progress.
   const maxRounds = Math.ceil((t.transientBudgetSeconds + t.carrierKeyRetentionSeconds) / t.reconcileEverySeconds) + 5;
   for (let round = 0; round < maxRounds && inProgress(memory, scenario).length > 0; round += 1) {
-    advanceTo(nowMs + t.reconcileEverySeconds * 1000, 'the reconciler\'s timer (backstop)');
+    advanceTo(nowMs + t.reconcileEverySeconds * 1000, "the reconciler's timer (backstop)");
     const done = runReconciler(`reconciler#backstop${round}`, false);
     await untilIdle(s);
     await done;
@@ -338,7 +387,12 @@ export async function runShipmentWorld(scenario: ShipmentScenario, s: Scheduler,
 
 /** Shipment records still in progress. */
 export function inProgress(memory: InMemoryDocumentStore, scenario: ShipmentScenario): string[] {
-  return scenario.orderIds.flatMap((orderId) => memory.list(orderId).filter((d) => (d as { docType?: string; state?: string }).docType === 'shipment' && (d as { state?: string }).state === 'in-progress').map((d) => d.id));
+  return scenario.orderIds.flatMap((orderId) =>
+    memory
+      .list(orderId)
+      .filter((d) => (d as { docType?: string; state?: string }).docType === 'shipment' && (d as { state?: string }).state === 'in-progress')
+      .map((d) => d.id),
+  );
 }
 
 function describeOutcome(outcome: ProcessingOutcome): string {

@@ -8,7 +8,10 @@ export class Timeline {
   /** How often each kind of move happened: what a run (and a whole check) explored. */
   readonly moves = new Map<string, number>();
 
-  constructor(private readonly clockMs: () => number, private readonly startMs: number) {}
+  constructor(
+    private readonly clockMs: () => number,
+    private readonly startMs: number,
+  ) {}
 
   add(who: string, what: string): void {
     const seconds = Math.round((this.clockMs() - this.startMs) / 1000);

@@ -48,7 +48,8 @@ describe('isBulkRun and plansOnly', () => {
     expect(isBulkRun('resubmit', ['7'], {})).toBe(false);
     expect(isBulkRun('resubmit', ['7', '8'], {})).toBe(true);
     expect(isBulkRun('resubmit', [], { all: true })).toBe(true);
-    for (const filter of ['reason', 'olderThan', 'newerThan', 'bodyContains', 'order', 'group', 'since', 'until']) expect(isBulkRun('parked discard', [], { [filter]: 'x' }), filter).toBe(true);
+    for (const filter of ['reason', 'olderThan', 'newerThan', 'bodyContains', 'order', 'group', 'since', 'until'])
+      expect(isBulkRun('parked discard', [], { [filter]: 'x' }), filter).toBe(true);
     expect(isBulkRun('groups retry', ['g-0123456789'], {})).toBe(true);
     expect(isBulkRun('shipments resolve', ['o-1'], { all: true })).toBe(false);
   });
@@ -61,19 +62,34 @@ describe('isBulkRun and plansOnly', () => {
   });
   it('names a bad group id', () => {
     expect(parseGroupId(' g-0123456789 ')).toBe('g-0123456789');
-    for (const bad of ['g-123', 'G-0123456789', '0123456789', 'g-0123456789a']) expect(() => parseGroupId(bad)).toThrow(/is not a failure group id such as g-0123456789/);
+    for (const bad of ['g-123', 'G-0123456789', '0123456789', 'g-0123456789a'])
+      expect(() => parseGroupId(bad)).toThrow(/is not a failure group id such as g-0123456789/);
   });
 });
 
 describe('the bulk filter', () => {
-  const item = (target: string, at: string, reason = 'ConsumerBug'): FailureItem => ({ source: 'dead-letter', entity: 'orders/$deadletterqueue', reason, messageType: 'OrderPlaced', at, target });
-  const items = [item('3', '2026-12-03T08:03:00.000Z'), item('1', '2026-12-03T08:01:00.000Z'), item('x', '2026-12-03T08:00:00.000Z', 'Other'), item('2', '2026-12-03T08:02:00.000Z')];
+  const item = (target: string, at: string, reason = 'ConsumerBug'): FailureItem => ({
+    source: 'dead-letter',
+    entity: 'orders/$deadletterqueue',
+    reason,
+    messageType: 'OrderPlaced',
+    at,
+    target,
+  });
+  const items = [
+    item('3', '2026-12-03T08:03:00.000Z'),
+    item('1', '2026-12-03T08:01:00.000Z'),
+    item('x', '2026-12-03T08:00:00.000Z', 'Other'),
+    item('2', '2026-12-03T08:02:00.000Z'),
+  ];
   const group = failureGroupId(items[0] as FailureItem);
 
-  it('keeps a group\'s members inside the window, both ends included', () => {
+  it("keeps a group's members inside the window, both ends included", () => {
     expect(passesBulkFilter(items[0] as FailureItem, { groupId: group, max: 1 })).toBe(true);
     expect(passesBulkFilter(items[2] as FailureItem, { groupId: group, max: 1 })).toBe(false);
-    expect(passesBulkFilter(items[1] as FailureItem, { sinceMs: Date.parse('2026-12-03T08:01:00Z'), untilMs: Date.parse('2026-12-03T08:01:00Z'), max: 1 })).toBe(true);
+    expect(
+      passesBulkFilter(items[1] as FailureItem, { sinceMs: Date.parse('2026-12-03T08:01:00Z'), untilMs: Date.parse('2026-12-03T08:01:00Z'), max: 1 }),
+    ).toBe(true);
     expect(passesBulkFilter(items[1] as FailureItem, { sinceMs: Date.parse('2026-12-03T08:01:00.001Z'), max: 1 })).toBe(false);
     expect(passesBulkFilter(items[0] as FailureItem, { untilMs: Date.parse('2026-12-03T08:02:59.999Z'), max: 1 })).toBe(false);
   });

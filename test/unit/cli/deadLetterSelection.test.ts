@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { isEmptySelection, isSelected, parseDuration } from '../../../src/cli/deadLetterSelection.js';
 
 const now = Date.parse('2026-11-30T12:00:00Z');
-const message = { sequenceNumber: 7, messageId: 'm-7', deadLetterReason: 'MaxDeliveryCountExceeded', enqueuedTimeUtc: new Date(now - 3_600_000), body: { orderId: 'o-9' } };
+const message = {
+  sequenceNumber: 7,
+  messageId: 'm-7',
+  deadLetterReason: 'MaxDeliveryCountExceeded',
+  enqueuedTimeUtc: new Date(now - 3_600_000),
+  body: { orderId: 'o-9' },
+};
 const none = { targets: [], all: false };
 
 describe('dead-letter selection', () => {

@@ -5,7 +5,14 @@ import { decideEdit } from '../../../src/cli/editResubmit.js';
 
 const payment = { orderId: 'o-1', paymentId: 'p-1', amount: 12, currency: 'USD', receivedAt: '2026-11-30T09:00:00Z' };
 const original = (props: Record<string, unknown> = {}) =>
-  ({ messageId: 'pay-1', sequenceNumber: Long.fromNumber(7), subject: 'PaymentReceived', contentType: 'application/json', body: payment, applicationProperties: props }) as unknown as ServiceBusReceivedMessage;
+  ({
+    messageId: 'pay-1',
+    sequenceNumber: Long.fromNumber(7),
+    subject: 'PaymentReceived',
+    contentType: 'application/json',
+    body: payment,
+    applicationProperties: props,
+  }) as unknown as ServiceBusReceivedMessage;
 const notApplied = { kind: 'invalid' as const, detail: 'CurrencyMismatch: USD on a EUR order' };
 
 describe('decideEdit', () => {
@@ -13,14 +20,22 @@ describe('decideEdit', () => {
     const decision = decideEdit(original(), { ...payment, currency: 'EUR' }, notApplied);
     expect(decision).toMatchObject({
       kind: 'send',
-      copy: { messageId: 'pay-1~edit-1', subject: 'PaymentReceived', body: { currency: 'EUR' }, applicationProperties: { 'idempotency-key': 'pay-1~edit-1', 'edited-from': 'pay-1', 'edit-count': 1 } },
+      copy: {
+        messageId: 'pay-1~edit-1',
+        subject: 'PaymentReceived',
+        body: { currency: 'EUR' },
+        applicationProperties: { 'idempotency-key': 'pay-1~edit-1', 'edited-from': 'pay-1', 'edit-count': 1 },
+      },
     });
   });
   it('numbers an edit of an edit from the first original', () => {
-    const decision = decideEdit(original({ 'idempotency-key': 'pay-1~edit-1', 'edited-from': 'pay-1', 'edit-count': 1 }), payment, { kind: 'not-processed', detail: '' });
+    const decision = decideEdit(original({ 'idempotency-key': 'pay-1~edit-1', 'edited-from': 'pay-1', 'edit-count': 1 }), payment, {
+      kind: 'not-processed',
+      detail: '',
+    });
     expect(decision).toMatchObject({ kind: 'send', copy: { messageId: 'pay-1~edit-2', applicationProperties: { 'edited-from': 'pay-1', 'edit-count': 2 } } });
   });
-  it('refuses when the original\'s effect is there, saying what is applied', () => {
+  it("refuses when the original's effect is there, saying what is applied", () => {
     expect(decideEdit(original(), payment, { kind: 'processed', detail: 'payment applied at 2026-12-03T08:00:00Z' })).toEqual({
       kind: 'refused',
       detail: expect.stringContaining("the original's key already has an effect (processed: payment applied at 2026-12-03T08:00:00Z)"),
@@ -28,7 +43,13 @@ describe('decideEdit', () => {
     expect(decideEdit(original(), payment, { kind: 'conflict', detail: 'key pay-1 was applied with a different payload' }).kind).toBe('refused');
   });
   it('refuses without a store to check, and an edited body the schema rejects, naming the field', () => {
-    expect(decideEdit(original(), payment, { kind: 'unchecked', detail: '' })).toMatchObject({ kind: 'refused', detail: expect.stringContaining('give --cosmos-endpoint') });
-    expect(decideEdit(original(), { ...payment, amount: 'twelve' }, notApplied)).toMatchObject({ kind: 'refused', detail: expect.stringMatching(/the edited body is not a valid message: .*amount/) });
+    expect(decideEdit(original(), payment, { kind: 'unchecked', detail: '' })).toMatchObject({
+      kind: 'refused',
+      detail: expect.stringContaining('give --cosmos-endpoint'),
+    });
+    expect(decideEdit(original(), { ...payment, amount: 'twelve' }, notApplied)).toMatchObject({
+      kind: 'refused',
+      detail: expect.stringMatching(/the edited body is not a valid message: .*amount/),
+    });
   });
 });

@@ -8,7 +8,12 @@ const help: string[] = [];
 const leaves = leafCommands(dlqProgram({ stdout: (t) => help.push(t), stderr: () => undefined, env: {} }, () => undefined));
 
 /** The required arguments of the commands that have some (the runs then fail: nothing to connect to). */
-const required: Readonly<Record<string, readonly string[]>> = { show: ['42'], 'shipments resolve': ['o-1', '--retry'], 'groups retry': ['g-0123456789'], trace: ['k-1'] };
+const required: Readonly<Record<string, readonly string[]>> = {
+  show: ['42'],
+  'shipments resolve': ['o-1', '--retry'],
+  'groups retry': ['g-0123456789'],
+  trace: ['k-1'],
+};
 
 describe.each(leaves.map((c) => [commandPath(c), c] as const))('%s', (path, command) => {
   it('starts its run with one line naming the namespace, the entity (every one it reads) and the Cosmos DB account', async () => {
@@ -20,7 +25,8 @@ describe.each(leaves.map((c) => [commandPath(c), c] as const))('%s', (path, comm
       env: {},
       actions: { store: new InMemoryDocumentStore(), osUser: () => 'ci' },
     });
-    const entities = path === 'trace' || path.startsWith('groups') ? 'orders + order-events/subscriptions/fulfilment + order-events/subscriptions/audit' : 'orders';
+    const entities =
+      path === 'trace' || path.startsWith('groups') ? 'orders + order-events/subscriptions/fulfilment + order-events/subscriptions/audit' : 'orders';
     expect(lines).toEqual([`orders-ops: Service Bus (no namespace given) ${entities}, no Cosmos DB`]);
   });
 

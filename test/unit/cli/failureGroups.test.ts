@@ -2,13 +2,27 @@ import { describe, expect, it } from 'vitest';
 import { failureGroupId, groupFailures, groupMembers, parseMax } from '../../../src/cli/failureGroups.js';
 import type { FailureItem } from '../../../src/cli/failureGroups.js';
 
-const dlq = (target: string, at: string, reason = 'PayloadConflict', messageType = 'PaymentReceived'): FailureItem => ({ source: 'dead-letter', entity: 'orders/$deadletterqueue', reason, messageType, at, target });
+const dlq = (target: string, at: string, reason = 'PayloadConflict', messageType = 'PaymentReceived'): FailureItem => ({
+  source: 'dead-letter',
+  entity: 'orders/$deadletterqueue',
+  reason,
+  messageType,
+  at,
+  target,
+});
 const all = { sinceMs: 0, untilMs: Date.parse('2100-01-01T00:00:00Z') };
 const items = [
   dlq('3', '2026-12-03T08:03:00.000Z'),
   dlq('1', '2026-12-03T08:01:00.000Z'),
   dlq('2', '2026-12-03T08:02:00.000Z', 'MaxDeliveryCountExceeded'),
-  { source: 'parked', entity: 'parked', reason: 'PayloadConflict', messageType: 'PaymentReceived', at: '2026-12-03T07:00:00.000Z', target: 'o-1/p-1' } as FailureItem,
+  {
+    source: 'parked',
+    entity: 'parked',
+    reason: 'PayloadConflict',
+    messageType: 'PaymentReceived',
+    at: '2026-12-03T07:00:00.000Z',
+    target: 'o-1/p-1',
+  } as FailureItem,
 ];
 
 describe('failureGroupId', () => {
@@ -24,7 +38,16 @@ describe('failureGroupId', () => {
 describe('groupFailures', () => {
   it('counts each group with its oldest and newest, largest first', () => {
     expect(groupFailures(items, all)).toEqual([
-      { id: failureGroupId(items[0]!), source: 'dead-letter', entity: 'orders/$deadletterqueue', reason: 'PayloadConflict', messageType: 'PaymentReceived', count: 2, oldest: '2026-12-03T08:01:00.000Z', newest: '2026-12-03T08:03:00.000Z' },
+      {
+        id: failureGroupId(items[0]!),
+        source: 'dead-letter',
+        entity: 'orders/$deadletterqueue',
+        reason: 'PayloadConflict',
+        messageType: 'PaymentReceived',
+        count: 2,
+        oldest: '2026-12-03T08:01:00.000Z',
+        newest: '2026-12-03T08:03:00.000Z',
+      },
       expect.objectContaining({ entity: 'parked', count: 1 }),
       expect.objectContaining({ reason: 'MaxDeliveryCountExceeded', count: 1 }),
     ]);
@@ -36,7 +59,7 @@ describe('groupFailures', () => {
 });
 
 describe('groupMembers', () => {
-  it('gives a group\'s members in the window, oldest first, up to --max', () => {
+  it("gives a group's members in the window, oldest first, up to --max", () => {
     const id = failureGroupId(items[0]!);
     expect(groupMembers(items, id, all, 10).map((m) => m.target)).toEqual(['1', '3']);
     expect(groupMembers(items, id, all, 1).map((m) => m.target)).toEqual(['1']);

@@ -37,7 +37,11 @@ describe('operatorActionPartitionsBetween', () => {
 
 describe('principalOfToken', () => {
   it('reads oid, upn and tid from the payload', () => {
-    expect(principalOfToken(jwt({ oid: 'o-1', upn: 'ada@contoso.com', tid: 't-1' }))).toEqual({ objectId: 'o-1', principalName: 'ada@contoso.com', tenantId: 't-1' });
+    expect(principalOfToken(jwt({ oid: 'o-1', upn: 'ada@contoso.com', tid: 't-1' }))).toEqual({
+      objectId: 'o-1',
+      principalName: 'ada@contoso.com',
+      tenantId: 't-1',
+    });
   });
   it('takes preferred_username, or a service principal appid, when there is no upn', () => {
     expect(principalOfToken(jwt({ oid: 'o-1', preferred_username: 'ada' }))?.principalName).toBe('ada');
@@ -100,7 +104,15 @@ describe('operatorActionDocument', () => {
     ttlSeconds: 2_592_000,
   });
   it('lives in its month partition, with a TTL, started', () => {
-    expect(record).toMatchObject({ id: 'a-1', orderId: '#operator-actions-2026-12', docType: 'operator-action', at: '2026-12-03T08:00:00.000Z', state: 'started', ttl: 2_592_000, why: 'poison' });
+    expect(record).toMatchObject({
+      id: 'a-1',
+      orderId: '#operator-actions-2026-12',
+      docType: 'operator-action',
+      at: '2026-12-03T08:00:00.000Z',
+      state: 'started',
+      ttl: 2_592_000,
+      why: 'poison',
+    });
     expect(record).not.toHaveProperty('ticket');
   });
   it('is marked finished with the exit code', () => {

@@ -24,7 +24,13 @@ const argumentsFor: Readonly<Record<string, readonly string[]>> = {
 async function run(argv: readonly string[], actions: Partial<NonNullable<DlqIo['actions']>> = {}) {
   const store = new InMemoryDocumentStore(() => now);
   const stderr: string[] = [];
-  const code = await runDlqCli(argv, { stdout: () => undefined, stderr: (t) => stderr.push(t), env: {}, now: () => now, actions: { store, osUser: () => 'ci-user', newId: () => 'action-1', ...actions } });
+  const code = await runDlqCli(argv, {
+    stdout: () => undefined,
+    stderr: (t) => stderr.push(t),
+    env: {},
+    now: () => now,
+    actions: { store, osUser: () => 'ci-user', newId: () => 'action-1', ...actions },
+  });
   const records = (await store.find<OperatorActionDocument>({ docType: 'operator-action' })).map((r) => r.document);
   return { code, stderr: stderr.join('\n'), records };
 }
@@ -46,7 +52,13 @@ describe('the operator-action log', () => {
       }
       // The action itself failed (no Service Bus, no Cosmos DB): the record was written first.
       expect(records).toEqual([
-        expect.objectContaining({ command: path, state: 'started', orderId: '#operator-actions-2026-12', operator: { name: 'ci-user', source: 'os-user' }, at: '2026-12-03T08:00:00.000Z' }),
+        expect.objectContaining({
+          command: path,
+          state: 'started',
+          orderId: '#operator-actions-2026-12',
+          operator: { name: 'ci-user', source: 'os-user' },
+          at: '2026-12-03T08:00:00.000Z',
+        }),
       ]);
     });
   });
@@ -58,7 +70,11 @@ describe('the operator-action log', () => {
 
   it('refuses a destructive command without --why or --ticket, before anything', async () => {
     const purge = await run(['purge', '--all', '--yes']);
-    expect(purge).toMatchObject({ code: 2, records: [], stderr: expect.stringContaining('purge: this command cannot be undone: say why with --why <text> or --ticket <id>') });
+    expect(purge).toMatchObject({
+      code: 2,
+      records: [],
+      stderr: expect.stringContaining('purge: this command cannot be undone: say why with --why <text> or --ticket <id>'),
+    });
     expect((await run(['parked', 'discard', 'o-1/p-1', '--yes'])).code).toBe(2);
     expect((await run(['outbox', 'requeue', '--all', '--yes'])).stderr).toContain('outbox requeue: this command cannot be undone');
   });
@@ -69,7 +85,9 @@ describe('the operator-action log', () => {
   });
 
   it('wants --why, not only a ticket, to purge without an export', async () => {
-    expect((await run(['purge', '--all', '--yes', '--no-export', '--ticket', 'INC-1'])).stderr).toContain('--no-export destroys the only copy: say why with --why <text>');
+    expect((await run(['purge', '--all', '--yes', '--no-export', '--ticket', 'INC-1'])).stderr).toContain(
+      '--no-export destroys the only copy: say why with --why <text>',
+    );
     expect((await run(['purge', '--all', '--yes', '--no-export', '--why', 'test data'])).records).toMatchObject([{ options: { export: false } }]);
   });
 
@@ -87,7 +105,14 @@ describe('the operator-action log', () => {
     };
     const { records } = await run(['--namespace', 'sb-x.servicebus.windows.net', '--operator', 'ada', 'outbox', 'requeue', 'm-1'], { token });
     expect(scopes).toEqual(['https://servicebus.azure.net/.default']);
-    expect(records[0]?.operator).toEqual({ name: 'ada@contoso.com', source: 'credential', objectId: 'oid-1', principalName: 'ada@contoso.com', tenantId: 'tid-1', claimed: 'ada' });
+    expect(records[0]?.operator).toEqual({
+      name: 'ada@contoso.com',
+      source: 'credential',
+      objectId: 'oid-1',
+      principalName: 'ada@contoso.com',
+      tenantId: 'tid-1',
+      claimed: 'ada',
+    });
   });
 
   it('takes --operator when no credential is used', async () => {
@@ -108,9 +133,22 @@ describe('the operator-action log', () => {
     program.command('poke <what>').action(() => {
       exitCode = 1;
     });
-    registerOperatorActions(program, { stderr: () => undefined, env: {}, now: () => now, actions: { store, osUser: () => 'ci-user', newId: () => 'a-9' } }, () => exitCode);
+    registerOperatorActions(
+      program,
+      { stderr: () => undefined, env: {}, now: () => now, actions: { store, osUser: () => 'ci-user', newId: () => 'a-9' } },
+      () => exitCode,
+    );
     await program.parseAsync(['poke', 'it'], { from: 'user' });
     const [record] = (await store.find<OperatorActionDocument>({ docType: 'operator-action' })).map((r) => r.document);
-    expect(record).toMatchObject({ id: 'a-9', command: 'poke', kind: 'changes', targets: ['it'], state: 'finished', exitCode: 1, finishedAt: '2026-12-03T08:00:00.000Z', ttl: 2_592_000 });
+    expect(record).toMatchObject({
+      id: 'a-9',
+      command: 'poke',
+      kind: 'changes',
+      targets: ['it'],
+      state: 'finished',
+      exitCode: 1,
+      finishedAt: '2026-12-03T08:00:00.000Z',
+      ttl: 2_592_000,
+    });
   });
 });

@@ -22,7 +22,13 @@ async function resubmittedCopyOf(t: Flow, body: Record<string, unknown>): Promis
   const swept = await sweepParkedItems(t.ctx, { horizonSeconds: 3600, minAgeSeconds: 0, maxItemsPerRun: 100 });
   expect(swept.rejected).toHaveLength(1);
   const { sent, sender } = capturingSender();
-  const ctx = { store: t.store, sender, keepSeconds: 3600, now: () => t.ctx.now().getTime(), out: { info: () => undefined, error: () => undefined } } as unknown as Parameters<typeof resubmitParked>[0];
+  const ctx = {
+    store: t.store,
+    sender,
+    keepSeconds: 3600,
+    now: () => t.ctx.now().getTime(),
+    out: { info: () => undefined, error: () => undefined },
+  } as unknown as Parameters<typeof resubmitParked>[0];
   const retention = { markerTtlSeconds: 30 * 86_400, marginSeconds: 90_000, marginExplanation: 'the defaults' };
   const [report] = await resubmitParked(ctx, { targets: ['pay-1'], all: false }, false, { retention });
   expect(report?.outcome).toBe('resubmitted');

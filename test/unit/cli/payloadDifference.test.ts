@@ -38,6 +38,6 @@ describe('payloadDifferences on hostile payloads', () => {
     const wide = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`f${i}`, i]));
     const differences = payloadDifferences(wide, {});
     expect(differences.length).toBeLessThanOrEqual(10_002);
-    expect(differences).toContainEqual({ path: "…", message: "(the fields past the first 10000 are not compared)", stored: undefined });
+    expect(differences).toContainEqual({ path: '…', message: '(the fields past the first 10000 are not compared)', stored: undefined });
   });
 });

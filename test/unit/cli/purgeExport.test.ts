@@ -9,7 +9,13 @@ import type { DlqContext } from '../../../src/cli/dlqCommands.js';
 import { defaultPurgeExportPath, exportLine, openPurgeExport } from '../../../src/cli/purgeExport.js';
 
 const message = (seq: number, body: unknown): ServiceBusReceivedMessage =>
-  ({ sequenceNumber: Long.fromNumber(seq), messageId: `m-${seq}`, body, deadLetterReason: 'PayloadConflict', applicationProperties: { 'idempotency-key': `k-${seq}` } }) as unknown as ServiceBusReceivedMessage;
+  ({
+    sequenceNumber: Long.fromNumber(seq),
+    messageId: `m-${seq}`,
+    body,
+    deadLetterReason: 'PayloadConflict',
+    applicationProperties: { 'idempotency-key': `k-${seq}` },
+  }) as unknown as ServiceBusReceivedMessage;
 
 /** A dead-letter receiver holding `messages` once; it remembers what was completed. */
 function receiverOf(messages: ServiceBusReceivedMessage[]) {
@@ -37,12 +43,22 @@ const ctxOf = (receiver: ServiceBusReceiver): DlqContext => ({
 
 describe('purge export', () => {
   it('names the file for the entity and the instant', () => {
-    expect(defaultPurgeExportPath({ topic: 'order-events', subscription: 'au/dit' }, Date.parse('2026-12-03T08:00:00Z'))).toBe('purge-order-events-au_dit-2026-12-03T08-00-00-000Z.jsonl');
+    expect(defaultPurgeExportPath({ topic: 'order-events', subscription: 'au/dit' }, Date.parse('2026-12-03T08:00:00Z'))).toBe(
+      'purge-order-events-au_dit-2026-12-03T08-00-00-000Z.jsonl',
+    );
   });
 
   it('keeps the body as text, bytes as base64, and the broker properties', () => {
-    expect(JSON.parse(exportLine(message(1, Uint8Array.from([0, 255]))))).toMatchObject({ sequenceNumber: '1', messageId: 'm-1', deadLetterReason: 'PayloadConflict', bodyBase64: 'AP8=' });
-    expect(JSON.parse(exportLine(message(2, { orderId: 'o-1' })))).toMatchObject({ body: { orderId: 'o-1' }, applicationProperties: { 'idempotency-key': 'k-2' } });
+    expect(JSON.parse(exportLine(message(1, Uint8Array.from([0, 255]))))).toMatchObject({
+      sequenceNumber: '1',
+      messageId: 'm-1',
+      deadLetterReason: 'PayloadConflict',
+      bodyBase64: 'AP8=',
+    });
+    expect(JSON.parse(exportLine(message(2, { orderId: 'o-1' })))).toMatchObject({
+      body: { orderId: 'o-1' },
+      applicationProperties: { 'idempotency-key': 'k-2' },
+    });
   });
 
   it('writes each message before it is removed', async () => {

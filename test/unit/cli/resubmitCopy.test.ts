@@ -22,7 +22,15 @@ const options = { entityPath: 'orders', duplicateDetectionWindowMs: 600_000, now
 
 describe('planResubmit', () => {
   it('drops the delayed-retry properties and their signature, whatever their case, so a resubmitted copy starts its retry budget afresh', () => {
-    const spent = { 'retry-attempt': 30, 'retry-first-failure-at': '2026-11-28T00:00:00.000Z', 'retry-last-error': '503', 'retry-of': 'm-1', 'Retry-Signature': 'c2ln', 'idempotency-key': 'm-1', tenant: 't1' };
+    const spent = {
+      'retry-attempt': 30,
+      'retry-first-failure-at': '2026-11-28T00:00:00.000Z',
+      'retry-last-error': '503',
+      'retry-of': 'm-1',
+      'Retry-Signature': 'c2ln',
+      'idempotency-key': 'm-1',
+      tenant: 't1',
+    };
     const { copy } = planResubmit(original({ applicationProperties: spent }), { ...options, dedupKey: 'm-1' });
     expect(Object.keys(copy.applicationProperties ?? {}).sort()).toEqual(['idempotency-key', 'resubmit-count', 'resubmitted-from', 'tenant']);
   });
@@ -66,10 +74,12 @@ describe('planResubmit', () => {
   });
 
   it('plans the same id for two attempts at the same resubmit, so the broker drops the second', () => {
-    expect(planResubmit(original(), { ...options, dedupKey: 'm-1' }).copy.messageId).toBe(planResubmit(original(), { ...options, dedupKey: 'm-1' }).copy.messageId);
+    expect(planResubmit(original(), { ...options, dedupKey: 'm-1' }).copy.messageId).toBe(
+      planResubmit(original(), { ...options, dedupKey: 'm-1' }).copy.messageId,
+    );
   });
 
-  it('carries the lineage\'s first send and caps the copy\'s time-to-live when the retention check found it safe', () => {
+  it("carries the lineage's first send and caps the copy's time-to-live when the retention check found it safe", () => {
     const horizon = { kind: 'safe' as const, firstEnqueuedAtEpochMs: Date.parse('2026-11-01T00:00:00Z'), copyTimeToLiveMs: 5_000, checked: '' };
     const carried = { ...original().applicationProperties, 'First-Enqueued-At': '2026-11-20T00:00:00.000Z' };
     const { copy } = planResubmit(original({ applicationProperties: carried }), { ...options, dedupKey: 'm-1', horizon });
@@ -88,18 +98,27 @@ describe('planResubmit', () => {
     expect(unknownAge.applicationProperties).not.toHaveProperty('first-enqueued-at');
   });
 
-  it('sends the data section\'s bytes as the SDK holds them (a section), not the value it parsed from them', () => {
+  it("sends the data section's bytes as the SDK holds them (a section), not the value it parsed from them", () => {
     const text = `{"orderId":"o-1","lines":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
-    const deep = original({ body: JSON.parse(text) as unknown, _rawAmqpMessage: { bodyType: 'data', body: { typecode: 117, content: Buffer.from(text) } } } as never);
+    const deep = original({
+      body: JSON.parse(text) as unknown,
+      _rawAmqpMessage: { bodyType: 'data', body: { typecode: 117, content: Buffer.from(text) } },
+    } as never);
     expect(Buffer.from(planResubmit(deep, options).copy.body as Buffer).toString()).toBe(text);
   });
   it('counts the window from now when the broker shows no enqueued time, so the copy gets a new id', () => {
-    expect(planResubmit(original({ enqueuedTimeUtc: undefined }), { ...options, dedupKey: 'm-1' })).toMatchObject({ messageIdDecision: 'new', copy: { messageId: 'm-1~resubmit-1' } });
+    expect(planResubmit(original({ enqueuedTimeUtc: undefined }), { ...options, dedupKey: 'm-1' })).toMatchObject({
+      messageIdDecision: 'new',
+      copy: { messageId: 'm-1~resubmit-1' },
+    });
   });
 
-  it('keeps the MessageId on a queue without duplicate detection even when the broker\'s enqueued time is ahead of this clock', () => {
+  it("keeps the MessageId on a queue without duplicate detection even when the broker's enqueued time is ahead of this clock", () => {
     const ahead = original({ enqueuedTimeUtc: new Date(now + 5_000) });
-    expect(planResubmit(ahead, { ...options, duplicateDetectionWindowMs: 0, dedupKey: 'm-1' })).toMatchObject({ messageIdDecision: 'kept', copy: { messageId: 'm-1' } });
+    expect(planResubmit(ahead, { ...options, duplicateDetectionWindowMs: 0, dedupKey: 'm-1' })).toMatchObject({
+      messageIdDecision: 'kept',
+      copy: { messageId: 'm-1' },
+    });
   });
 
   it('keeps the MessageId from the instant the whole window has passed since the original was sent', () => {
@@ -122,7 +141,7 @@ describe('planResubmit', () => {
     expect(Object.keys(copy.applicationProperties ?? {})).not.toContain('idempotency-key');
   });
 
-  it('carries the consumer\'s dedup key, not the original MessageId, when the two differ', () => {
+  it("carries the consumer's dedup key, not the original MessageId, when the two differ", () => {
     const { copy } = planResubmit(original(), { ...options, dedupKey: 'payment-7' });
     expect(copy.applicationProperties).toMatchObject({ 'idempotency-key': 'payment-7' });
   });
@@ -130,7 +149,12 @@ describe('planResubmit', () => {
   it('leaves an idempotency key the sender set, whatever its case, as it was', () => {
     const sent = { tenant: 't1', 'Idempotency-Key': 'sender-key' };
     const { copy } = planResubmit(original({ applicationProperties: sent }), { ...options, dedupKey: 'payment-7' });
-    expect(copy.applicationProperties).toEqual({ tenant: 't1', 'Idempotency-Key': 'sender-key', 'resubmitted-from': 'orders/$DeadLetterQueue#42', 'resubmit-count': 1 });
+    expect(copy.applicationProperties).toEqual({
+      tenant: 't1',
+      'Idempotency-Key': 'sender-key',
+      'resubmitted-from': 'orders/$DeadLetterQueue#42',
+      'resubmit-count': 1,
+    });
   });
 
   it('addresses the copy to the subscription it is for, and leaves it unaddressed otherwise', () => {
@@ -138,7 +162,7 @@ describe('planResubmit', () => {
     expect(Object.keys(planResubmit(original(), options).copy)).not.toContain('to');
   });
 
-  it('keeps the original\'s SessionId, and sets none for an original without one', () => {
+  it("keeps the original's SessionId, and sets none for an original without one", () => {
     expect(planResubmit(original({ sessionId: 'order-9' }), options).copy.sessionId).toBe('order-9');
     expect(Object.keys(planResubmit(original(), options).copy)).not.toContain('sessionId');
   });

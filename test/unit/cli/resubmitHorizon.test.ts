@@ -6,10 +6,11 @@ const retention = { markerTtlSeconds: 2_592_000, marginSeconds: 90_000, marginEx
 const sent = Date.parse('2026-11-01T00:00:00Z');
 // The last instant a copy is safe: 30 days less 25 hours after the first send, less one millisecond.
 const lastSafe = sent + 2_592_000_000 - 90_000_000 - 1;
-const decide = (view: Parameters<typeof decideResubmitHorizon>[1], nowMs: number, forceReason?: string) => decideResubmitHorizon('message pay-1', view, nowMs, { retention, forceReason });
+const decide = (view: Parameters<typeof decideResubmitHorizon>[1], nowMs: number, forceReason?: string) =>
+  decideResubmitHorizon('message pay-1', view, nowMs, { retention, forceReason });
 
 describe('decideResubmitHorizon', () => {
-  it('sends a message while more than the margin of its markers is left, capping the copy\'s time-to-live at the rest', () => {
+  it("sends a message while more than the margin of its markers is left, capping the copy's time-to-live at the rest", () => {
     const decision = decide({ enqueuedTimeUtc: new Date(sent) }, lastSafe);
     expect(decision).toMatchObject({ kind: 'safe', firstEnqueuedAtEpochMs: sent, copyTimeToLiveMs: 1 });
     expect(decision.checked).toBe(
@@ -52,22 +53,37 @@ describe('decideResubmitHorizon', () => {
   it('never lets a written time make the message younger than the broker says, nor hide behind another spelling', () => {
     const forged = { enqueuedTimeUtc: new Date(sent), applicationProperties: { 'first-enqueued-at': '2026-11-30T00:00:00.000Z' } };
     expect(decide(forged, lastSafe + 1).kind).toBe('refused');
-    const twoSpellings = { enqueuedTimeUtc: new Date(sent + 20 * 86_400_000), applicationProperties: { 'First-Enqueued-At': '2026-11-25T00:00:00.000Z', 'first-enqueued-at': '2026-11-01T00:00:00.000Z' } };
+    const twoSpellings = {
+      enqueuedTimeUtc: new Date(sent + 20 * 86_400_000),
+      applicationProperties: { 'First-Enqueued-At': '2026-11-25T00:00:00.000Z', 'first-enqueued-at': '2026-11-01T00:00:00.000Z' },
+    };
     expect(decide(twoSpellings, lastSafe + 1).kind).toBe('refused');
-    expect(decide({ enqueuedTimeUtc: new Date(sent), applicationProperties: { 'first-enqueued-at': 'yesterday' } }, lastSafe)).toMatchObject({ kind: 'safe', firstEnqueuedAtEpochMs: sent });
+    expect(decide({ enqueuedTimeUtc: new Date(sent), applicationProperties: { 'first-enqueued-at': 'yesterday' } }, lastSafe)).toMatchObject({
+      kind: 'safe',
+      firstEnqueuedAtEpochMs: sent,
+    });
   });
 
-  it('names the broker\'s time as the caller labels it (a parked item shows when it was parked), and the properties by their names', () => {
-    const parked = decide({ enqueuedTimeUtc: new Date(sent), enqueuedTimeLabel: 'parked at', applicationProperties: { 'first-enqueued-at': '2026-11-02T00:00:00.000Z' } }, lastSafe);
+  it("names the broker's time as the caller labels it (a parked item shows when it was parked), and the properties by their names", () => {
+    const parked = decide(
+      { enqueuedTimeUtc: new Date(sent), enqueuedTimeLabel: 'parked at', applicationProperties: { 'first-enqueued-at': '2026-11-02T00:00:00.000Z' } },
+      lastSafe,
+    );
     expect(parked.checked).toContain('(28 d 22 h ago; the earliest of: parked at, first-enqueued-at)');
   });
 
   it('refuses a message that shows no time at all: the age of its markers is unknown', () => {
     expect(decide({}, sent)).toEqual({
       kind: 'refused',
-      checked: 'message pay-1 shows no time it was sent (no enqueued time): the age of its markers is unknown. Check what the store holds (dlq show), then resubmit with --force "<why>" to send it anyway',
+      checked:
+        'message pay-1 shows no time it was sent (no enqueued time): the age of its markers is unknown. Check what the store holds (dlq show), then resubmit with --force "<why>" to send it anyway',
     });
-    expect(decide({}, sent, 'why')).toEqual({ kind: 'forced', firstEnqueuedAtEpochMs: undefined, reason: 'why', checked: 'message pay-1 shows no time it was sent (no enqueued time): the age of its markers is unknown; forced: why' });
+    expect(decide({}, sent, 'why')).toEqual({
+      kind: 'forced',
+      firstEnqueuedAtEpochMs: undefined,
+      reason: 'why',
+      checked: 'message pay-1 shows no time it was sent (no enqueued time): the age of its markers is unknown; forced: why',
+    });
   });
 });
 

@@ -25,7 +25,15 @@ describe('the SQL filters a subscription rule may hold', () => {
     expect(matchesFilter(sql(expression), event)).toBe(expected);
   });
 
-  it.each([["sys.Label LIKE 'Order%'"], ["region IN ('eu')"], ['sys.EnqueuedTimeUtc IS NULL'], ['attempt > 1'], ["EXISTS(region)"], ["(sys.To IS NULL"], ['sys.To = @to']])('refuses %s rather than guess', (expression) => {
+  it.each([
+    ["sys.Label LIKE 'Order%'"],
+    ["region IN ('eu')"],
+    ['sys.EnqueuedTimeUtc IS NULL'],
+    ['attempt > 1'],
+    ['EXISTS(region)'],
+    ['(sys.To IS NULL'],
+    ['sys.To = @to'],
+  ])('refuses %s rather than guess', (expression) => {
     expect(() => matchesFilter(sql(expression), event)).toThrow(UnsupportedFilterError);
   });
 
@@ -68,7 +76,10 @@ describe('where a resubmitted copy goes', () => {
 
   it('refuses, naming the rules, when no rule takes the copy', () => {
     const route = { topic: 't', subscription: 's', rules: [{ name: 'only-paid', filter: sql("sys.Label = 'OrderPaid'") }] };
-    expect(routeCopy(route, copy)).toEqual({ kind: 'refused', why: expect.stringMatching(/no rule of t\/subscriptions\/s takes the copy.*only-paid: sys.Label = 'OrderPaid'/) });
+    expect(routeCopy(route, copy)).toEqual({
+      kind: 'refused',
+      why: expect.stringMatching(/no rule of t\/subscriptions\/s takes the copy.*only-paid: sys.Label = 'OrderPaid'/),
+    });
   });
 
   it('refuses when a rule it cannot evaluate might be the one that takes it', () => {

@@ -2,7 +2,21 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { escapeControls, shellWord } from '../../../src/cli/terminalText.js';
 
-const ids = ['plain-id~resubmit-1', 'o-1/p-2', 'a|b', 'with space', '$(touch pwned)', "it's", '"quoted"', 'back`tick`', '\u001b]0;pwned\u0007\u001b[2J', 'line\nbreak', 'c1\u009bcsi', 'rtl\u202eevil', ''];
+const ids = [
+  'plain-id~resubmit-1',
+  'o-1/p-2',
+  'a|b',
+  'with space',
+  '$(touch pwned)',
+  "it's",
+  '"quoted"',
+  'back`tick`',
+  '\u001b]0;pwned\u0007\u001b[2J',
+  'line\nbreak',
+  'c1\u009bcsi',
+  'rtl\u202eevil',
+  '',
+];
 
 describe('shellWord', () => {
   it('leaves plain ids as they are', () => {
@@ -16,7 +30,10 @@ describe('shellWord', () => {
   });
 
   it.each(ids)('%j pastes into bash as the same word', (id) => {
-    const echoed = execFileSync('bash', ['-c', `printf '%s' ${shellWord(id)}`], { encoding: 'utf8', env: { LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', PATH: process.env.PATH } });
+    const echoed = execFileSync('bash', ['-c', `printf '%s' ${shellWord(id)}`], {
+      encoding: 'utf8',
+      env: { LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', PATH: process.env.PATH },
+    });
     expect(echoed).toBe(id);
   });
 });

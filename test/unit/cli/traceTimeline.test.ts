@@ -3,7 +3,7 @@ import { documentEvents, messageConcerns, messageEvent, orderIdOfBody, timeline,
 
 describe('messageConcerns', () => {
   const subject = { input: 'pay-1', orderId: 'o-1' };
-  it('takes a message by its MessageId, a copy of it, its idempotency-key, its session or its body\'s order', () => {
+  it("takes a message by its MessageId, a copy of it, its idempotency-key, its session or its body's order", () => {
     expect(messageConcerns({ messageId: 'pay-1' }, subject)).toBe(true);
     expect(messageConcerns({ messageId: 'pay-1~resubmit-2' }, subject)).toBe(true);
     expect(messageConcerns({ messageId: 'x', applicationProperties: { 'idempotency-key': 'pay-1' } }, subject)).toBe(true);
@@ -26,22 +26,40 @@ describe('orderIdOfBody', () => {
 });
 
 describe('documentEvents', () => {
-  it('gives a document\'s creation and the later instants it records', () => {
-    const outbox = { id: 'outbox|OrderAccepted|o-1', docType: 'outbox', state: 'published', createdAt: '2026-12-03T08:00:00.000Z', publishedAt: '2026-12-03T08:00:02.000Z', eventType: 'OrderAccepted' };
+  it("gives a document's creation and the later instants it records", () => {
+    const outbox = {
+      id: 'outbox|OrderAccepted|o-1',
+      docType: 'outbox',
+      state: 'published',
+      createdAt: '2026-12-03T08:00:00.000Z',
+      publishedAt: '2026-12-03T08:00:02.000Z',
+      eventType: 'OrderAccepted',
+    };
     expect(documentEvents(outbox)).toEqual([
       { at: '2026-12-03T08:00:00.000Z', where: 'cosmos outbox', what: 'outbox written', id: outbox.id, detail: 'state published; eventType OrderAccepted' },
       { at: '2026-12-03T08:00:02.000Z', where: 'cosmos outbox', what: 'outbox published', id: outbox.id, detail: '' },
     ]);
   });
   it('names an operator action by its command and targets', () => {
-    expect(documentEvents({ id: 'a', docType: 'operator-action', at: '2026-12-03T08:00:00.000Z', command: 'purge', targets: ['7'] })[0]).toMatchObject({ where: 'operator-action', what: 'operator ran purge', detail: 'command purge; targets 7' });
+    expect(documentEvents({ id: 'a', docType: 'operator-action', at: '2026-12-03T08:00:00.000Z', command: 'purge', targets: ['7'] })[0]).toMatchObject({
+      where: 'operator-action',
+      what: 'operator ran purge',
+      detail: 'command purge; targets 7',
+    });
   });
 });
 
 describe('messageEvent', () => {
   it('dates a scheduled message at its scheduled time and says where a dead-lettered one is', () => {
-    expect(messageEvent({ messageId: 'm', state: 'scheduled', enqueuedTimeUtc: new Date(0), scheduledEnqueueTimeUtc: new Date('2026-12-03T09:00:00Z') }, 'orders (live)')).toMatchObject({ at: '2026-12-03T09:00:00.000Z', what: 'scheduled message' });
-    expect(messageEvent({ messageId: 'm', deadLetterReason: 'X', deadLetterErrorDescription: 'y', enqueuedTimeUtc: new Date(0) }, 'orders/$deadletterqueue')).toMatchObject({ what: 'dead-lettered message', detail: 'X: y' });
+    expect(
+      messageEvent(
+        { messageId: 'm', state: 'scheduled', enqueuedTimeUtc: new Date(0), scheduledEnqueueTimeUtc: new Date('2026-12-03T09:00:00Z') },
+        'orders (live)',
+      ),
+    ).toMatchObject({ at: '2026-12-03T09:00:00.000Z', what: 'scheduled message' });
+    expect(
+      messageEvent({ messageId: 'm', deadLetterReason: 'X', deadLetterErrorDescription: 'y', enqueuedTimeUtc: new Date(0) }, 'orders/$deadletterqueue'),
+    ).toMatchObject({ what: 'dead-lettered message', detail: 'X: y' });
   });
 });
 

@@ -4,8 +4,13 @@ import { localSettingValues, settingDefaults } from '../../../src/config.js';
 describe('localSettingValues', () => {
   const values = localSettingValues();
 
-  it('gives a setting its local value where it has one: Core Tools\' own, the emulators\' connections', () => {
-    expect(values).toMatchObject({ FUNCTIONS_WORKER_RUNTIME: 'node', AzureWebJobsStorage: 'UseDevelopmentStorage=true', COSMOS_ENDPOINT: 'https://127.0.0.1:8081/', ORDERS_QUEUE_NAME: 'orders' });
+  it("gives a setting its local value where it has one: Core Tools' own, the emulators' connections", () => {
+    expect(values).toMatchObject({
+      FUNCTIONS_WORKER_RUNTIME: 'node',
+      AzureWebJobsStorage: 'UseDevelopmentStorage=true',
+      COSMOS_ENDPOINT: 'https://127.0.0.1:8081/',
+      ORDERS_QUEUE_NAME: 'orders',
+    });
   });
 
   it('else its default, as text, else empty (unset)', () => {

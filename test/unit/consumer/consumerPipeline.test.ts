@@ -75,7 +75,8 @@ function pipelineOn(definition: ConsumerDefinition<Note, string>, store: Documen
   return { pipeline, reports, clock };
 }
 
-const delivery = (messageId: string, deliveryCount = 1, sequenceNumber = 7) => envelopeFromTriggerMetadata({ messageId, deliveryCount, sequenceNumber, subject: 'Note' });
+const delivery = (messageId: string, deliveryCount = 1, sequenceNumber = 7) =>
+  envelopeFromTriggerMetadata({ messageId, deliveryCount, sequenceNumber, subject: 'Note' });
 const policy = { inInvocationMs: 10_000, firstDelayMs: 30_000, maxDelayMs: 900_000, budgetMs: 86_400_000 };
 
 describe('ConsumerPipeline', () => {
@@ -92,7 +93,7 @@ describe('ConsumerPipeline', () => {
       expect(reports.map((r) => r.outcome.kind)).toEqual(['invalid']);
     });
 
-    it('is a body that is not JSON: rejected with the entrance\'s reason, which the definition\'s parse only passes on', async () => {
+    it("is a body that is not JSON: rejected with the entrance's reason, which the definition's parse only passes on", async () => {
       const store = new InMemoryDocumentStore();
       const { definition } = noteDefinition([]);
       const { pipeline } = pipelineOn(definition, store);
@@ -135,7 +136,10 @@ describe('ConsumerPipeline', () => {
     it('is a retry naming the error: nothing is recorded or remembered, and the redelivery is parsed again', async () => {
       const store = new CountingDocumentStore(new InMemoryDocumentStore());
       const { definition, calls } = noteDefinition([]);
-      const failing: ConsumerDefinition<Note, string> = { ...definition, parse: (message) => (calls.parse === 0 ? (calls.parse++, raise(new TypeError('out of memory'))) : definition.parse(message)) };
+      const failing: ConsumerDefinition<Note, string> = {
+        ...definition,
+        parse: (message) => (calls.parse === 0 ? (calls.parse++, raise(new TypeError('out of memory'))) : definition.parse(message)),
+      };
       const { pipeline } = pipelineOn(failing, store);
       const first = await pipeline.consume(delivery('n-0', 1, 44), { id: 'a' }, new RecordingLog());
       expect(first).toMatchObject({ outcome: { kind: 'retry', reason: 'TypeError: out of memory' }, type: 'Note' });
@@ -146,7 +150,11 @@ describe('ConsumerPipeline', () => {
 
   describe('a transient failure', () => {
     it('is retried in the invocation on the injected clock, with the message parsed once and the invocation started once', async () => {
-      const { definition, calls } = noteDefinition([{ kind: 'retry', reason: 'store unavailable' }, { kind: 'retry', reason: 'store unavailable' }, { kind: 'created' }]);
+      const { definition, calls } = noteDefinition([
+        { kind: 'retry', reason: 'store unavailable' },
+        { kind: 'retry', reason: 'store unavailable' },
+        { kind: 'created' },
+      ]);
       const { pipeline } = pipelineOn(definition, new InMemoryDocumentStore(), { retry: policy });
       const result = await pipeline.consume(delivery('n-1'), { id: 'a' }, new RecordingLog(), { invocationId: 'i-1' });
       expect(result).toEqual({ outcome: { kind: 'created' }, dedupKey: 'note|n-1', type: 'Note', orderId: 'a', shipmentId: 'learnt' });
@@ -174,7 +182,7 @@ describe('ConsumerPipeline', () => {
   });
 
   describe('a conflict the handler finds', () => {
-    it('is recorded with its evidence in the order\'s partition when the definition names the order', async () => {
+    it("is recorded with its evidence in the order's partition when the definition names the order", async () => {
       const store = new InMemoryDocumentStore();
       const evidence = { id: 'conflict|note|n-4' };
       const error = new PermanentMessageError('PayloadConflict', 'another note under this key', 'note|n-4');
@@ -182,7 +190,10 @@ describe('ConsumerPipeline', () => {
       const { pipeline } = pipelineOn(definition, store);
       const result = await pipeline.consume(delivery('n-4'), { id: 'a' }, new RecordingLog());
       expect(result.outcome.kind).toBe('conflict');
-      expect((await store.read<RejectionDocument>('a', rejectionDocumentId('n-4', 'notes')))?.document).toMatchObject({ messageOrderId: 'a', conflictDocumentId: evidence.id });
+      expect((await store.read<RejectionDocument>('a', rejectionDocumentId('n-4', 'notes')))?.document).toMatchObject({
+        messageOrderId: 'a',
+        conflictDocumentId: evidence.id,
+      });
       expect(await store.read('a', evidence.id)).toBeDefined();
     });
 

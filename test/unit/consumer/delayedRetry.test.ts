@@ -22,16 +22,45 @@ function recordingScheduler() {
 }
 
 const failure = (reason = 'store unavailable') => ({ kind: 'retry' as const, reason });
-const run = (metadata: Record<string, unknown>, body: unknown, scheduler: RetryScheduler, reason?: string, keys: { signingKey: string; previousSigningKey?: string } = { signingKey: testRetryStateKey }) =>
-  scheduleDelayedRetry(readReceivedMessage(envelopeFromTriggerMetadata(metadata), body, 262_144), failure(reason), { scheduler, policy, now: () => new Date(nowMs), failedAtEpochMs: nowMs - 10_000, ...keys });
+const run = (
+  metadata: Record<string, unknown>,
+  body: unknown,
+  scheduler: RetryScheduler,
+  reason?: string,
+  keys: { signingKey: string; previousSigningKey?: string } = { signingKey: testRetryStateKey },
+) =>
+  scheduleDelayedRetry(readReceivedMessage(envelopeFromTriggerMetadata(metadata), body, 262_144), failure(reason), {
+    scheduler,
+    policy,
+    now: () => new Date(nowMs),
+    failedAtEpochMs: nowMs - 10_000,
+    ...keys,
+  });
 
 describe('scheduleDelayedRetry', () => {
   it('names the copy with a keyed id, counts the round, keeps the key, the first failure and the last error, and signs them', async () => {
     const { sent, scheduler } = recordingScheduler();
-    const outcome = await run({ messageId: 'm-1', sequenceNumber: 7, subject: 'PaymentReceived', contentType: 'application/json', correlationId: 'c-1', applicationProperties: { tenant: 'eu', n: 2, ok: true, nested: { a: 1 }, none: null } }, { orderId: 'o-1' }, scheduler);
+    const outcome = await run(
+      {
+        messageId: 'm-1',
+        sequenceNumber: 7,
+        subject: 'PaymentReceived',
+        contentType: 'application/json',
+        correlationId: 'c-1',
+        applicationProperties: { tenant: 'eu', n: 2, ok: true, nested: { a: 1 }, none: null },
+      },
+      { orderId: 'o-1' },
+      scheduler,
+    );
     const copyId = sent[0]?.copy.messageId ?? '';
     expect(copyId).toMatch(keyedCopyId(1));
-    expect(outcome).toEqual({ kind: 'rescheduled', attempt: 1, copyMessageId: copyId, enqueueAt: new Date(nowMs + 30_000).toISOString(), reason: 'store unavailable' });
+    expect(outcome).toEqual({
+      kind: 'rescheduled',
+      attempt: 1,
+      copyMessageId: copyId,
+      enqueueAt: new Date(nowMs + 30_000).toISOString(),
+      reason: 'store unavailable',
+    });
     expect(sent).toHaveLength(1);
     expect(sent[0]?.copy).toEqual({
       messageId: copyId,
@@ -63,29 +92,62 @@ describe('scheduleDelayedRetry', () => {
     expect(sent[0]?.copy.applicationProperties).toMatchObject({ 'retry-of': id, 'idempotency-key': id });
   });
 
-  it('carries the time the lineage was first sent: the original\'s enqueued time, or the earlier one a copy already carries', async () => {
+  it("carries the time the lineage was first sent: the original's enqueued time, or the earlier one a copy already carries", async () => {
     const { sent, scheduler } = recordingScheduler();
     await run({ messageId: 'm-1', enqueuedTimeUtc: '2026-11-30T08:00:00.000Z' }, { orderId: 'o-1' }, scheduler);
-    await run({ messageId: 'm-2~resubmit-1', enqueuedTimeUtc: '2026-11-30T08:00:00.000Z', applicationProperties: { 'first-enqueued-at': '2026-11-20T08:00:00.000Z' } }, { orderId: 'o-1' }, scheduler);
+    await run(
+      { messageId: 'm-2~resubmit-1', enqueuedTimeUtc: '2026-11-30T08:00:00.000Z', applicationProperties: { 'first-enqueued-at': '2026-11-20T08:00:00.000Z' } },
+      { orderId: 'o-1' },
+      scheduler,
+    );
     // A later time written by a sender does not make the lineage younger than the broker says it is.
-    await run({ messageId: 'm-3', enqueuedTimeUtc: '2026-11-30T08:00:00.000Z', applicationProperties: { 'first-enqueued-at': '2026-12-24T00:00:00.000Z' } }, { orderId: 'o-1' }, scheduler);
+    await run(
+      { messageId: 'm-3', enqueuedTimeUtc: '2026-11-30T08:00:00.000Z', applicationProperties: { 'first-enqueued-at': '2026-12-24T00:00:00.000Z' } },
+      { orderId: 'o-1' },
+      scheduler,
+    );
     await run({ messageId: 'm-4' }, { orderId: 'o-1' }, scheduler);
-    expect(sent.map((s) => s.copy.applicationProperties?.['first-enqueued-at'])).toEqual(['2026-11-30T08:00:00.000Z', '2026-11-20T08:00:00.000Z', '2026-11-30T08:00:00.000Z', undefined]);
+    expect(sent.map((s) => s.copy.applicationProperties?.['first-enqueued-at'])).toEqual([
+      '2026-11-30T08:00:00.000Z',
+      '2026-11-20T08:00:00.000Z',
+      '2026-11-30T08:00:00.000Z',
+      undefined,
+    ]);
   });
 
   it('continues the count and the first failure time of a copy whose state verifies, keeping its root', async () => {
     const { sent, scheduler } = recordingScheduler();
     const first = '2026-12-01T09:00:00.000Z';
-    await run({ messageId: 'copy-2', sequenceNumber: 9, applicationProperties: signedRetryProperties('copy-2', { dedupKey: 'm-1', attempt: 2, firstFailureAt: first, root: 'm-1' }) }, 'text', scheduler);
-    expect(sent[0]?.copy).toMatchObject({ messageId: expect.stringMatching(keyedCopyId(3)), body: 'text', applicationProperties: { 'retry-attempt': 3, 'retry-first-failure-at': first, 'retry-of': 'm-1', 'idempotency-key': 'm-1' } });
+    await run(
+      {
+        messageId: 'copy-2',
+        sequenceNumber: 9,
+        applicationProperties: signedRetryProperties('copy-2', { dedupKey: 'm-1', attempt: 2, firstFailureAt: first, root: 'm-1' }),
+      },
+      'text',
+      scheduler,
+    );
+    expect(sent[0]?.copy).toMatchObject({
+      messageId: expect.stringMatching(keyedCopyId(3)),
+      body: 'text',
+      applicationProperties: { 'retry-attempt': 3, 'retry-first-failure-at': first, 'retry-of': 'm-1', 'idempotency-key': 'm-1' },
+    });
   });
 
   it('treats unsigned retry properties as a first attempt, saying so: a forged first failure a year ahead buys no budget, a forged retry-of names nothing', async () => {
     const { sent, scheduler } = recordingScheduler();
     const forged = { 'retry-attempt': 1, 'retry-first-failure-at': '2027-12-01T10:00:00.000Z', 'retry-of': 'victim-1' };
     const outcome = await run({ messageId: 'm-1', sequenceNumber: 3, applicationProperties: forged }, {}, scheduler);
-    expect(outcome).toMatchObject({ kind: 'rescheduled', attempt: 1, reason: expect.stringContaining('carries no retry-signature: treated as a first attempt') });
-    expect(sent[0]?.copy.applicationProperties).toMatchObject({ 'retry-attempt': 1, 'retry-first-failure-at': new Date(nowMs - 10_000).toISOString(), 'retry-of': 'm-1' });
+    expect(outcome).toMatchObject({
+      kind: 'rescheduled',
+      attempt: 1,
+      reason: expect.stringContaining('carries no retry-signature: treated as a first attempt'),
+    });
+    expect(sent[0]?.copy.applicationProperties).toMatchObject({
+      'retry-attempt': 1,
+      'retry-first-failure-at': new Date(nowMs - 10_000).toISOString(),
+      'retry-of': 'm-1',
+    });
     const { sent: plain, scheduler: plainScheduler } = recordingScheduler();
     await run({ messageId: 'm-1', sequenceNumber: 3, applicationProperties: {} }, {}, plainScheduler);
     expect(sent[0]?.copy.messageId).toBe(plain[0]?.copy.messageId);
@@ -108,7 +170,11 @@ describe('scheduleDelayedRetry', () => {
     for (const properties of cases) {
       const { sent, scheduler } = recordingScheduler();
       const outcome = await run({ messageId: 'copy-5', sequenceNumber: 4, applicationProperties: properties }, {}, scheduler);
-      expect(outcome, JSON.stringify(properties)).toMatchObject({ kind: 'rescheduled', attempt: 1, reason: expect.stringContaining('treated as a first attempt') });
+      expect(outcome, JSON.stringify(properties)).toMatchObject({
+        kind: 'rescheduled',
+        attempt: 1,
+        reason: expect.stringContaining('treated as a first attempt'),
+      });
       expect(sent[0]?.copy.applicationProperties['retry-first-failure-at']).toBe(new Date(nowMs - 10_000).toISOString());
     }
   });
@@ -126,21 +192,36 @@ describe('scheduleDelayedRetry', () => {
       expect(next?.applicationProperties).toMatchObject({ 'retry-attempt': 3, 'retry-first-failure-at': first, 'retry-of': 'm-1' });
       // The next round verifies under the current key alone: the previous one can be dropped once the budget has run.
       const { sent: after, scheduler: afterScheduler } = recordingScheduler();
-      const nextRound = await run({ messageId: next?.messageId, sequenceNumber: 10, applicationProperties: next?.applicationProperties }, {}, afterScheduler, undefined, { signingKey: rotated.signingKey });
+      const nextRound = await run(
+        { messageId: next?.messageId, sequenceNumber: 10, applicationProperties: next?.applicationProperties },
+        {},
+        afterScheduler,
+        undefined,
+        { signingKey: rotated.signingKey },
+      );
       expect(nextRound).toMatchObject({ kind: 'rescheduled', attempt: 4 });
       expect(after[0]?.copy.applicationProperties['retry-first-failure-at']).toBe(first);
     });
 
     it('refuses a copy signed with a key that is neither the current nor the previous one: a first attempt, its budget from this failure', async () => {
       const { sent, scheduler } = recordingScheduler();
-      const outcome = await run({ messageId: 'copy-2', sequenceNumber: 9, applicationProperties: copy2 }, {}, scheduler, undefined, { signingKey: rotated.signingKey, previousSigningKey: 'some-other-retry-state-signing-key-0123456789' });
-      expect(outcome).toMatchObject({ kind: 'rescheduled', attempt: 1, reason: expect.stringContaining('has a retry-signature that does not verify: treated as a first attempt') });
+      const outcome = await run({ messageId: 'copy-2', sequenceNumber: 9, applicationProperties: copy2 }, {}, scheduler, undefined, {
+        signingKey: rotated.signingKey,
+        previousSigningKey: 'some-other-retry-state-signing-key-0123456789',
+      });
+      expect(outcome).toMatchObject({
+        kind: 'rescheduled',
+        attempt: 1,
+        reason: expect.stringContaining('has a retry-signature that does not verify: treated as a first attempt'),
+      });
       expect(sent[0]?.copy.applicationProperties['retry-first-failure-at']).toBe(new Date(nowMs - 10_000).toISOString());
     });
 
     it('without the previous key, a copy signed with it is a first attempt (what a rotation without RETRY_STATE_SIGNING_KEY_PREVIOUS does)', async () => {
       const { sent, scheduler } = recordingScheduler();
-      const outcome = await run({ messageId: 'copy-2', sequenceNumber: 9, applicationProperties: copy2 }, {}, scheduler, undefined, { signingKey: rotated.signingKey });
+      const outcome = await run({ messageId: 'copy-2', sequenceNumber: 9, applicationProperties: copy2 }, {}, scheduler, undefined, {
+        signingKey: rotated.signingKey,
+      });
       expect(outcome).toMatchObject({ kind: 'rescheduled', attempt: 1 });
       expect(sent[0]?.copy.applicationProperties['retry-attempt']).toBe(1);
     });
@@ -149,13 +230,27 @@ describe('scheduleDelayedRetry', () => {
   it('never takes a verified first failure later than now (clocks differ between instances)', async () => {
     const { sent, scheduler } = recordingScheduler();
     const later = new Date(nowMs + 60_000).toISOString();
-    await run({ messageId: 'copy-1', sequenceNumber: 5, applicationProperties: signedRetryProperties('copy-1', { dedupKey: 'm-1', attempt: 1, firstFailureAt: later, root: 'm-1' }) }, {}, scheduler);
+    await run(
+      {
+        messageId: 'copy-1',
+        sequenceNumber: 5,
+        applicationProperties: signedRetryProperties('copy-1', { dedupKey: 'm-1', attempt: 1, firstFailureAt: later, root: 'm-1' }),
+      },
+      {},
+      scheduler,
+    );
     expect(sent[0]?.copy.applicationProperties['retry-first-failure-at']).toBe(new Date(nowMs).toISOString());
   });
 
   it("processes a copy scheduled by the previous release (`<root>~retry-n`, unsigned) as a first attempt under the root's dedup key", async () => {
     const { sent, scheduler } = recordingScheduler();
-    const old = { 'retry-attempt': 2, 'retry-first-failure-at': '2026-12-01T09:00:00.000Z', 'retry-of': 'm-1', 'idempotency-key': 'm-1', 'retry-last-error': 'x' };
+    const old = {
+      'retry-attempt': 2,
+      'retry-first-failure-at': '2026-12-01T09:00:00.000Z',
+      'retry-of': 'm-1',
+      'idempotency-key': 'm-1',
+      'retry-last-error': 'x',
+    };
     const outcome = await run({ messageId: 'm-1~retry-2', sequenceNumber: 6, applicationProperties: old }, 'text', scheduler);
     expect(outcome).toMatchObject({ kind: 'rescheduled', attempt: 1 });
     expect(sent[0]?.copy.applicationProperties).toMatchObject({ 'idempotency-key': 'm-1', 'retry-attempt': 1, 'retry-of': 'm-1~retry-2' });
@@ -163,7 +258,11 @@ describe('scheduleDelayedRetry', () => {
 
   it('drops any other spelling of the properties it sets from the copy', async () => {
     const { sent, scheduler } = recordingScheduler();
-    await run({ messageId: 'm-1', sequenceNumber: 1, applicationProperties: { 'retry-Signature': 'forged', 'idempotency-Key': 'k', tenant: 't' } }, {}, scheduler);
+    await run(
+      { messageId: 'm-1', sequenceNumber: 1, applicationProperties: { 'retry-Signature': 'forged', 'idempotency-Key': 'k', tenant: 't' } },
+      {},
+      scheduler,
+    );
     const names = Object.keys(sent[0]?.copy.applicationProperties ?? {});
     expect(names).toContain('tenant');
     expect(names).not.toContain('retry-Signature');

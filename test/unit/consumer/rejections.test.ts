@@ -19,10 +19,15 @@ const ctx = (store: DocumentStore, consumerName?: string) => ({
 });
 const delivery = (sequenceNumber: number, deliveryCount = 1, messageId = 'm-1') => envelopeFromTriggerMetadata({ messageId, sequenceNumber, deliveryCount });
 const invalid = new PermanentMessageError('SchemaViolation', 'amount: must be > 0', 'k-from-error');
-const conflict = (fingerprint: string): StoredDocument & Record<string, unknown> => ({ id: `conflict|k-1|${fingerprint}`, orderId: 'o-1', docType: 'conflict', fingerprint });
+const conflict = (fingerprint: string): StoredDocument & Record<string, unknown> => ({
+  id: `conflict|k-1|${fingerprint}`,
+  orderId: 'o-1',
+  docType: 'conflict',
+  fingerprint,
+});
 
 describe('recordRejection', () => {
-  it('keeps an invalid message\'s reason in #rejected-<n> of its MessageId, with the error\'s key when the message gave none', async () => {
+  it("keeps an invalid message's reason in #rejected-<n> of its MessageId, with the error's key when the message gave none", async () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(7), { error: invalid, messageType: 'PaymentReceived', orderId: 'o-1' }, ctx(store));
     expect((await store.read<RejectionDocument>(rejectedMessagesPartition('m-1'), rejectionDocumentId('m-1')))?.document).toMatchObject({
@@ -37,13 +42,23 @@ describe('recordRejection', () => {
     expect(store.list('o-1')).toEqual([]);
   });
 
-  it('keeps a conflict\'s record with its evidence in the order\'s partition, and in #rejected-<n> when the order is unknown', async () => {
+  it("keeps a conflict's record with its evidence in the order's partition, and in #rejected-<n> when the order is unknown", async () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(1), { error: invalid, dedupKey: 'k-1', orderId: 'o-1', evidence: conflict('f2') }, ctx(store));
-    expect(store.list('o-1').map((d) => d.id).sort()).toEqual(['conflict|k-1|f2', rejectionDocumentId('m-1')]);
+    expect(
+      store
+        .list('o-1')
+        .map((d) => d.id)
+        .sort(),
+    ).toEqual(['conflict|k-1|f2', rejectionDocumentId('m-1')]);
     const loose = new InMemoryDocumentStore();
     await recordRejection(delivery(1), { error: invalid, dedupKey: 'k-1', evidence: conflict('f2') }, ctx(loose));
-    expect(loose.list(rejectedMessagesPartition('m-1')).map((d) => d.id).sort()).toEqual(['conflict|k-1|f2', rejectionDocumentId('m-1')]);
+    expect(
+      loose
+        .list(rejectedMessagesPartition('m-1'))
+        .map((d) => d.id)
+        .sort(),
+    ).toEqual(['conflict|k-1|f2', rejectionDocumentId('m-1')]);
   });
 
   it('spreads invalid messages over 16 partitions named by the MessageId alone, none taking more than a fair share', async () => {
@@ -60,7 +75,17 @@ describe('recordRejection', () => {
 
   it('does not record again a redelivery whose rejection the previous release kept in #rejected', async () => {
     const store = new InMemoryDocumentStore();
-    const old = { id: rejectionDocumentId('m-1'), orderId: legacyRejectedMessagesPartition, docType: 'rejection', messageId: 'm-1', sequenceNumber: 7, reason: 'SchemaViolation', description: 'old', rejectedAt: '2026-11-30T00:00:00Z', ttl: 3600 };
+    const old = {
+      id: rejectionDocumentId('m-1'),
+      orderId: legacyRejectedMessagesPartition,
+      docType: 'rejection',
+      messageId: 'm-1',
+      sequenceNumber: 7,
+      reason: 'SchemaViolation',
+      description: 'old',
+      rejectedAt: '2026-11-30T00:00:00Z',
+      ttl: 3600,
+    };
     await store.commit(legacyRejectedMessagesPartition, [create(old)]);
     await recordRejection(delivery(7, 2), { error: invalid }, ctx(store));
     expect(store.list(rejectedMessagesPartition('m-1'))).toEqual([]);
@@ -83,7 +108,7 @@ describe('recordRejection', () => {
     expect(store.list(rejectedMessagesPartition('m-1'))).toEqual([expect.objectContaining({ sequenceNumber: 7 })]);
   });
 
-  it('records a redelivery its first delivery did not (its write lost, or another release): the previous release\'s #rejected read only then', async () => {
+  it("records a redelivery its first delivery did not (its write lost, or another release): the previous release's #rejected read only then", async () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(8, 3), { error: invalid }, ctx(store));
     expect(await findRejectionRecord(store, 'm-1', undefined)).toMatchObject({ sequenceNumber: 8, orderId: rejectedMessagesPartition('m-1') });
@@ -91,7 +116,11 @@ describe('recordRejection', () => {
 
   it('records a conflict of a message without a MessageId, though it has nothing to find it by', async () => {
     const store = new InMemoryDocumentStore();
-    await recordRejection(envelopeFromTriggerMetadata({ sequenceNumber: 1, deliveryCount: 1 }), { error: invalid, orderId: 'o-1', evidence: conflict('f2') }, ctx(store));
+    await recordRejection(
+      envelopeFromTriggerMetadata({ sequenceNumber: 1, deliveryCount: 1 }),
+      { error: invalid, orderId: 'o-1', evidence: conflict('f2') },
+      ctx(store),
+    );
     expect(store.list('o-1').map((d) => d.id)).toEqual(['conflict|k-1|f2']);
   });
 
@@ -99,22 +128,40 @@ describe('recordRejection', () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(7), { error: invalid }, ctx(store));
     await recordRejection(delivery(7, 2), { error: new PermanentMessageError('SchemaViolation', 'changed'), dedupKey: 'k-2' }, ctx(store));
-    expect((await store.read<RejectionDocument>(rejectedMessagesPartition('m-1'), rejectionDocumentId('m-1')))?.document).toMatchObject({ sequenceNumber: 7, description: 'amount: must be > 0' });
+    expect((await store.read<RejectionDocument>(rejectedMessagesPartition('m-1'), rejectionDocumentId('m-1')))?.document).toMatchObject({
+      sequenceNumber: 7,
+      description: 'amount: must be > 0',
+    });
   });
 
-  it('points the record at a resubmitted copy (another broker message under the MessageId), and records that copy\'s new conflict too', async () => {
+  it("points the record at a resubmitted copy (another broker message under the MessageId), and records that copy's new conflict too", async () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(7), { error: invalid, dedupKey: 'k-1', orderId: 'o-1', evidence: conflict('f2') }, ctx(store));
     await recordRejection(delivery(9), { error: invalid, dedupKey: 'k-1', orderId: 'o-1', evidence: conflict('f3') }, ctx(store));
-    expect((await store.read<RejectionDocument>('o-1', rejectionDocumentId('m-1')))?.document).toMatchObject({ sequenceNumber: 9, conflictDocumentId: 'conflict|k-1|f3' });
-    expect(store.list('o-1').map((d) => d.id).sort()).toEqual(['conflict|k-1|f2', 'conflict|k-1|f3', rejectionDocumentId('m-1')]);
+    expect((await store.read<RejectionDocument>('o-1', rejectionDocumentId('m-1')))?.document).toMatchObject({
+      sequenceNumber: 9,
+      conflictDocumentId: 'conflict|k-1|f3',
+    });
+    expect(
+      store
+        .list('o-1')
+        .map((d) => d.id)
+        .sort(),
+    ).toEqual(['conflict|k-1|f2', 'conflict|k-1|f3', rejectionDocumentId('m-1')]);
   });
 
   it('leaves the record as it is when the same broker message comes again without a delivery count', async () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(7), { error: invalid }, ctx(store));
-    await recordRejection(envelopeFromTriggerMetadata({ messageId: 'm-1', sequenceNumber: 7 }), { error: new PermanentMessageError('SchemaViolation', 'changed') }, ctx(store));
-    expect((await store.read<RejectionDocument>(rejectedMessagesPartition('m-1'), rejectionDocumentId('m-1')))?.document).toMatchObject({ sequenceNumber: 7, description: 'amount: must be > 0' });
+    await recordRejection(
+      envelopeFromTriggerMetadata({ messageId: 'm-1', sequenceNumber: 7 }),
+      { error: new PermanentMessageError('SchemaViolation', 'changed') },
+      ctx(store),
+    );
+    expect((await store.read<RejectionDocument>(rejectedMessagesPartition('m-1'), rejectionDocumentId('m-1')))?.document).toMatchObject({
+      sequenceNumber: 7,
+      description: 'amount: must be > 0',
+    });
   });
 
   it('records a resubmitted copy quietly when the record it would point at expired between the write and the read', async () => {
@@ -125,7 +172,7 @@ describe('recordRejection', () => {
     await expect(recordRejection(delivery(9), { error: invalid }, ctx(store))).resolves.toBeUndefined();
   });
 
-  it('leaves the record naming a newer copy another instance recorded just after this one\'s write', async () => {
+  it("leaves the record naming a newer copy another instance recorded just after this one's write", async () => {
     const memory = new InMemoryDocumentStore();
     let another: (() => Promise<void>) | undefined = () => recordRejection(delivery(11), { error: invalid }, ctx(memory));
     const afterEachWrite: DocumentStore = {
@@ -148,7 +195,7 @@ describe('recordRejection', () => {
 });
 
 describe('findRejectionRecord', () => {
-  it('looks in #rejected-<n> first, then in the order\'s partition, under the consumer\'s name', async () => {
+  it("looks in #rejected-<n> first, then in the order's partition, under the consumer's name", async () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(1, 1, 'bad'), { error: invalid }, ctx(store, 'billing'));
     await recordRejection(delivery(2, 1, 'dup'), { error: invalid, dedupKey: 'k-1', orderId: 'o-1', evidence: conflict('f2') }, ctx(store, 'billing'));
@@ -163,10 +210,24 @@ describe('findRejectionRecord', () => {
     const store = new InMemoryDocumentStore();
     await recordRejection(delivery(1, 1, 'new'), { error: invalid }, ctx(store));
     const reads: string[] = [];
-    const counting = { ...store, find: store.find.bind(store), commit: store.commit.bind(store), read: (pk: string, id: string) => (reads.push(pk), store.read(pk, id)) } as unknown as InMemoryDocumentStore;
+    const counting = {
+      ...store,
+      find: store.find.bind(store),
+      commit: store.commit.bind(store),
+      read: (pk: string, id: string) => (reads.push(pk), store.read(pk, id)),
+    } as unknown as InMemoryDocumentStore;
     expect(await findRejectionRecord(counting, 'new', undefined)).toMatchObject({ messageId: 'new' });
     expect(reads).toEqual([rejectedMessagesPartition('new')]);
-    const old = { id: rejectionDocumentId('old'), orderId: legacyRejectedMessagesPartition, docType: 'rejection', messageId: 'old', reason: 'InvalidJson', description: 'old', rejectedAt: '2026-11-30T00:00:00Z', ttl: 3600 };
+    const old = {
+      id: rejectionDocumentId('old'),
+      orderId: legacyRejectedMessagesPartition,
+      docType: 'rejection',
+      messageId: 'old',
+      reason: 'InvalidJson',
+      description: 'old',
+      rejectedAt: '2026-11-30T00:00:00Z',
+      ttl: 3600,
+    };
     await store.commit(legacyRejectedMessagesPartition, [create(old)]);
     expect(await findRejectionRecord(store, 'old', undefined)).toMatchObject({ reason: 'InvalidJson', orderId: '#rejected' });
   });

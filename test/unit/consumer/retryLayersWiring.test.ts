@@ -17,7 +17,10 @@ describe('decideWithRetryLayers without a retry state signing key', () => {
       { retry: { inInvocationMs: 0, firstDelayMs: 1000, maxDelayMs: 60_000, budgetMs: 3_600_000 }, scheduler, now: () => new Date('2026-12-01T10:00:00Z') },
       () => Promise.reject(new Error('not exhausted')),
     );
-    expect(result).toEqual({ orderId: 'o-1', outcome: { kind: 'retry', reason: 'store unavailable; no delayed retry: the retry state signing key is missing' } });
+    expect(result).toEqual({
+      orderId: 'o-1',
+      outcome: { kind: 'retry', reason: 'store unavailable; no delayed retry: the retry state signing key is missing' },
+    });
     expect(scheduled).toEqual([]);
   });
 });
@@ -29,9 +32,19 @@ describe('decideWithRetryLayers during a rotation of the signing key', () => {
     const failure: ProcessingOutcome = { kind: 'retry', reason: 'store unavailable' };
     const properties = signedRetryProperties('copy-2', { dedupKey: 'm-1', attempt: 2, firstFailureAt: '2026-12-01T09:00:00.000Z', root: 'm-1' });
     const result = await decideWithRetryLayers(
-      readReceivedMessage(envelopeFromTriggerMetadata({ messageId: 'copy-2', sequenceNumber: 4, deliveryCount: 1, applicationProperties: properties }), {}, 262_144),
+      readReceivedMessage(
+        envelopeFromTriggerMetadata({ messageId: 'copy-2', sequenceNumber: 4, deliveryCount: 1, applicationProperties: properties }),
+        {},
+        262_144,
+      ),
       () => Promise.resolve({ outcome: failure, orderId: 'o-1' }),
-      { retry: { inInvocationMs: 0, firstDelayMs: 1000, maxDelayMs: 60_000, budgetMs: 86_400_000 }, scheduler, retryStateKey: 'the-new-retry-state-signing-key-0123456789abcdef', retryStatePreviousKey: testRetryStateKey, now: () => new Date('2026-12-01T10:00:00Z') },
+      {
+        retry: { inInvocationMs: 0, firstDelayMs: 1000, maxDelayMs: 60_000, budgetMs: 86_400_000 },
+        scheduler,
+        retryStateKey: 'the-new-retry-state-signing-key-0123456789abcdef',
+        retryStatePreviousKey: testRetryStateKey,
+        now: () => new Date('2026-12-01T10:00:00Z'),
+      },
       () => Promise.reject(new Error('not exhausted')),
     );
     expect(result.outcome).toMatchObject({ kind: 'rescheduled', attempt: 3 });

@@ -47,12 +47,20 @@ describe('reading the retry state of a delivery', () => {
   });
 
   it('a copy the app signed is where it says it stands', () => {
-    expect(readRetryState(envelope(signed()), copy.dedupKey, { current: key }, nowMs)).toEqual({ attempt: 2, firstFailureAtEpochMs: state.firstFailureAtEpochMs, root: 'msg-1' });
+    expect(readRetryState(envelope(signed()), copy.dedupKey, { current: key }, nowMs)).toEqual({
+      attempt: 2,
+      firstFailureAtEpochMs: state.firstFailureAtEpochMs,
+      root: 'msg-1',
+    });
   });
 
   it('a first failure later than now (another instance’s clock) is taken as now', () => {
     const ahead = { ...state, firstFailureAtEpochMs: nowMs + 5_000 };
-    const properties = { ...signed(), 'retry-first-failure-at': new Date(ahead.firstFailureAtEpochMs).toISOString(), 'retry-signature': signRetryState(key, copy, ahead) };
+    const properties = {
+      ...signed(),
+      'retry-first-failure-at': new Date(ahead.firstFailureAtEpochMs).toISOString(),
+      'retry-signature': signRetryState(key, copy, ahead),
+    };
     expect(readRetryState(envelope(properties), copy.dedupKey, { current: key }, nowMs)).toMatchObject({ attempt: 2, firstFailureAtEpochMs: nowMs });
   });
 
@@ -60,19 +68,32 @@ describe('reading the retry state of a delivery', () => {
     const rootless = { ...state, root: '' };
     const properties: Record<string, unknown> = { ...signed(), 'retry-signature': signRetryState(key, copy, rootless) };
     delete properties['retry-of'];
-    expect(readRetryState(envelope(properties), copy.dedupKey, { current: key }, nowMs)).toEqual({ attempt: 2, firstFailureAtEpochMs: state.firstFailureAtEpochMs, root: '' });
+    expect(readRetryState(envelope(properties), copy.dedupKey, { current: key }, nowMs)).toEqual({
+      attempt: 2,
+      firstFailureAtEpochMs: state.firstFailureAtEpochMs,
+      root: '',
+    });
   });
 
-  it.each([['retry-attempt', 2], ['retry-first-failure-at', firstFailureAt], ['retry-of', 'msg-1'], ['retry-signature', 'x']])('any one retry property alone (%s) is a first attempt, said so', (name, value) => {
+  it.each([
+    ['retry-attempt', 2],
+    ['retry-first-failure-at', firstFailureAt],
+    ['retry-of', 'msg-1'],
+    ['retry-signature', 'x'],
+  ])('any one retry property alone (%s) is a first attempt, said so', (name, value) => {
     const read = readRetryState(envelope({ [name]: value }), copy.dedupKey, { current: key }, nowMs);
     expect(read.attempt).toBe(0);
-    expect(read.unverified).toMatch(/^the message has retry properties but (carries no retry-signature|has a retry-signature that does not verify): treated as a first attempt$/);
+    expect(read.unverified).toMatch(
+      /^the message has retry properties but (carries no retry-signature|has a retry-signature that does not verify): treated as a first attempt$/,
+    );
   });
 
   it('says which: no signature, or one that does not verify', () => {
     const { 'retry-signature': _s, ...unsigned } = signed();
     expect(readRetryState(envelope(unsigned), copy.dedupKey, { current: key }, nowMs).unverified).toContain('carries no retry-signature');
-    expect(readRetryState(envelope(signed({ 'retry-attempt': 3 })), copy.dedupKey, { current: key }, nowMs).unverified).toContain('has a retry-signature that does not verify');
+    expect(readRetryState(envelope(signed({ 'retry-attempt': 3 })), copy.dedupKey, { current: key }, nowMs).unverified).toContain(
+      'has a retry-signature that does not verify',
+    );
   });
 
   it.each([

@@ -9,7 +9,9 @@ describe('throwUnlessCompletable', () => {
 
   it('completes a parked message (the item is durable in the store) and a rescheduled one (its copy is accepted)', () => {
     expect(() => throwUnlessCompletable({ kind: 'parked', itemId: 'parked|payment|p-1' })).not.toThrow();
-    expect(() => throwUnlessCompletable({ kind: 'rescheduled', attempt: 1, copyMessageId: 'm~retry-1', enqueueAt: '2026-12-01T10:00:00Z', reason: 'r' })).not.toThrow();
+    expect(() =>
+      throwUnlessCompletable({ kind: 'rescheduled', attempt: 1, copyMessageId: 'm~retry-1', enqueueAt: '2026-12-01T10:00:00Z', reason: 'r' }),
+    ).not.toThrow();
   });
 
   it('never completes an outcome it has no decision for', () => {

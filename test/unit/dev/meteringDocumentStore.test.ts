@@ -42,6 +42,9 @@ describe('MeteringDocumentStore', () => {
     store.reset();
     const closed = { ...gate, state: 'closed' };
     await store.commit('o', [replace(closed, seen!.etag)]);
-    expect(store.totals.modelRequestUnits).toBeCloseTo(requestUnitsOf({ kind: 'commit', writes: [{ kind: 'replace', document: closed, previous: undefined }], failedAt: undefined }), 5);
+    expect(store.totals.modelRequestUnits).toBeCloseTo(
+      requestUnitsOf({ kind: 'commit', writes: [{ kind: 'replace', document: closed, previous: undefined }], failedAt: undefined }),
+      5,
+    );
   });
 });

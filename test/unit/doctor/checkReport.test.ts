@@ -5,10 +5,12 @@ import { describeSeconds, exitCodeOf, formatCheckLine, secondsOfIsoDuration } fr
 
 describe('formatCheckLine and exitCodeOf', () => {
   it('prints ok with what was found, and the rest with what was expected and how to fix it', () => {
-    expect(formatCheckLine({ status: 'ok', subject: "queue 'orders'", property: 'lock duration', expected: '60 s', found: '60 s' })).toBe("ok      queue 'orders' lock duration: 60 s");
-    expect(formatCheckLine({ status: 'MISSING', subject: "container 'leases'", property: 'exists', expected: 'a container', found: 'nothing', fix: 'create it' })).toBe(
-      "MISSING container 'leases' exists: expected a container, found nothing (create it)",
+    expect(formatCheckLine({ status: 'ok', subject: "queue 'orders'", property: 'lock duration', expected: '60 s', found: '60 s' })).toBe(
+      "ok      queue 'orders' lock duration: 60 s",
     );
+    expect(
+      formatCheckLine({ status: 'MISSING', subject: "container 'leases'", property: 'exists', expected: 'a container', found: 'nothing', fix: 'create it' }),
+    ).toBe("MISSING container 'leases' exists: expected a container, found nothing (create it)");
   });
 
   it('exits 1 when anything is missing or wrong', () => {
@@ -39,7 +41,12 @@ describe('secondsOfIsoDuration', () => {
 
 describe('loadSetupSettings', () => {
   it("takes the app's defaults and refuses a bad value by its name", () => {
-    expect(loadSetupSettings({ ORDERS_QUEUE_NAME: 'orders' })).toMatchObject({ orderEventsTopicName: 'order-events', fulfilmentSubscriptionName: 'fulfilment', cosmos: { leasesContainerName: 'leases' }, queue: { lockDurationSeconds: 60 } });
+    expect(loadSetupSettings({ ORDERS_QUEUE_NAME: 'orders' })).toMatchObject({
+      orderEventsTopicName: 'order-events',
+      fulfilmentSubscriptionName: 'fulfilment',
+      cosmos: { leasesContainerName: 'leases' },
+      queue: { lockDurationSeconds: 60 },
+    });
     expect(() => loadSetupSettings({ ORDERS_QUEUE_NAME: 'orders', QUEUE_LOCK_DURATION_SECONDS: 'soon' })).toThrow(ConfigurationError);
     expect(() => loadSetupSettings({ ORDERS_QUEUE_NAME: 'orders', QUEUE_LOCK_DURATION_SECONDS: 'soon' })).toThrow(/QUEUE_LOCK_DURATION_SECONDS/);
   });

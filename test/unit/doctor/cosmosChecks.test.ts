@@ -7,7 +7,11 @@ const settings = loadSetupSettings({ ORDERS_QUEUE_NAME: 'orders' });
 const rightContainer: FoundContainer = {
   partitionKey: { paths: ['/orderId'] },
   defaultTtl: -1,
-  indexingPolicy: { indexingMode: 'consistent', includedPaths: requiredIndexedPaths.map((path) => ({ path })), excludedPaths: [{ path: '/*' }, { path: '/"_etag"/?' }] },
+  indexingPolicy: {
+    indexingMode: 'consistent',
+    includedPaths: requiredIndexedPaths.map((path) => ({ path })),
+    excludedPaths: [{ path: '/*' }, { path: '/"_etag"/?' }],
+  },
 };
 
 describe('checkOrdersContainer', () => {

@@ -55,12 +55,24 @@ describe('checkOrdersQueue', () => {
     const mirrored = loadSetupSettings({ ORDERS_QUEUE_NAME: 'orders', QUEUE_MAX_DELIVERY_COUNT: '300', QUEUE_LOCK_DURATION_SECONDS: '300' });
     const [wrong, ...others] = notOk(checkOrdersQueue(mirrored, { ...rightQueue, maxDeliveryCount: 300, lockDuration: 'PT5M' }));
     expect(others).toEqual([]);
-    expect(wrong).toMatchObject({ property: 'marker retention (INBOX_MARKER_TTL_SECONDS) against its real properties', expected: 'at least 2685600 s (746 h)', found: '2592000 s (30 d)' });
+    expect(wrong).toMatchObject({
+      property: 'marker retention (INBOX_MARKER_TTL_SECONDS) against its real properties',
+      expected: 'at least 2685600 s (746 h)',
+      found: '2592000 s (30 d)',
+    });
     expect(wrong?.fix).toContain('maxDeliveryCount 300 x (lock renewal 300 s + lockDuration 300 s)');
   });
 
   it('reports a session-enabled queue, a delivery count and a time-to-live that differ from their settings, and dead-lettering off', () => {
-    const results = notOk(checkOrdersQueue(settings, { ...rightQueue, requiresSession: true, maxDeliveryCount: 5, defaultMessageTimeToLive: 'P7D', deadLetteringOnMessageExpiration: false }));
+    const results = notOk(
+      checkOrdersQueue(settings, {
+        ...rightQueue,
+        requiresSession: true,
+        maxDeliveryCount: 5,
+        defaultMessageTimeToLive: 'P7D',
+        deadLetteringOnMessageExpiration: false,
+      }),
+    );
     expect(results.map((r) => [r.property, r.found])).toEqual([
       ['sessions', 'on'],
       ['dead-lettering on expiration', 'off'],
@@ -80,8 +92,12 @@ describe('checkOrdersQueue', () => {
 
 describe('checkOrderEventsTopic', () => {
   it('wants duplicate detection on, and names a missing topic', () => {
-    expect(checkOrderEventsTopic(settings, { requiresDuplicateDetection: true, duplicateDetectionHistoryTimeWindow: 'PT10M' })).toMatchObject([{ status: 'ok', found: 'on (window 600 s)' }]);
-    expect(checkOrderEventsTopic(settings, { requiresDuplicateDetection: false, duplicateDetectionHistoryTimeWindow: 'PT10M' })).toMatchObject([{ status: 'WRONG', property: 'duplicate detection' }]);
+    expect(checkOrderEventsTopic(settings, { requiresDuplicateDetection: true, duplicateDetectionHistoryTimeWindow: 'PT10M' })).toMatchObject([
+      { status: 'ok', found: 'on (window 600 s)' },
+    ]);
+    expect(checkOrderEventsTopic(settings, { requiresDuplicateDetection: false, duplicateDetectionHistoryTimeWindow: 'PT10M' })).toMatchObject([
+      { status: 'WRONG', property: 'duplicate detection' },
+    ]);
     expect(checkOrderEventsTopic(settings, undefined)).toMatchObject([{ status: 'MISSING', subject: "topic 'order-events'" }]);
   });
 });
@@ -95,12 +111,18 @@ describe('checkSubscription', () => {
   ];
 
   it('passes the subscriptions the template creates, with a $Default that matches nothing', () => {
-    expect(notOk(checkSubscription('order-events', fulfilment!, found, [...fulfilmentRules, { name: '$Default', filter: { sqlExpression: '1=0' } }]))).toEqual([]);
-    expect(notOk(checkSubscription('order-events', audit!, { ...found, requiresSession: true }, [{ name: 'events', filter: { sqlExpression: 'sys.To  IS NULL' } }]))).toEqual([]);
+    expect(notOk(checkSubscription('order-events', fulfilment!, found, [...fulfilmentRules, { name: '$Default', filter: { sqlExpression: '1=0' } }]))).toEqual(
+      [],
+    );
+    expect(
+      notOk(checkSubscription('order-events', audit!, { ...found, requiresSession: true }, [{ name: 'events', filter: { sqlExpression: 'sys.To  IS NULL' } }])),
+    ).toEqual([]);
   });
 
   it("names Azure's $Default rule, which would deliver every event", () => {
-    const [wrong, ...others] = notOk(checkSubscription('order-events', fulfilment!, found, [...fulfilmentRules, { name: '$Default', filter: { sqlExpression: '1=1' } }]));
+    const [wrong, ...others] = notOk(
+      checkSubscription('order-events', fulfilment!, found, [...fulfilmentRules, { name: '$Default', filter: { sqlExpression: '1=1' } }]),
+    );
     expect(others).toEqual([]);
     expect(wrong).toMatchObject({ status: 'WRONG', property: "rule '$Default'", found: 'SQL filter "1=1"' });
   });
@@ -114,8 +136,12 @@ describe('checkSubscription', () => {
   });
 
   it('wants sessions on the audit subscription and off on fulfilment', () => {
-    expect(notOk(checkSubscription('order-events', audit!, found, [{ name: 'events', filter: { sqlExpression: 'sys.To IS NULL' } }]))).toMatchObject([{ property: 'sessions', expected: 'on', found: 'off' }]);
-    expect(notOk(checkSubscription('order-events', fulfilment!, { ...found, requiresSession: true }, fulfilmentRules))).toMatchObject([{ property: 'sessions', expected: 'off', found: 'on' }]);
+    expect(notOk(checkSubscription('order-events', audit!, found, [{ name: 'events', filter: { sqlExpression: 'sys.To IS NULL' } }]))).toMatchObject([
+      { property: 'sessions', expected: 'on', found: 'off' },
+    ]);
+    expect(notOk(checkSubscription('order-events', fulfilment!, { ...found, requiresSession: true }, fulfilmentRules))).toMatchObject([
+      { property: 'sessions', expected: 'off', found: 'on' },
+    ]);
   });
 
   it('addresses the retries rule to the subscription the settings name', () => {

@@ -5,17 +5,20 @@ import { readBoundedBody } from '../../../src/http/readBoundedBody.js';
 function streamOf(chunks: readonly Uint8Array[]) {
   const seen: { cancelReason?: unknown } = {};
   let next = 0;
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const chunk = chunks[next];
-      next += 1;
-      if (chunk === undefined) controller.close();
-      else controller.enqueue(chunk);
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        const chunk = chunks[next];
+        next += 1;
+        if (chunk === undefined) controller.close();
+        else controller.enqueue(chunk);
+      },
+      cancel(reason) {
+        seen.cancelReason = reason;
+      },
     },
-    cancel(reason) {
-      seen.cancelReason = reason;
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   return { body, seen };
 }
 

@@ -14,7 +14,7 @@ const refusalOf = (value: string | null) => {
 };
 
 describe('readIdempotencyKey', () => {
-  it('takes a bare token as Stripe\'s clients send it', () => {
+  it("takes a bare token as Stripe's clients send it", () => {
     expect(keyOf('8e03978e-40d5-43e8-bc93-6894a57f9324')).toBe('8e03978e-40d5-43e8-bc93-6894a57f9324');
   });
 
@@ -25,7 +25,9 @@ describe('readIdempotencyKey', () => {
   });
 
   it('takes in a bare token every visible ASCII character but " \\ and the comma', () => {
-    const visible = Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)).filter((c) => !'"\\,'.includes(c)).join('');
+    const visible = Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i))
+      .filter((c) => !'"\\,'.includes(c))
+      .join('');
     expect(keyOf(visible)).toBe(visible);
     expect(keyOf('k')).toBe('k');
   });
@@ -34,7 +36,11 @@ describe('readIdempotencyKey', () => {
     expect(keyOf('k'.repeat(255))).toHaveLength(255);
     expect(keyOf(`"${'k'.repeat(255)}"`)).toHaveLength(255);
     for (const value of ['k'.repeat(256), `"${'k'.repeat(256)}"`]) {
-      expect(refusalOf(value)).toEqual({ kind: 'malformed', title: 'Idempotency-Key header too long', detail: 'the Idempotency-Key is 256 characters; at most 255 are allowed' });
+      expect(refusalOf(value)).toEqual({
+        kind: 'malformed',
+        title: 'Idempotency-Key header too long',
+        detail: 'the Idempotency-Key is 256 characters; at most 255 are allowed',
+      });
     }
   });
 
@@ -54,7 +60,11 @@ describe('readIdempotencyKey', () => {
   });
 
   it('refuses a control character anywhere, naming it and where it is', () => {
-    expect(refusalOf('ab\tc')).toEqual({ kind: 'malformed', title: 'Idempotency-Key header malformed', detail: 'the Idempotency-Key holds a control character (U+0009) at position 3; a key is visible ASCII only' });
+    expect(refusalOf('ab\tc')).toEqual({
+      kind: 'malformed',
+      title: 'Idempotency-Key header malformed',
+      detail: 'the Idempotency-Key holds a control character (U+0009) at position 3; a key is visible ASCII only',
+    });
     expect(refusalOf('"a\u0001"')).toMatchObject({ detail: expect.stringContaining('control character (U+0001) at position 3') });
     expect(refusalOf('a\u007f')).toMatchObject({ detail: expect.stringContaining('control character (U+007F) at position 2') });
   });
@@ -68,12 +78,20 @@ describe('readIdempotencyKey', () => {
 
   it('refuses a quoted value that is not one well-formed sf-string', () => {
     for (const value of ['"abc', '"a"b"', '"a\\x"', '"a\\"', '"é"']) {
-      expect(refusalOf(value), value).toMatchObject({ kind: 'malformed', title: 'Idempotency-Key header malformed', detail: expect.stringContaining('sf-string') });
+      expect(refusalOf(value), value).toMatchObject({
+        kind: 'malformed',
+        title: 'Idempotency-Key header malformed',
+        detail: expect.stringContaining('sf-string'),
+      });
     }
   });
 
   it('refuses an empty sf-string, saying so and showing a key', () => {
-    expect(refusalOf('""')).toEqual({ kind: 'malformed', title: 'Idempotency-Key header malformed', detail: 'the Idempotency-Key is an empty sf-string; send a key, such as "8e03978e-40d5-43e8-bc93-6894a57f9324"' });
+    expect(refusalOf('""')).toEqual({
+      kind: 'malformed',
+      title: 'Idempotency-Key header malformed',
+      detail: 'the Idempotency-Key is an empty sf-string; send a key, such as "8e03978e-40d5-43e8-bc93-6894a57f9324"',
+    });
   });
 
   it('refuses a control character in the first position and at the end of the C1 range', () => {

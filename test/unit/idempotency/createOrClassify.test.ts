@@ -13,7 +13,10 @@ interface Account extends StoredDocument {
 }
 
 const marker = (fingerprint: string, id = 'inbox|k'): Marker => ({ id, fingerprint });
-const sameAs = (fingerprint: string) => (existing: Marker): boolean => existing.fingerprint === fingerprint;
+const sameAs =
+  (fingerprint: string) =>
+  (existing: Marker): boolean =>
+    existing.fingerprint === fingerprint;
 
 /** Every store call, in order: the round trips a decision costs. */
 class CountingStore implements DocumentStore {
@@ -85,7 +88,12 @@ describe('createOrClassify', () => {
     it('commits every operation together', async () => {
       const { memory, store } = stores();
       expect(await createOrClassify(store, 'p', [create(marker('f1')), create(effect)], sameAs('f1'))).toEqual({ kind: 'committed' });
-      expect(memory.list('p').map((d) => d.id).sort()).toEqual(['account', 'inbox|k']);
+      expect(
+        memory
+          .list('p')
+          .map((d) => d.id)
+          .sort(),
+      ).toEqual(['account', 'inbox|k']);
     });
 
     it('classifies a 409 on the record operation it names, reading the id that operation wrote', async () => {
@@ -127,7 +135,9 @@ describe('createOrClassify', () => {
 
     it.each([-1, 2, 0.5])('refuses a record index (%s) that names no operation of the batch, before it writes anything', async (index) => {
       const { store } = stores();
-      await expect(createOrClassify(store, 'p', [create(marker('f1')), create(effect)], sameAs('f1'), index)).rejects.toThrow(new RangeError(`record operation ${index} is not in a batch of 2`));
+      await expect(createOrClassify(store, 'p', [create(marker('f1')), create(effect)], sameAs('f1'), index)).rejects.toThrow(
+        new RangeError(`record operation ${index} is not in a batch of 2`),
+      );
       expect(store.calls).toEqual([]);
     });
   });

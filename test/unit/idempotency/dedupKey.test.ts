@@ -29,7 +29,9 @@ describe('resolveDedupKey', () => {
   it('refuses a declared idempotency key that is empty, white space, too long or not text, never falling back to the MessageId', () => {
     expect(refusal({ idempotencyKey: '', messageId: 'm1' })).toBe('InvalidIdempotencyKey: the idempotency-key property is empty or white space');
     expect(refusal({ idempotencyKey: ' \t', messageId: 'm1' })).toBe('InvalidIdempotencyKey: the idempotency-key property is empty or white space');
-    expect(refusal({ idempotencyKey: 'k'.repeat(maxDedupKeyLength + 1), messageId: 'm1' })).toBe(`InvalidIdempotencyKey: the idempotency-key property has ${maxDedupKeyLength + 1} characters; the limit is ${maxDedupKeyLength}`);
+    expect(refusal({ idempotencyKey: 'k'.repeat(maxDedupKeyLength + 1), messageId: 'm1' })).toBe(
+      `InvalidIdempotencyKey: the idempotency-key property has ${maxDedupKeyLength + 1} characters; the limit is ${maxDedupKeyLength}`,
+    );
     expect(refusal({ idempotencyKey: true, messageId: 'm1' })).toBe('InvalidIdempotencyKey: the idempotency-key property must be a string, not boolean');
   });
 

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../../src/configurationError.js';
-import { PermanentMessageError, TransientStoreError, canonicalJson, fingerprintPayload, matchesQuery, maxDedupKeyLength, replace, resolveDedupKey } from '../../../src/idempotency/index.js';
+import {
+  PermanentMessageError,
+  TransientStoreError,
+  canonicalJson,
+  fingerprintPayload,
+  matchesQuery,
+  maxDedupKeyLength,
+  replace,
+  resolveDedupKey,
+} from '../../../src/idempotency/index.js';
 
 describe('the typed errors', () => {
   it('carry their names, so logs and catch sites can tell them apart', () => {
@@ -16,7 +25,10 @@ describe('the typed errors', () => {
   });
 
   it('name every setting problem in one message', () => {
-    const error = new ConfigurationError([{ setting: 'A', problem: 'is required' }, { setting: 'B', problem: 'must be a number' }]);
+    const error = new ConfigurationError([
+      { setting: 'A', problem: 'is required' },
+      { setting: 'B', problem: 'must be a number' },
+    ]);
     expect(error.message).toBe('Invalid settings: A: is required; B: must be a number');
   });
 });

@@ -20,7 +20,12 @@ describe('InMemoryDocumentStore, as the yardstick of the store contract', () => 
     const store = new InMemoryDocumentStore(() => nowMs);
     await store.commit('p', [create({ id: 'forever', ttl: -1 } as { id: string }), create({ id: 'plain' }), create({ id: 'zero', ttl: 0 } as { id: string })]);
     nowMs += 10 * 365 * 24 * 3600 * 1000;
-    expect(store.list('p').map((d) => d.id).sort()).toEqual(['forever', 'plain', 'zero']);
+    expect(
+      store
+        .list('p')
+        .map((d) => d.id)
+        .sort(),
+    ).toEqual(['forever', 'plain', 'zero']);
   });
 
   it('hands out copies: changing what was read or committed changes nothing stored', async () => {

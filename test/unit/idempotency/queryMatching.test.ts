@@ -18,7 +18,11 @@ describe('queries in memory, at their edges', () => {
     expect(compare({ at: 'a' }, { at: 'a' })).toBe(0);
     expect(compare({}, { at: '' })).toBe(0);
     const store = new InMemoryDocumentStore();
-    await store.commit('p', [create({ id: 'd1', docType: 'x', at: 'B' } as { id: string }), create({ id: 'd2', docType: 'x' } as { id: string }), create({ id: 'd3', docType: 'x', at: 'A' } as { id: string })]);
+    await store.commit('p', [
+      create({ id: 'd1', docType: 'x', at: 'B' } as { id: string }),
+      create({ id: 'd2', docType: 'x' } as { id: string }),
+      create({ id: 'd3', docType: 'x', at: 'A' } as { id: string }),
+    ]);
     expect((await store.find({ docType: 'x', partitionKey: 'p', orderBy: 'at' })).map((d) => d.document.id)).toEqual(['d2', 'd3', 'd1']);
   });
 });

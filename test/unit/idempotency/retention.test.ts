@@ -4,7 +4,14 @@ import { checkMarkerRetention, checkResubmitHorizon, resubmitMarginSeconds } fro
 describe('checkMarkerRetention', () => {
   // 10 deliveries x (300 s renewing + 60 s lock) + 14 days (1,209,600 s) + 1 day of delayed retries (86,400 s)
   // + 14 days = 2,509,200 s, worked out by hand.
-  const queue = { maxDeliveryCount: 10, lockDurationSeconds: 60, lockRenewalMaxSeconds: 300, messageTimeToLiveSeconds: 1_209_600, retryBudgetSeconds: 86_400, resubmitHorizonSeconds: 1_209_600 };
+  const queue = {
+    maxDeliveryCount: 10,
+    lockDurationSeconds: 60,
+    lockRenewalMaxSeconds: 300,
+    messageTimeToLiveSeconds: 1_209_600,
+    retryBudgetSeconds: 86_400,
+    resubmitHorizonSeconds: 1_209_600,
+  };
 
   it('accepts a marker that outlives the last possible copy of its message', () => {
     expect(checkMarkerRetention({ ...queue, markerTtlSeconds: 2_592_000 })).toEqual({ ok: true, requiredSeconds: 2_509_200 });
@@ -43,15 +50,25 @@ describe('resubmitMarginSeconds', () => {
 describe('checkResubmitHorizon', () => {
   // First sent 2026-11-01T00:00:00Z; markers kept 10 days, so until 2026-11-11T00:00:00Z; the copy needs 1 hour of them.
   const first = Date.parse('2026-11-01T00:00:00Z');
-  const check = (now: string) => checkResubmitHorizon({ firstEnqueuedAtEpochMs: first, nowEpochMs: Date.parse(now), markerTtlSeconds: 864_000, marginSeconds: 3600 });
+  const check = (now: string) =>
+    checkResubmitHorizon({ firstEnqueuedAtEpochMs: first, nowEpochMs: Date.parse(now), markerTtlSeconds: 864_000, marginSeconds: 3600 });
 
   it('is safe while more than the margin of the markers is left, the rest being how long the copy may wait', () => {
-    expect(check('2026-11-10T22:59:59.999Z')).toEqual({ kind: 'safe', ageMs: 860_399_999, markersKeptUntilEpochMs: Date.parse('2026-11-11T00:00:00Z'), copyTimeToLiveMs: 1 });
+    expect(check('2026-11-10T22:59:59.999Z')).toEqual({
+      kind: 'safe',
+      ageMs: 860_399_999,
+      markersKeptUntilEpochMs: Date.parse('2026-11-11T00:00:00Z'),
+      copyTimeToLiveMs: 1,
+    });
     expect(check('2026-11-01T00:00:00Z')).toMatchObject({ kind: 'safe', ageMs: 0, copyTimeToLiveMs: 860_400_000 });
   });
 
   it('says the markers may have expired from the instant only the margin is left', () => {
-    expect(check('2026-11-10T23:00:00Z')).toEqual({ kind: 'markers-may-have-expired', ageMs: 864_000_000 - 3_600_000, markersKeptUntilEpochMs: Date.parse('2026-11-11T00:00:00Z') });
+    expect(check('2026-11-10T23:00:00Z')).toEqual({
+      kind: 'markers-may-have-expired',
+      ageMs: 864_000_000 - 3_600_000,
+      markersKeptUntilEpochMs: Date.parse('2026-11-11T00:00:00Z'),
+    });
     expect(check('2026-12-01T00:00:00Z').kind).toBe('markers-may-have-expired');
   });
 });

@@ -10,8 +10,16 @@ describe('delayed retries', () => {
   });
 
   it('schedule the next copy, numbered one past the attempt the message carries', () => {
-    expect(decideDelayedRetry(0, firstFailure, firstFailure, policy)).toEqual({ kind: 'schedule', attempt: 1, enqueueAtEpochMs: Date.parse('2026-12-01T10:00:30Z') });
-    expect(decideDelayedRetry(3, firstFailure, Date.parse('2026-12-01T10:10:00Z'), policy)).toEqual({ kind: 'schedule', attempt: 4, enqueueAtEpochMs: Date.parse('2026-12-01T10:14:00Z') });
+    expect(decideDelayedRetry(0, firstFailure, firstFailure, policy)).toEqual({
+      kind: 'schedule',
+      attempt: 1,
+      enqueueAtEpochMs: Date.parse('2026-12-01T10:00:30Z'),
+    });
+    expect(decideDelayedRetry(3, firstFailure, Date.parse('2026-12-01T10:10:00Z'), policy)).toEqual({
+      kind: 'schedule',
+      attempt: 4,
+      enqueueAtEpochMs: Date.parse('2026-12-01T10:14:00Z'),
+    });
   });
 
   it('end when the next copy would be due after the budget from the first failure', () => {

@@ -39,7 +39,7 @@ describe('after the claim batch committed', () => {
     expect(await t.outboxEntries('o-1')).toBe(1);
   });
 
-  it('answers 202, not 503, when the key record\'s completion fails; the retry completes it and replays', async () => {
+  it("answers 202, not 503, when the key record's completion fails; the retry completes it and replays", async () => {
     const t = setUp();
     t.store.failCompletion = true;
 
@@ -121,7 +121,7 @@ describe('the claim batch applied, its answer lost', () => {
     expect(await t.outboxEntries('o-1')).toBe(1);
   });
 
-  it('answers 409 order-exists when the claim read back is another key\'s: that key\'s batch won, this one wrote nothing', async () => {
+  it("answers 409 order-exists when the claim read back is another key's: that key's batch won, this one wrote nothing", async () => {
     const t = setUp();
     const gate = new Gate();
     t.store.holdBeforeClaimBatch = gate;
@@ -129,7 +129,15 @@ describe('the claim batch applied, its answer lost', () => {
     const submitted = intakeOn(t.store, t.clock).submit(orderRequest('k-1', orderPlaced('o-1')));
     await gate.reached();
     // Another key's claim for o-1 lands between this request's reads and its batch, which the store then refuses.
-    const claim: OrderIntakeClaim = { id: orderIntakeClaimId('o-1'), orderId: 'o-1', docType: 'intake', idempotencyKey: 'k-other', fingerprint: 'f', response: { status: 202, headers: {}, body: {} }, acceptedAt: '2026-12-01T09:59:59.000Z' };
+    const claim: OrderIntakeClaim = {
+      id: orderIntakeClaimId('o-1'),
+      orderId: 'o-1',
+      docType: 'intake',
+      idempotencyKey: 'k-other',
+      fingerprint: 'f',
+      response: { status: 202, headers: {}, body: {} },
+      acceptedAt: '2026-12-01T09:59:59.000Z',
+    };
     await t.memory.commit('o-1', [create(claim)]);
     gate.open();
 
@@ -140,7 +148,7 @@ describe('the claim batch applied, its answer lost', () => {
 });
 
 describe('the claim read back after a lost answer', () => {
-  it('lets an error other than the store\'s unavailability through, as every unexpected error is', async () => {
+  it("lets an error other than the store's unavailability through, as every unexpected error is", async () => {
     const t = setUp();
     t.store.loseClaimBatchAnswerOnce = true;
     let batchSent = false;

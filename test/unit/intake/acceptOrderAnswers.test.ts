@@ -95,13 +95,16 @@ describe('a retry whose key record was left in progress', () => {
 
     const retry = await intakeOn(t.store.sibling(), t.clock).submit(orderRequest('k-2', orderPlaced('o-1')));
 
-    expect([retry.status, bodyOf(retry)]).toEqual([409, {
-      type: problemType('order-exists'),
-      title: 'The order exists',
-      status: 409,
-      detail: 'order o-1 was already submitted with another Idempotency-Key; it is not submitted again',
-      orderId: 'o-1',
-    }]);
+    expect([retry.status, bodyOf(retry)]).toEqual([
+      409,
+      {
+        type: problemType('order-exists'),
+        title: 'The order exists',
+        status: 409,
+        detail: 'order o-1 was already submitted with another Idempotency-Key; it is not submitted again',
+        orderId: 'o-1',
+      },
+    ]);
   });
 });
 
@@ -124,7 +127,7 @@ describe('a request still being handled', () => {
         type: problemType('request-in-progress'),
         title: 'A request with this Idempotency-Key is still being handled',
         status: 409,
-        detail: 'retry after 1 s with the same key and body; you will get that request\'s response',
+        detail: "retry after 1 s with the same key and body; you will get that request's response",
         orderId: 'o-1',
       },
     });
@@ -141,7 +144,7 @@ describe('a key reused with another body', () => {
 });
 
 describe('the OrderPlaced entry', () => {
-  it('carries the MessageId naming the order and an OrderPlaced body\'s digest, as every producer of OrderPlaced derives it', async () => {
+  it("carries the MessageId naming the order and an OrderPlaced body's digest, as every producer of OrderPlaced derives it", async () => {
     const t = setUp();
     const order = orderPlaced('o-1');
     const answer = await intakeOn(t.store, t.clock).submit(orderRequest('k-1', order));
@@ -151,8 +154,8 @@ describe('the OrderPlaced entry', () => {
   });
 });
 
-describe('the claim batch\'s answer lost', () => {
-  it('replays the claim of a copy of this same request that won the batch, not this copy\'s own answer', async () => {
+describe("the claim batch's answer lost", () => {
+  it("replays the claim of a copy of this same request that won the batch, not this copy's own answer", async () => {
     const t = setUp();
     const gate = new Gate();
     t.store.holdBeforeClaimBatch = gate;
@@ -168,7 +171,11 @@ describe('the claim batch\'s answer lost', () => {
       docType: 'intake',
       idempotencyKey: 'k-1',
       fingerprint,
-      response: { status: 202, headers: { 'Content-Type': 'application/json' }, body: { orderId: 'o-1', status: 'accepted', messageId: 'o-1~winner', acceptedAt: '2026-12-01T09:59:59.000Z' } },
+      response: {
+        status: 202,
+        headers: { 'Content-Type': 'application/json' },
+        body: { orderId: 'o-1', status: 'accepted', messageId: 'o-1~winner', acceptedAt: '2026-12-01T09:59:59.000Z' },
+      },
       acceptedAt: '2026-12-01T09:59:59.000Z',
     };
     await t.memory.commit('o-1', [create(winner)]);
@@ -180,7 +187,7 @@ describe('the claim batch\'s answer lost', () => {
     expect(intake.log.lines.map((l) => l.record.outcome)).toEqual(['duplicate']);
   });
 
-  it('lets an error other than the store\'s unavailability through, even when the batch was applied', async () => {
+  it("lets an error other than the store's unavailability through, even when the batch was applied", async () => {
     const t = setUp();
     const store: DocumentStore = {
       read: (pk, id) => t.store.read(pk, id),
@@ -195,7 +202,7 @@ describe('the claim batch\'s answer lost', () => {
     await expect(intakeOn(store, t.clock).submit(orderRequest('k-1', orderPlaced('o-1')))).rejects.toThrow('a bug after the batch');
   });
 
-  it('logs the batch\'s own failure as the reason for the 503 when the claim cannot be read back either', async () => {
+  it("logs the batch's own failure as the reason for the 503 when the claim cannot be read back either", async () => {
     const t = setUp();
     t.store.loseClaimBatchAnswerOnce = true;
     t.store.failReadsAfterClaimBatch = [orderIntakeClaimId('o-1')];
@@ -204,18 +211,22 @@ describe('the claim batch\'s answer lost', () => {
     const unknown = await intake.submit(orderRequest('k-1', orderPlaced('o-1')));
 
     expect(unknown.status).toBe(503);
-    expect(intake.log.lines.map((l) => [l.record.outcome, l.record.reason])).toEqual([['unavailable', 'the store\'s answer to the claim batch was lost (injected)']]);
+    expect(intake.log.lines.map((l) => [l.record.outcome, l.record.reason])).toEqual([
+      ['unavailable', "the store's answer to the claim batch was lost (injected)"],
+    ]);
   });
 });
 
 describe('completing the key record', () => {
-  it('lets an error other than the store\'s unavailability through', async () => {
+  it("lets an error other than the store's unavailability through", async () => {
     const t = setUp();
     const store: DocumentStore = {
       read: (pk, id) => t.store.read(pk, id),
       find: (query) => t.store.find(query),
       commit: (pk, operations) =>
-        operations.some((op) => (op.document as { state?: string }).state === 'completed') ? Promise.reject(new Error('not a store outage')) : t.store.commit(pk, operations),
+        operations.some((op) => (op.document as { state?: string }).state === 'completed')
+          ? Promise.reject(new Error('not a store outage'))
+          : t.store.commit(pk, operations),
     };
 
     await expect(intakeOn(store, t.clock).submit(orderRequest('k-1', orderPlaced('o-1')))).rejects.toThrow('not a store outage');

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore, TransientStoreError, create, replace } from '../../../src/idempotency/index.js';
 import type { DocumentStore } from '../../../src/idempotency/index.js';
-import { accepted, acceptOrderOnce, intakeKeyRecordId, orderIntakeClaimId, orderPlacedOutboxId, readOrderRequest, releaseKey, sharedCaller } from '../../../src/intake/index.js';
+import {
+  accepted,
+  acceptOrderOnce,
+  intakeKeyRecordId,
+  orderIntakeClaimId,
+  orderPlacedOutboxId,
+  readOrderRequest,
+  releaseKey,
+  sharedCaller,
+} from '../../../src/intake/index.js';
 import type { CallerOrderRequest, IntakeKeyRecord, OrderIntakeClaim } from '../../../src/intake/index.js';
 import { newOutboxDocument, orderIntakeSource } from '../../../src/outbox/index.js';
 import type { OutboxDocument } from '../../../src/outbox/index.js';
@@ -18,7 +27,15 @@ function intake(maxConcurrencyAttempts = 5) {
   let nowMs = startMs;
   const memory = new InMemoryDocumentStore(() => nowMs);
   const store = new InterleavingStore(memory);
-  const ctx = { store, now: () => new Date(nowMs), ordersQueueName: 'orders', keyRetentionSeconds: 172_800, leaseSeconds: 10, maxConcurrencyAttempts, callerIdentity: 'shared' as const };
+  const ctx = {
+    store,
+    now: () => new Date(nowMs),
+    ordersQueueName: 'orders',
+    keyRetentionSeconds: 172_800,
+    leaseSeconds: 10,
+    maxConcurrencyAttempts,
+    callerIdentity: 'shared' as const,
+  };
   const keyId = (key: string) => intakeKeyRecordId(key);
   const keyRecord = async (key: string) => (await memory.read<IntakeKeyRecord>(keyId(key), keyId(key)))?.document;
   /** Another writer changes the key's record (its etag moves), with whatever it changes. */
@@ -52,7 +69,7 @@ const isKeyWrite = (owner?: string) => (_pk: string, ops: readonly { document: u
   ops.some((op) => (op.document as IntakeKeyRecord).docType === 'intake-key' && (owner === undefined || (op.document as IntakeKeyRecord).owner === owner));
 
 describe('two copies of one request', () => {
-  it('answers 409 in progress to the copy whose key record lost to another copy\'s, which is still being handled', async () => {
+  it("answers 409 in progress to the copy whose key record lost to another copy's, which is still being handled", async () => {
     const t = intake();
     const request = await requestFor('k-1', 'o-1');
     t.store.beforeCommit(isKeyWrite('copy-b'), () => leftInProgress(t, request, 'copy-a'));
@@ -70,7 +87,10 @@ describe('two copies of one request', () => {
     t.store.beforeCommit(isKeyWrite('copy-b'), async () => {
       await leftInProgress(t, request, 'copy-a');
       // Between the 409 and the read, copy-a's record runs out (its retention ends).
-      t.store.beforeRead((_pk, id) => id === intakeKeyRecordId('k-1'), async () => t.advance(t.ctx.keyRetentionSeconds));
+      t.store.beforeRead(
+        (_pk, id) => id === intakeKeyRecordId('k-1'),
+        async () => t.advance(t.ctx.keyRetentionSeconds),
+      );
     });
     const [readsBefore, commitsBefore] = [t.store.reads, t.store.commits];
 
@@ -80,7 +100,12 @@ describe('two copies of one request', () => {
     expect(await t.keyRecord('k-1')).toMatchObject({ owner: 'copy-b', state: 'completed' });
     expect(await t.memory.read('o-1', orderPlacedOutboxId('o-1'))).toBeDefined();
     // Key: read, create (409), read (gone), read, create; then the claim and order reads, the claim batch, the completion.
-    expect(t.store.commitLog.slice(commitsBefore).filter((c) => isKeyWrite('copy-b')(c.partitionKey, c.operations)).map((c) => c.operations[0]?.kind)).toEqual(['create', 'create', 'replace']);
+    expect(
+      t.store.commitLog
+        .slice(commitsBefore)
+        .filter((c) => isKeyWrite('copy-b')(c.partitionKey, c.operations))
+        .map((c) => c.operations[0]?.kind),
+    ).toEqual(['create', 'create', 'replace']);
     expect(t.store.reads - readsBefore).toBe(5);
   });
 
@@ -89,7 +114,9 @@ describe('two copies of one request', () => {
     const request = await requestFor('k-1', 'o-1');
     await leftInProgress(t, request, 'dead');
     t.advance(11);
-    t.store.beforeCommit(isKeyWrite('retry-b'), () => t.rewriteKeyRecord('k-1', (r) => ({ ...r, owner: 'retry-c', leaseExpiresAt: new Date(t.ctx.now().getTime() + 10_000).toISOString() })));
+    t.store.beforeCommit(isKeyWrite('retry-b'), () =>
+      t.rewriteKeyRecord('k-1', (r) => ({ ...r, owner: 'retry-c', leaseExpiresAt: new Date(t.ctx.now().getTime() + 10_000).toISOString() })),
+    );
 
     const result = await acceptOrderOnce(request, 'retry-b', t.ctx);
 
@@ -126,19 +153,37 @@ describe('two copies of one request', () => {
   });
 });
 
-describe('a takeover that meets the slow owner\'s claim (found by npm run explore -- --property intake, seed 7)', () => {
-  it('answers the claim\'s 202, not 503, when the order read beside the claim read fails: the claim alone decides', async () => {
+describe("a takeover that meets the slow owner's claim (found by npm run explore -- --property intake, seed 7)", () => {
+  it("answers the claim's 202, not 503, when the order read beside the claim read fails: the claim alone decides", async () => {
     const t = intake();
     const request = await requestFor('k-1', 'o-1');
     // copy-a is slow, not dead: its lease runs out, then its claim batch commits just before retry-b's takeover.
     await leftInProgress(t, request, 'copy-a');
     t.advance(11);
     const acceptedAt = t.ctx.now().toISOString();
-    const claim: OrderIntakeClaim = { id: orderIntakeClaimId('o-1'), orderId: 'o-1', docType: 'intake', idempotencyKey: 'k-1', fingerprint: request.fingerprint, response: accepted('o-1', 'o-1~copy-a', acceptedAt), acceptedAt };
-    const entry = newOutboxDocument({ id: orderPlacedOutboxId('o-1'), orderId: 'o-1', eventType: 'OrderPlaced', destination: 'orders', body: request.order, createdAt: acceptedAt, messageId: 'o-1~copy-a', source: orderIntakeSource });
+    const claim: OrderIntakeClaim = {
+      id: orderIntakeClaimId('o-1'),
+      orderId: 'o-1',
+      docType: 'intake',
+      idempotencyKey: 'k-1',
+      fingerprint: request.fingerprint,
+      response: accepted('o-1', 'o-1~copy-a', acceptedAt),
+      acceptedAt,
+    };
+    const entry = newOutboxDocument({
+      id: orderPlacedOutboxId('o-1'),
+      orderId: 'o-1',
+      eventType: 'OrderPlaced',
+      destination: 'orders',
+      body: request.order,
+      createdAt: acceptedAt,
+      messageId: 'o-1~copy-a',
+      source: orderIntakeSource,
+    });
     t.store.beforeCommit(isKeyWrite('retry-b'), async () => expect((await t.memory.commit('o-1', [create(claim), create(entry)])).kind).toBe('committed'));
     const orderReadFails: DocumentStore = {
-      read: (pk, id) => (pk === 'o-1' && id === 'o-1' ? Promise.reject(new TransientStoreError('503 reading the order (injected)', 503)) : t.store.read(pk, id)),
+      read: (pk, id) =>
+        pk === 'o-1' && id === 'o-1' ? Promise.reject(new TransientStoreError('503 reading the order (injected)', 503)) : t.store.read(pk, id),
       find: (query) => t.store.find(query),
       commit: (pk, ops) => t.store.commit(pk, ops),
     };
@@ -156,7 +201,8 @@ describe('a takeover that meets the slow owner\'s claim (found by npm run explor
     const t = intake();
     const request = await requestFor('k-1', 'o-1');
     const failing: DocumentStore = {
-      read: (pk, readId) => (pk === 'o-1' && readId === id ? Promise.reject(new TransientStoreError(`503 reading ${id} (injected)`, 503)) : t.store.read(pk, readId)),
+      read: (pk, readId) =>
+        pk === 'o-1' && readId === id ? Promise.reject(new TransientStoreError(`503 reading ${id} (injected)`, 503)) : t.store.read(pk, readId),
       find: (query) => t.store.find(query),
       commit: (pk, ops) => t.store.commit(pk, ops),
     };
@@ -216,7 +262,10 @@ describe('the order claim', () => {
 
     const result = await acceptOrderOnce({ ...changed, caller: sharedCaller }, 'late', t.ctx);
 
-    expect(result).toMatchObject({ outcome: 'conflict', response: { status: 422, body: { type: 'urn:idempotent-order-consumer:problem:idempotency-key-reused' } } });
+    expect(result).toMatchObject({
+      outcome: 'conflict',
+      response: { status: 422, body: { type: 'urn:idempotent-order-consumer:problem:idempotency-key-reused' } },
+    });
     expect(result.response.body).not.toHaveProperty('orderId');
   });
 
@@ -226,7 +275,8 @@ describe('the order claim', () => {
     await acceptOrderOnce(await requestFor('k-1', 'o-1'), 'a', t.ctx, traceparent);
     await acceptOrderOnce(await requestFor('k-2', 'o-2'), 'b', t.ctx);
     const propertiesOf = async (orderId: string) =>
-      ((await t.memory.read<{ id: string; message: { applicationProperties: Record<string, unknown> } }>(orderId, orderPlacedOutboxId(orderId)))?.document.message.applicationProperties);
+      (await t.memory.read<{ id: string; message: { applicationProperties: Record<string, unknown> } }>(orderId, orderPlacedOutboxId(orderId)))?.document
+        .message.applicationProperties;
     expect(await propertiesOf('o-1')).toMatchObject({ 'Diagnostic-Id': traceparent });
     expect(await propertiesOf('o-2')).not.toHaveProperty('Diagnostic-Id');
   });
@@ -263,13 +313,31 @@ describe('a deploy: the previous release (MessageId = the order id) and this one
     await leftInProgress(t, request, 'previous-release');
     const { orderId } = request.order;
     const acceptedAt = t.ctx.now().toISOString();
-    const claim: OrderIntakeClaim = { id: orderIntakeClaimId(orderId), orderId, docType: 'intake', idempotencyKey: request.idempotencyKey, fingerprint: request.fingerprint, response: accepted(orderId, orderId, acceptedAt), acceptedAt };
-    const entry = newOutboxDocument({ id: orderPlacedOutboxId(orderId), orderId, eventType: 'OrderPlaced', destination: 'orders', body: request.order, createdAt: acceptedAt, messageId: orderId, source: orderIntakeSource });
+    const claim: OrderIntakeClaim = {
+      id: orderIntakeClaimId(orderId),
+      orderId,
+      docType: 'intake',
+      idempotencyKey: request.idempotencyKey,
+      fingerprint: request.fingerprint,
+      response: accepted(orderId, orderId, acceptedAt),
+      acceptedAt,
+    };
+    const entry = newOutboxDocument({
+      id: orderPlacedOutboxId(orderId),
+      orderId,
+      eventType: 'OrderPlaced',
+      destination: 'orders',
+      body: request.order,
+      createdAt: acceptedAt,
+      messageId: orderId,
+      source: orderIntakeSource,
+    });
     expect((await t.memory.commit(orderId, [create(claim), create(entry)])).kind).toBe('committed');
   }
-  const entriesOf = (t: ReturnType<typeof intake>, orderId: string) => t.memory.list(orderId).filter((d) => (d as { docType?: string }).docType === 'outbox') as OutboxDocument[];
+  const entriesOf = (t: ReturnType<typeof intake>, orderId: string) =>
+    t.memory.list(orderId).filter((d) => (d as { docType?: string }).docType === 'outbox') as OutboxDocument[];
 
-  it('replays the previous release\'s answer to a retry this release serves, its MessageId the one its entry carries, and writes no second entry', async () => {
+  it("replays the previous release's answer to a retry this release serves, its MessageId the one its entry carries, and writes no second entry", async () => {
     const t = intake();
     const request = await requestFor('k-1', 'o-1');
     await previousReleaseBatch(t, request);
@@ -280,7 +348,7 @@ describe('a deploy: the previous release (MessageId = the order id) and this one
     expect(entriesOf(t, 'o-1').map((e) => e.message.messageId)).toEqual(['o-1']);
   });
 
-  it('keeps one entry when this release takes over the previous release\'s expired lease: the claim decides, not the release', async () => {
+  it("keeps one entry when this release takes over the previous release's expired lease: the claim decides, not the release", async () => {
     const t = intake();
     const request = await requestFor('k-1', 'o-1');
     await previousReleaseBatch(t, request);
@@ -291,7 +359,7 @@ describe('a deploy: the previous release (MessageId = the order id) and this one
     expect(entriesOf(t, 'o-1')).toHaveLength(1);
   });
 
-  it('writes this release\'s MessageId when the previous release died before its batch, and the answer names it', async () => {
+  it("writes this release's MessageId when the previous release died before its batch, and the answer names it", async () => {
     const t = intake();
     const request = await requestFor('k-1', 'o-1');
     await leftInProgress(t, request, 'previous-release');

@@ -10,16 +10,19 @@ const chunkBytes = 1024;
 /** A body sent in chunks with no Content-Length, far larger than any order; counts what was pulled. */
 function chunkedBody(totalChunks: number, firstBytes: Uint8Array = new Uint8Array(0)) {
   const pulled = { chunks: 0, cancelled: false };
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (pulled.chunks === totalChunks) return controller.close();
-      controller.enqueue(pulled.chunks === 0 && firstBytes.length > 0 ? firstBytes : new Uint8Array(chunkBytes).fill(0x20));
-      pulled.chunks += 1;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (pulled.chunks === totalChunks) return controller.close();
+        controller.enqueue(pulled.chunks === 0 && firstBytes.length > 0 ? firstBytes : new Uint8Array(chunkBytes).fill(0x20));
+        pulled.chunks += 1;
+      },
+      cancel() {
+        pulled.cancelled = true;
+      },
     },
-    cancel() {
-      pulled.cancelled = true;
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   return { body, pulled };
 }
 
@@ -34,7 +37,13 @@ describe('readOrderRequest: the body read with a bound', () => {
   it('answers 413 for a chunked body over the limit having read no more than the limit and one chunk, and stops the sender', async () => {
     const { body, pulled } = chunkedBody(8192); // 8 MiB
     const response = await readOrderRequest(request(body), 4096);
-    expect(response).toMatchObject({ status: 413, body: { type: 'urn:idempotent-order-consumer:problem:body-too-large', detail: 'the body is over 4096 bytes; an order may be at most 4096 bytes (INTAKE_MAX_BODY_BYTES)' } });
+    expect(response).toMatchObject({
+      status: 413,
+      body: {
+        type: 'urn:idempotent-order-consumer:problem:body-too-large',
+        detail: 'the body is over 4096 bytes; an order may be at most 4096 bytes (INTAKE_MAX_BODY_BYTES)',
+      },
+    });
     expect(pulled.chunks).toBeLessThanOrEqual(4096 / chunkBytes + 1);
     expect(pulled.cancelled).toBe(true);
   });
@@ -57,7 +66,14 @@ describe('readOrderRequest: the body read with a bound', () => {
   });
 
   it('takes a request with no body for an empty one: not JSON', async () => {
-    const response = await readOrderRequest({ headers: new Headers({ 'Content-Type': 'application/json', 'Idempotency-Key': 'k-1' }), body: null, readBody: () => Promise.resolve(new Uint8Array(0)) } as IntakeHttpRequest, 4096);
+    const response = await readOrderRequest(
+      {
+        headers: new Headers({ 'Content-Type': 'application/json', 'Idempotency-Key': 'k-1' }),
+        body: null,
+        readBody: () => Promise.resolve(new Uint8Array(0)),
+      } as IntakeHttpRequest,
+      4096,
+    );
     expect(response).toMatchObject({ status: 400, body: { type: 'urn:idempotent-order-consumer:problem:body-not-json' } });
   });
 });

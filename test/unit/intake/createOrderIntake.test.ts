@@ -10,7 +10,12 @@ import { TestMetricReader } from '../../support/testMetricReader.js';
 
 // The composition root: the intake the function app builds from its settings, with the store,
 // clock and meter a host (or a test) hands it, and the real ones when it hands none.
-const settings = loadSettings({ ServiceBusConnection: 'Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=k', ORDERS_QUEUE_NAME: 'orders', COSMOS_ENDPOINT: 'https://127.0.0.1:8081/', RETRY_STATE_SIGNING_KEY: 'k'.repeat(32) });
+const settings = loadSettings({
+  ServiceBusConnection: 'Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=k',
+  ORDERS_QUEUE_NAME: 'orders',
+  COSMOS_ENDPOINT: 'https://127.0.0.1:8081/',
+  RETRY_STATE_SIGNING_KEY: 'k'.repeat(32),
+});
 const accept = (intake: ReturnType<typeof createOrderIntake>, orderId: string) =>
   intake.handle(orderRequest(`k-${orderId}`, orderPlaced(orderId)), { invocationId: 'invocation-1', log: new RecordingLog() });
 

@@ -19,7 +19,7 @@ function entraIntake() {
 }
 
 describe('keys and orders scoped to the Entra ID principal', () => {
-  it('stores each principal\'s key under its own id, with the caller, and the shared scope\'s id as earlier releases wrote it', () => {
+  it("stores each principal's key under its own id, with the caller, and the shared scope's id as earlier releases wrote it", () => {
     expect(intakeKeyRecordId('abc')).toBe('intake-key|abc');
     expect(intakeKeyRecordId('abc', { kind: 'shared' })).toBe('intake-key|abc');
     expect(intakeKeyRecordId('abc', alice)).toBe('intake-key|entra:aaaaaaaa-0000-0000-0000-000000000001|abc');
@@ -41,12 +41,14 @@ describe('keys and orders scoped to the Entra ID principal', () => {
     expect((await store.read<OrderIntakeClaim>('o-bob', orderIntakeClaimId('o-bob')))?.document.caller).toBe(`entra:${bob.objectId}`);
   });
 
-  it('answers another principal\'s order id, with its key and body or its own, as an id taken outside the intake: one 409 naming nothing', async () => {
+  it("answers another principal's order id, with its key and body or its own, as an id taken outside the intake: one 409 naming nothing", async () => {
     const { store, submit } = entraIntake();
     const accepted = await submit(orderRequest('k-1', orderPlaced('o-alice'), as(alice)));
     const sameRequest = await submit(orderRequest('k-1', orderPlaced('o-alice'), as(bob)));
     const ownKey = await submit(orderRequest('k-bob', orderPlaced('o-alice', { customerId: 'c-bob' }), as(bob)));
-    await store.commit('o-queue', [create(newOrderDocument(orderPlaced('o-queue'), { messageId: 'm-queue', dedupKey: 'm-queue', fingerprint: 'f', processedAt: '2026-12-01T09:00:00Z' }))]);
+    await store.commit('o-queue', [
+      create(newOrderDocument(orderPlaced('o-queue'), { messageId: 'm-queue', dedupKey: 'm-queue', fingerprint: 'f', processedAt: '2026-12-01T09:00:00Z' })),
+    ]);
     const placedOnQueue = await submit(orderRequest('k-bob-2', orderPlaced('o-queue'), as(bob)));
     for (const answer of [sameRequest, ownKey]) {
       expect(answer).toMatchObject({ status: 409, body: { type: 'urn:idempotent-order-consumer:problem:order-exists', title: 'The order id is taken' } });

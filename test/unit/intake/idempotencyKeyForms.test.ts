@@ -59,7 +59,9 @@ describe('the Idempotency-Key in either form', () => {
     const bareAgain = await submit(withKeyHeader('abc'));
     expect(bare.status).toBe(202);
     expect([quoted, bareAgain]).toEqual([bare, bare].map((r) => ({ ...r, headers: { ...r.headers, 'Idempotent-Replayed': 'true' } })));
-    expect((await store.find<IntakeKeyRecord>({ docType: 'intake-key' })).map((r) => [r.document.id, r.document.idempotencyKey])).toEqual([['intake-key|abc', 'abc']]);
+    expect((await store.find<IntakeKeyRecord>({ docType: 'intake-key' })).map((r) => [r.document.id, r.document.idempotencyKey])).toEqual([
+      ['intake-key|abc', 'abc'],
+    ]);
   });
 
   it('refuses a key with a control character with 400 and a problem that names it, writing nothing', async () => {
@@ -69,7 +71,10 @@ describe('the Idempotency-Key in either form', () => {
     expect(refused).toMatchObject({
       status: 400,
       headers: { 'Content-Type': 'application/problem+json' },
-      body: { type: 'urn:idempotent-order-consumer:problem:idempotency-key-malformed', detail: 'the Idempotency-Key holds a control character (U+0009) at position 3; a key is visible ASCII only' },
+      body: {
+        type: 'urn:idempotent-order-consumer:problem:idempotency-key-malformed',
+        detail: 'the Idempotency-Key holds a control character (U+0009) at position 3; a key is visible ASCII only',
+      },
     });
     expect(await store.find({ docType: 'intake-key' })).toEqual([]);
   });

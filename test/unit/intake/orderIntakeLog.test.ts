@@ -11,7 +11,7 @@ const recordOf = (log: { lines: { level: string; record: Record<string, unknown>
   return log.lines[0] as { level: string; record: Record<string, unknown> };
 };
 
-describe('the intake\'s log line', () => {
+describe("the intake's log line", () => {
   it('for an accepted order: its key, order, status, no reason, and a duration in milliseconds', async () => {
     const { submit, log } = intakeOn(new InMemoryDocumentStore(), new TestClock());
     await submit(orderRequest('k-1', orderPlaced('o-1')));
@@ -50,14 +50,20 @@ describe('the intake\'s log line', () => {
       read: (pk, id) => inner.read(pk, id),
       find: (q) => inner.find(q),
       commit: (pk: string, ops: readonly WriteOperation[]): Promise<CommitResult> =>
-        ops.some((op) => (op.document as { docType?: string }).docType === 'intake') ? Promise.reject(new TransientStoreError('503 from the store')) : inner.commit(pk, ops),
+        ops.some((op) => (op.document as { docType?: string }).docType === 'intake')
+          ? Promise.reject(new TransientStoreError('503 from the store'))
+          : inner.commit(pk, ops),
     };
     const { submit, log } = intakeOn(failing, new TestClock());
     const response = await submit(orderRequest('k-1', orderPlaced('o-1')));
     expect(response).toMatchObject({
       status: 503,
       headers: { 'Retry-After': '5' },
-      body: { title: 'Try again shortly', detail: 'the order store is unavailable for now, so this request has no answer yet; retry with the same Idempotency-Key and body: the retry gets the answer (the same 202 if the order was accepted), never a second order' },
+      body: {
+        title: 'Try again shortly',
+        detail:
+          'the order store is unavailable for now, so this request has no answer yet; retry with the same Idempotency-Key and body: the retry gets the answer (the same 202 if the order was accepted), never a second order',
+      },
     });
     const { record } = recordOf(log);
     expect(record).toMatchObject({ outcome: 'unavailable', status: 503, replayed: false, reason: '503 from the store' });

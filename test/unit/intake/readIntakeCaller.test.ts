@@ -13,7 +13,16 @@ describe('readIntakeCaller', () => {
 
   it('takes the object id claim of x-ms-client-principal, in either claim type, lower-cased', () => {
     for (const typ of ['http://schemas.microsoft.com/identity/claims/objectidentifier', 'oid']) {
-      const sent = headers({ 'x-ms-client-principal': principal({ auth_typ: 'aad', claims: [{ typ: 'name', val: 'x' }, { typ, val: oid.toUpperCase() }] }), 'x-ms-client-principal-id': 'other' });
+      const sent = headers({
+        'x-ms-client-principal': principal({
+          auth_typ: 'aad',
+          claims: [
+            { typ: 'name', val: 'x' },
+            { typ, val: oid.toUpperCase() },
+          ],
+        }),
+        'x-ms-client-principal-id': 'other',
+      });
       expect(readIntakeCaller(sent, 'entra')).toEqual({ kind: 'entra', objectId: oid });
     }
   });
@@ -28,13 +37,23 @@ describe('readIntakeCaller', () => {
       [{ 'x-ms-client-principal': 'not base64 json' }, 'x-ms-client-principal is not base64-encoded JSON'],
       [{ 'x-ms-client-principal': principal({ auth_typ: 'aad' }) }, 'x-ms-client-principal has no claims array'],
       [{ 'x-ms-client-principal': principal({ claims: [{ typ: 'name', val: 'x' }] }) }, 'x-ms-client-principal has no object id (oid) claim'],
-      [{ 'x-ms-client-principal': principal({ claims: [{ typ: 'oid', val: 'a b' }] }) }, `the oid claim of x-ms-client-principal is not 1 to ${maxPrincipalIdLength} visible ASCII characters`],
-      [{ 'x-ms-client-principal-id': 'x'.repeat(maxPrincipalIdLength + 1) }, `x-ms-client-principal-id is not 1 to ${maxPrincipalIdLength} visible ASCII characters`],
+      [
+        { 'x-ms-client-principal': principal({ claims: [{ typ: 'oid', val: 'a b' }] }) },
+        `the oid claim of x-ms-client-principal is not 1 to ${maxPrincipalIdLength} visible ASCII characters`,
+      ],
+      [
+        { 'x-ms-client-principal-id': 'x'.repeat(maxPrincipalIdLength + 1) },
+        `x-ms-client-principal-id is not 1 to ${maxPrincipalIdLength} visible ASCII characters`,
+      ],
       [{ 'x-ms-client-principal': 'A'.repeat(32 * 1024 + 1) }, 'x-ms-client-principal is over 32768 characters'],
     ];
     for (const [sent, reason] of cases) {
       const answer = readIntakeCaller(headers(sent), 'entra');
-      expect(answer, reason).toMatchObject({ status: 401, headers: { 'WWW-Authenticate': 'Bearer' }, body: { type: 'urn:idempotent-order-consumer:problem:caller-unauthenticated' } });
+      expect(answer, reason).toMatchObject({
+        status: 401,
+        headers: { 'WWW-Authenticate': 'Bearer' },
+        body: { type: 'urn:idempotent-order-consumer:problem:caller-unauthenticated' },
+      });
       expect(detailOf(answer)).toContain(reason);
     }
   });

@@ -28,17 +28,28 @@ describe('readOrderRequest: each refusal, as a client sees it', () => {
   });
 
   it('takes a key of white space for no key at all', async () => {
-    expect(problemOf(await read(withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': '   ' })))).toMatchObject({ status: 400, detail: expect.stringContaining('send an Idempotency-Key header') });
+    expect(problemOf(await read(withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': '   ' })))).toMatchObject({
+      status: 400,
+      detail: expect.stringContaining('send an Idempotency-Key header'),
+    });
   });
 
   it('says how long the key is and how long it may be', async () => {
-    expect(problemOf(await read(orderRequest('k'.repeat(256), orderPlaced('o-1')))).detail).toBe('the Idempotency-Key is 256 characters; at most 255 are allowed');
-    expect(problemOf(await read(withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': '"abc' }))).detail).toContain('one non-empty sf-string (RFC 8941)');
+    expect(problemOf(await read(orderRequest('k'.repeat(256), orderPlaced('o-1')))).detail).toBe(
+      'the Idempotency-Key is 256 characters; at most 255 are allowed',
+    );
+    expect(problemOf(await read(withHeaders({ 'Content-Type': 'application/json', 'Idempotency-Key': '"abc' }))).detail).toContain(
+      'one non-empty sf-string (RFC 8941)',
+    );
   });
 
   it('says which media type it got, or that there was none, and which it takes', async () => {
     const got = problemOf(await read(orderRequest('k', orderPlaced('o-1'), { 'Content-Type': 'text/plain' })));
-    expect(got).toMatchObject({ status: 415, headers: { Accept: 'application/json' }, detail: 'send the order as application/json (UTF-8); the request has Content-Type text/plain' });
+    expect(got).toMatchObject({
+      status: 415,
+      headers: { Accept: 'application/json' },
+      detail: 'send the order as application/json (UTF-8); the request has Content-Type text/plain',
+    });
     const none = problemOf(await read(withHeaders({ 'Idempotency-Key': '"k"' })));
     expect(none.detail).toBe('send the order as application/json (UTF-8); the request has no Content-Type');
   });
@@ -52,13 +63,19 @@ describe('readOrderRequest: each refusal, as a client sees it', () => {
   });
 
   it('says how large the body is and what the limit is', async () => {
-    expect(problemOf(await read(orderRequest('k', 'x'.repeat(2000)))).detail).toBe('the body is over 1024 bytes; an order may be at most 1024 bytes (INTAKE_MAX_BODY_BYTES)');
-    expect(problemOf(await read(orderRequest('k', orderPlaced('o-1'), { 'Content-Length': '1025' }))).detail).toBe('the body is 1025 bytes; an order may be at most 1024 bytes (INTAKE_MAX_BODY_BYTES)');
+    expect(problemOf(await read(orderRequest('k', 'x'.repeat(2000)))).detail).toBe(
+      'the body is over 1024 bytes; an order may be at most 1024 bytes (INTAKE_MAX_BODY_BYTES)',
+    );
+    expect(problemOf(await read(orderRequest('k', orderPlaced('o-1'), { 'Content-Length': '1025' }))).detail).toBe(
+      'the body is 1025 bytes; an order may be at most 1024 bytes (INTAKE_MAX_BODY_BYTES)',
+    );
   });
 
-  it('says why the body is not JSON, and lists the order\'s problems in the detail too', async () => {
+  it("says why the body is not JSON, and lists the order's problems in the detail too", async () => {
     expect(problemOf(await read(orderRequest('k', '{'))).detail).toMatch(/^the body is not UTF-8 JSON: .+/);
-    expect(problemOf(await read(orderRequest('k', { ...orderPlaced('o-1'), currency: 'XXX1' }))).detail).toBe('currency: must be an ISO 4217 currency code such as EUR');
+    expect(problemOf(await read(orderRequest('k', { ...orderPlaced('o-1'), currency: 'XXX1' }))).detail).toBe(
+      'currency: must be an ISO 4217 currency code such as EUR',
+    );
   });
 
   it('fingerprints the order as the consumer fingerprints an OrderPlaced, so the two recognise one order', async () => {

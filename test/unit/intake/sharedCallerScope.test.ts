@@ -20,12 +20,17 @@ describe('the shared caller scope', () => {
     await submit(orderRequest('k-body', orderPlaced('o-1')));
     const reused = await submit(orderRequest('k-body', orderPlaced('o-1', { customerId: 'c-other' })));
     expect(reused.status).toBe(422);
-    expect((reused.body as { detail: string }).detail).toBe('this Idempotency-Key was already used with another request; retry with the body of the first request, or use a new key for a new request');
+    expect((reused.body as { detail: string }).detail).toBe(
+      'this Idempotency-Key was already used with another request; retry with the body of the first request, or use a new key for a new request',
+    );
   });
 
   it('trusts no x-ms-client-principal a client sends: two "principals" share one key', async () => {
     const { submit } = intakeOn(new InMemoryDocumentStore(), new TestClock());
-    const as = (oid: string) => ({ 'X-MS-CLIENT-PRINCIPAL-ID': oid, 'X-MS-CLIENT-PRINCIPAL': Buffer.from(JSON.stringify({ auth_typ: 'aad', claims: [{ typ: 'oid', val: oid }] })).toString('base64') });
+    const as = (oid: string) => ({
+      'X-MS-CLIENT-PRINCIPAL-ID': oid,
+      'X-MS-CLIENT-PRINCIPAL': Buffer.from(JSON.stringify({ auth_typ: 'aad', claims: [{ typ: 'oid', val: oid }] })).toString('base64'),
+    });
     expect((await submit(orderRequest('k-spoof', orderPlaced('o-a'), as('11111111-1111-1111-1111-111111111111')))).status).toBe(202);
     expect((await submit(orderRequest('k-spoof', orderPlaced('o-b'), as('22222222-2222-2222-2222-222222222222')))).status).toBe(422);
   });

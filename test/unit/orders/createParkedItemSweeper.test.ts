@@ -27,7 +27,7 @@ const settings = (env: Record<string, string> = {}) =>
 const meter = () => new MeterProvider().getMeter('unit');
 
 describe('createParkedItemSweeper', () => {
-  it('goes on from where the last run\'s full page ended, and wraps to the oldest once a page is short', async () => {
+  it("goes on from where the last run's full page ended, and wraps to the oldest once a page is short", async () => {
     const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     await leftParked(t, 'w-old', 'pay-old', 'PaymentReceived', paymentReceived('w-old'), flowStartMs);
     await leftParked(t, 'w-new', 'pay-new', 'PaymentReceived', paymentReceived('w-new'), flowStartMs + 100_000);
@@ -51,7 +51,12 @@ describe('createParkedItemSweeper', () => {
       const order = await t.memory.read<OrderDocument>('w1', 'w1');
       await t.memory.commit('w1', [replace(order!.document, order!.etag)]);
     });
-    const sweeper = createParkedItemSweeper(settings(), { store: t.store, now: t.ctx.now, sleep: (ms) => (pauses.push(ms), Promise.resolve()), meter: meter() });
+    const sweeper = createParkedItemSweeper(settings(), {
+      store: t.store,
+      now: t.ctx.now,
+      sleep: (ms) => (pauses.push(ms), Promise.resolve()),
+      meter: meter(),
+    });
     expect(await sweeper.sweep(new RecordingLog())).toMatchObject({ applied: 1, rejected: [] });
     expect(pauses).toHaveLength(1);
   });

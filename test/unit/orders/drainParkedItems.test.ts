@@ -89,13 +89,16 @@ describe('draining parked items in batches', () => {
     expect(t.parked('o1').find((p) => p.id === secondId)).toMatchObject({ state: 'applied', appliedAs: 'payment' });
   });
 
-  it("goes on when the marker behind a 409 is gone by the time it is read (its ttl ran out): the drain plans again, it does not fail", async () => {
+  it('goes on when the marker behind a 409 is gone by the time it is read (its ttl ran out): the drain plans again, it does not fail', async () => {
     const t = orderFlow();
     await placed(t);
     const payment = paymentReceived('o1', { paymentId: 'p-1', amount: 5 });
     await leftParked(t, 'o1', 'p-1', 'PaymentReceived', payment);
     t.store.beforeCommit(touches('parked'), async () => void (await t.send('p-1', 'PaymentReceived', payment)));
-    t.store.beforeRead((_pk, id) => id === inboxMarkerId('p-1'), async () => void t.advance(3601));
+    t.store.beforeRead(
+      (_pk, id) => id === inboxMarkerId('p-1'),
+      async () => void t.advance(3601),
+    );
     const result = await drainParkedItems('o1', t.ctx);
     expect(result).toEqual({ applied: 1, rejected: [] });
     expect(stillParked(t)).toEqual([]);

@@ -14,12 +14,15 @@ describe('records a sender can cause, each with a time-to-live', () => {
     await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
     expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1', { customerId: 'someone-else' }))).outcome.kind).toBe('conflict');
     const recorded = t.memory.list('o1').filter((d) => ['conflict', 'rejection'].includes((d as { docType?: string }).docType ?? ''));
-    expect(recorded.map((d) => [(d as unknown as { docType: string }).docType, ttlOf(d)]).sort()).toEqual([['conflict', 3600], ['rejection', 3600]]);
+    expect(recorded.map((d) => [(d as unknown as { docType: string }).docType, ttlOf(d)]).sort()).toEqual([
+      ['conflict', 3600],
+      ['rejection', 3600],
+    ]);
     t.advance(3600);
     expect(t.memory.list('o1').filter((d) => ['conflict', 'rejection'].includes((d as { docType?: string }).docType ?? ''))).toEqual([]);
   });
 
-  it('an invalid message\'s rejection expires, in its own #rejected-<n> partition', async () => {
+  it("an invalid message's rejection expires, in its own #rejected-<n> partition", async () => {
     const t = orderFlow();
     expect((await t.send('junk-1', 'PaymentReceived', { orderId: 'o1' })).outcome.kind).toBe('invalid');
     expect(ttlOf((await t.memory.read(rejectedMessagesPartition('junk-1'), rejectionDocumentId('junk-1')))?.document)).toBe(3600);
@@ -28,7 +31,15 @@ describe('records a sender can cause, each with a time-to-live', () => {
   it('an orphan payment, its arrival gate and, once rejected, the rejected item each expire', async () => {
     const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     await t.send('pay-orphan', 'PaymentReceived', paymentReceived('never'));
-    expect(t.memory.list('never').map((d) => [(d as unknown as { docType: string }).docType, ttlOf(d)]).sort()).toEqual([['parked', parkedItemTtlSeconds], ['parking-lot', parkedItemTtlSeconds]]);
+    expect(
+      t.memory
+        .list('never')
+        .map((d) => [(d as unknown as { docType: string }).docType, ttlOf(d)])
+        .sort(),
+    ).toEqual([
+      ['parked', parkedItemTtlSeconds],
+      ['parking-lot', parkedItemTtlSeconds],
+    ]);
     t.advance(3601);
     expect((await sweepParkedItems(t.ctx, { horizonSeconds: 3600, minAgeSeconds: 60, maxItemsPerRun: 10 })).rejected).toHaveLength(1);
     expect(t.parked('never')).toEqual([expect.objectContaining({ state: 'rejected', ttl: parkedItemTtlSeconds })]);
@@ -71,6 +82,12 @@ describe('the parked-item sweeper reads a bounded page per run', () => {
 
 /** Which orders the sweep's page held: the `examined` oldest after the cursor, as the store orders them. */
 async function orphansRead(examined: number, after: string | undefined, store: ReturnType<typeof orderFlow>['ctx']['store']): Promise<string[]> {
-  const page = await store.find<ParkedItemDocument>({ docType: 'parked', equals: { state: 'parked' }, orderBy: 'parkedAt', ...(after === undefined ? {} : { after: { field: 'parkedAt', value: after } }), limit: examined });
+  const page = await store.find<ParkedItemDocument>({
+    docType: 'parked',
+    equals: { state: 'parked' },
+    orderBy: 'parkedAt',
+    ...(after === undefined ? {} : { after: { field: 'parkedAt', value: after } }),
+    limit: examined,
+  });
   return page.map((p) => p.document.orderId);
 }

@@ -14,7 +14,8 @@ describe('found by exploring the order flows', () => {
     const wrong = { ...good, amount: 7 };
     expect((await t.send('p-wrong-b', 'PaymentReceived', wrong, 1, { 'idempotency-key': 'pay-K' })).outcome).toMatchObject({ kind: 'conflict' });
     expect((await t.send('p-wrong-a', 'PaymentReceived', wrong, 2, { 'idempotency-key': 'pay-K' })).outcome).toMatchObject({ kind: 'conflict' });
-    const recorded = (messageId: string) => [...t.memory.list('o1'), ...t.memory.list(rejectedMessagesPartition(messageId))].some((d) => d.id === rejectionDocumentId(messageId));
+    const recorded = (messageId: string) =>
+      [...t.memory.list('o1'), ...t.memory.list(rejectedMessagesPartition(messageId))].some((d) => d.id === rejectionDocumentId(messageId));
     expect([recorded('p-wrong-b'), recorded('p-wrong-a')]).toEqual([true, true]);
   });
 
@@ -25,13 +26,20 @@ describe('found by exploring the order flows', () => {
     expect((await sweepParkedItems(t.ctx, { horizonSeconds: 14 * 86_400, minAgeSeconds: 0, maxItemsPerRun: 100 })).rejected).toHaveLength(1);
     // A copy of pay-1 reads "no order"; its order is stored while it claims the payment; it re-parks,
     // finds the gate closed, hands the rejected item back to the order, and dies before applying it.
-    t.store.beforeCommit((pk) => pk.startsWith('#payment'), async () => expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created' }));
+    t.store.beforeCommit(
+      (pk) => pk.startsWith('#payment'),
+      async () => expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created' }),
+    );
     let handedBack = false;
     t.store.beforeCommit(
       (_pk, ops) => ops.some((op) => (op.document as ParkedItemDocument).state === 'resubmitted'),
       async () => void (handedBack = true),
     );
-    t.store.beforeRead((_pk, id) => handedBack && id === 'o1', () => Promise.reject(new Error('the process died')), 1);
+    t.store.beforeRead(
+      (_pk, id) => handedBack && id === 'o1',
+      () => Promise.reject(new Error('the process died')),
+      1,
+    );
     await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { paymentId: 'p-1', amount: 5 }), 2).catch(() => undefined);
     const item = t.parked('o1').find((p) => p.messageId === 'pay-1');
     expect(handedBack).toBe(true);

@@ -14,7 +14,16 @@ import { orderPlaced } from '../../support/orderMessages.js';
 type Flow = ReturnType<typeof orderFlow>;
 
 function intakeMessage(orderId: string, body: unknown, messageId: string): OutboxMessage {
-  return newOutboxDocument({ id: `outbox|OrderPlaced|${orderId}`, orderId, eventType: 'OrderPlaced', destination: 'orders', body, createdAt: '2026-11-30T11:59:00Z', messageId, source: orderIntakeSource }).message;
+  return newOutboxDocument({
+    id: `outbox|OrderPlaced|${orderId}`,
+    orderId,
+    eventType: 'OrderPlaced',
+    destination: 'orders',
+    body,
+    createdAt: '2026-11-30T11:59:00Z',
+    messageId,
+    source: orderIntakeSource,
+  }).message;
 }
 /** As this release's intake writes it. */
 const current = (orderId: string, body = orderPlaced(orderId)) => intakeMessage(orderId, body, messageIdNamingBody(orderId, 'OrderPlaced', body));
@@ -24,8 +33,8 @@ const previous = (orderId: string, body = orderPlaced(orderId)) => intakeMessage
 const deliver = (t: Flow, message: OutboxMessage, deliveryCount = 1) =>
   t.send(message.messageId, 'OrderPlaced', message.body, deliveryCount, message.applicationProperties as Record<string, string>);
 
-describe('the intake\'s OrderPlaced at the consumer', () => {
-  it('is keyed by its source and MessageId, the MessageId naming the order and the start of the consumer\'s own fingerprint of it', async () => {
+describe("the intake's OrderPlaced at the consumer", () => {
+  it("is keyed by its source and MessageId, the MessageId naming the order and the start of the consumer's own fingerprint of it", async () => {
     const t = orderFlow();
     const message = current('o1');
     expect(message.messageId).toMatch(/^o1~[0-9a-f]{32}$/);
@@ -40,7 +49,7 @@ describe('the intake\'s OrderPlaced at the consumer', () => {
     expect((await deliver(t, current('o1'), 2)).outcome).toEqual({ kind: 'duplicate' });
   });
 
-  it('is a duplicate, never a conflict, when the previous release\'s copy of the same order (MessageId = order id) comes after this release\'s, and the other way round', async () => {
+  it("is a duplicate, never a conflict, when the previous release's copy of the same order (MessageId = order id) comes after this release's, and the other way round", async () => {
     const after = orderFlow();
     await deliver(after, current('o1'));
     expect((await deliver(after, previous('o1'))).outcome).toEqual({ kind: 'duplicate' });
@@ -50,13 +59,13 @@ describe('the intake\'s OrderPlaced at the consumer', () => {
     expect(before.memory.list('o1').filter((d) => (d as { docType?: string }).docType === 'conflict')).toEqual([]);
   });
 
-  it('is a duplicate of a producer\'s OrderPlaced under the order id with the same body', async () => {
+  it("is a duplicate of a producer's OrderPlaced under the order id with the same body", async () => {
     const t = orderFlow();
     await t.send('o1', 'OrderPlaced', orderPlaced('o1'));
     expect((await deliver(t, current('o1'))).outcome).toEqual({ kind: 'duplicate' });
   });
 
-  it('is a conflict, recorded with both MessageIds, after a producer\'s OrderPlaced under the order id with another body; and the producer\'s is one after it', async () => {
+  it("is a conflict, recorded with both MessageIds, after a producer's OrderPlaced under the order id with another body; and the producer's is one after it", async () => {
     const t = orderFlow();
     await t.send('o1', 'OrderPlaced', orderPlaced('o1', { customerId: 'c-direct' }));
     const intake = current('o1');
@@ -66,7 +75,9 @@ describe('the intake\'s OrderPlaced at the consumer', () => {
     expect(conflict).toMatchObject({ orderId: 'o1', incoming: { messageId: intake.messageId }, existing: { messageId: 'o1', documentId: 'o1' } });
     expect(await t.order('o1')).toMatchObject({ customerId: 'c-direct' });
     const recorded = t.memory.list('o1').map((d) => d as { docType?: string; reason?: string; messageId?: string });
-    expect(recorded.filter((d) => d.docType === 'conflict')).toEqual([expect.objectContaining({ incoming: expect.objectContaining({ messageId: intake.messageId }) })]);
+    expect(recorded.filter((d) => d.docType === 'conflict')).toEqual([
+      expect.objectContaining({ incoming: expect.objectContaining({ messageId: intake.messageId }) }),
+    ]);
     expect(recorded.filter((d) => d.docType === 'rejection')).toEqual([expect.objectContaining({ reason: 'PayloadConflict', messageId: intake.messageId })]);
 
     const reversed = orderFlow();

@@ -56,7 +56,10 @@ describe('a payment that loses the order to another writer', () => {
     const t = orderFlow();
     await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
     await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }));
-    t.store.beforeRead((_pk, id) => id === inboxMarkerId('pay-1'), () => Promise.resolve(t.advance(3601)));
+    t.store.beforeRead(
+      (_pk, id) => id === inboxMarkerId('pay-1'),
+      () => Promise.resolve(t.advance(3601)),
+    );
 
     // Sent again by its producer: a first delivery, which writes first (a redelivery would read its marker first).
     const again = await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }));
@@ -82,7 +85,10 @@ describe('a status change that loses the order to another writer', () => {
   it('reports stale, not created, when the writer in between stored a newer version', async () => {
     const t = orderFlow();
     await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
-    t.store.beforeCommit((_pk, ops) => ops.some((op) => (op.document as OrderDocument).statusVersion === 2), () => t.send('st-3', 'OrderStatusChanged', orderStatusChanged('o1', 3, 'Shipped')));
+    t.store.beforeCommit(
+      (_pk, ops) => ops.some((op) => (op.document as OrderDocument).statusVersion === 2),
+      () => t.send('st-3', 'OrderStatusChanged', orderStatusChanged('o1', 3, 'Shipped')),
+    );
 
     const result = await t.send('st-2', 'OrderStatusChanged', orderStatusChanged('o1', 2, 'Paid'));
 
@@ -93,7 +99,10 @@ describe('a status change that loses the order to another writer', () => {
   it('applies itself on the next read when the writer in between stored an older version', async () => {
     const t = orderFlow();
     await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
-    t.store.beforeCommit((_pk, ops) => ops.some((op) => (op.document as OrderDocument).statusVersion === 3), () => t.send('st-2', 'OrderStatusChanged', orderStatusChanged('o1', 2, 'Paid')));
+    t.store.beforeCommit(
+      (_pk, ops) => ops.some((op) => (op.document as OrderDocument).statusVersion === 3),
+      () => t.send('st-2', 'OrderStatusChanged', orderStatusChanged('o1', 2, 'Paid')),
+    );
     const statusCommits = commitsOf(t, 'order');
 
     const result = await t.send('st-3', 'OrderStatusChanged', orderStatusChanged('o1', 3, 'Shipped'));
@@ -106,7 +115,11 @@ describe('a status change that loses the order to another writer', () => {
   it('hands the message back as a retry after maxConcurrencyAttempts lost races in a row, leaving the status as it was', async () => {
     const t = orderFlow({ maxConcurrencyAttempts: 2 });
     await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
-    t.store.beforeCommit((_pk, ops) => ops.some((op) => (op.document as OrderDocument).statusVersion === 2), () => touchOrder(t, 'o1'), Infinity);
+    t.store.beforeCommit(
+      (_pk, ops) => ops.some((op) => (op.document as OrderDocument).statusVersion === 2),
+      () => touchOrder(t, 'o1'),
+      Infinity,
+    );
 
     const result = await t.send('st-2', 'OrderStatusChanged', orderStatusChanged('o1', 2, 'Paid'));
 
@@ -116,7 +129,7 @@ describe('a status change that loses the order to another writer', () => {
 });
 
 describe('an OrderPlaced that meets what it did not write', () => {
-  it('is handed back, not completed as a duplicate, when the order\'s outbox entry exists without the order (deleted by hand)', async () => {
+  it("is handed back, not completed as a duplicate, when the order's outbox entry exists without the order (deleted by hand)", async () => {
     const t = orderFlow();
     await t.memory.commit('o1', [create({ id: outboxDocumentId('o1'), orderId: 'o1', docType: 'outbox', state: 'pending' } as never)]);
 

@@ -33,7 +33,9 @@ describe('dedupKeyOf, what the operator tool derives', () => {
 describe('resolveMessageType', () => {
   it('reads a type field only from an object body, and only as text', () => {
     expect(resolveMessageType(undefined, undefined, { type: 'PaymentReceived' })).toBe('PaymentReceived');
-    expect(() => resolveMessageType(undefined, undefined, { type: 7 })).toThrow(/^UnknownMessageType: the message has no subject, CloudEvents type or type field$/);
+    expect(() => resolveMessageType(undefined, undefined, { type: 7 })).toThrow(
+      /^UnknownMessageType: the message has no subject, CloudEvents type or type field$/,
+    );
     expect(() => resolveMessageType(undefined, undefined, null)).toThrow(/no subject, CloudEvents type or type field/);
     expect(() => resolveMessageType(undefined, undefined, 'OrderPlaced')).toThrow(/no subject, CloudEvents type or type field/);
   });
@@ -53,7 +55,8 @@ describe('parseOrderMessage', () => {
 
   it('carries the invocation trace context with the parsed message, and none when there is none', () => {
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    const parse = (meta: Record<string, unknown>) => parseOrderMessage({ ...envelope({ messageId: 'm-1', subject: 'OrderPlaced' }), ...meta }, orderPlaced('o-1'), { maxMessageBytes: 262_144 });
+    const parse = (meta: Record<string, unknown>) =>
+      parseOrderMessage({ ...envelope({ messageId: 'm-1', subject: 'OrderPlaced' }), ...meta }, orderPlaced('o-1'), { maxMessageBytes: 262_144 });
     expect(parse({ traceparent }).traceparent).toBe(traceparent);
     expect(parse({})).not.toHaveProperty('traceparent');
     expect(parse({ traceparent: '' })).not.toHaveProperty('traceparent');

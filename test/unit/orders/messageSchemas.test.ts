@@ -6,7 +6,8 @@ import { permanentFailureOf } from '../../support/permanentFailure.js';
 
 // Each field's boundary where the message contract draws it: the last accepted value next to the
 // first refused one, so that moving a bound either way fails a test.
-const parse = (subject: string, body: unknown) => parseOrderMessage(envelopeFromTriggerMetadata({ messageId: 'm-1', subject }), body, { maxMessageBytes: 262_144 });
+const parse = (subject: string, body: unknown) =>
+  parseOrderMessage(envelopeFromTriggerMetadata({ messageId: 'm-1', subject }), body, { maxMessageBytes: 262_144 });
 const problems = (subject: string, body: unknown) => permanentFailureOf(() => parse(subject, body)).description;
 const line = (overrides: Record<string, unknown>) => ({ sku: 'A', quantity: 1, unitPrice: 1, ...overrides });
 
@@ -25,7 +26,8 @@ describe('the order id', () => {
   });
 
   it('does not start or end with white space, which would make two ids of one order', () => {
-    for (const bad of [' o1', 'o1 ', '\u00a0o1']) expect(problems('PaymentReceived', paymentReceived(bad)), JSON.stringify(bad)).toContain('orderId: must not start or end with white space');
+    for (const bad of [' o1', 'o1 ', '\u00a0o1'])
+      expect(problems('PaymentReceived', paymentReceived(bad)), JSON.stringify(bad)).toContain('orderId: must not start or end with white space');
   });
 });
 
@@ -36,7 +38,9 @@ describe('OrderPlaced', () => {
   });
 
   it('takes 1 to 100 lines, skus of 1 to 64 characters and customer ids of 1 to 128', () => {
-    expect(parse('OrderPlaced', orderPlaced('o', { lines: Array.from({ length: 100 }, () => line({ sku: 'S'.repeat(64) })), customerId: 'c'.repeat(128) })).payload).toBeDefined();
+    expect(
+      parse('OrderPlaced', orderPlaced('o', { lines: Array.from({ length: 100 }, () => line({ sku: 'S'.repeat(64) })), customerId: 'c'.repeat(128) })).payload,
+    ).toBeDefined();
     expect(problems('OrderPlaced', orderPlaced('o', { lines: [line({ sku: 'S'.repeat(65) })] }))).toContain('lines[0].sku:');
     expect(problems('OrderPlaced', orderPlaced('o', { lines: [line({ sku: '' })] }))).toContain('lines[0].sku:');
     expect(problems('OrderPlaced', orderPlaced('o', { customerId: 'c'.repeat(129) }))).toContain('customerId:');
@@ -74,7 +78,8 @@ describe('PaymentReceived', () => {
 
 describe('OrderStatusChanged', () => {
   it('takes version 1 and every listed status, and refuses version 1.5', () => {
-    for (const status of ['Accepted', 'Paid', 'Shipped', 'Delivered', 'Cancelled']) expect(parse('OrderStatusChanged', orderStatusChanged('o', 1, status)).payload).toMatchObject({ status, version: 1 });
+    for (const status of ['Accepted', 'Paid', 'Shipped', 'Delivered', 'Cancelled'])
+      expect(parse('OrderStatusChanged', orderStatusChanged('o', 1, status)).payload).toMatchObject({ status, version: 1 });
     expect(problems('OrderStatusChanged', { ...orderStatusChanged('o', 1), version: 1.5 })).toContain('version:');
     expect(problems('OrderStatusChanged', { ...orderStatusChanged('o', 1), changedAt: 'now' })).toContain('changedAt:');
   });

@@ -75,7 +75,12 @@ describe('bounds on every number: the attacks a sender with Send rights tried', 
     expect(jump.outcome.kind === 'invalid' && jump.outcome.error.description).toBe(
       'OrderStatusChanged version 1006 for order o1 is more than 1000 above the stored version 5 (STATUS_VERSION_MAX_STEP)',
     );
-    expect(t.memory.list(rejectedMessagesPartition('st-1006')).concat(t.memory.list('o1')).filter((d) => (d as { reason?: string }).reason === 'VersionJump')).toHaveLength(1);
+    expect(
+      t.memory
+        .list(rejectedMessagesPartition('st-1006'))
+        .concat(t.memory.list('o1'))
+        .filter((d) => (d as { reason?: string }).reason === 'VersionJump'),
+    ).toHaveLength(1);
     expect((await t.send('st-1005', 'OrderStatusChanged', orderStatusChanged('o1', 1005, 'Shipped'))).outcome.kind).toBe('created');
     expect(await t.order('o1')).toMatchObject({ status: 'Shipped', statusVersion: 1005 });
   });
@@ -123,7 +128,7 @@ describe('amountPaid stays exact', () => {
     await t.send('pay-x', 'PaymentReceived', paymentReceived('o1', { amount: 10_000_000 }));
     await leftParked(t, 'o1', 'pay-y', 'PaymentReceived', paymentReceived('o1', { amount: 1, paymentId: 'P-y' }), flowStartMs + 1000);
     const plan = planParkedApplication(
-      { ...(newOrderFor('o1')), amountPaid: 900_715_000_000 },
+      { ...newOrderFor('o1'), amountPaid: 900_715_000_000 },
       t.parked('o1').map((document) => ({ document, etag: 'e' })),
       99,
       t.ctx,
@@ -136,4 +141,3 @@ describe('amountPaid stays exact', () => {
 function newOrderFor(orderId: string): OrderDocument {
   return newOrderDocument(orderPlaced(orderId) as OrderPlaced, { dedupKey: `m-${orderId}`, fingerprint: 'f', processedAt: '2026-11-30T12:00:00Z' });
 }
-

@@ -15,7 +15,10 @@ describe('a status change at an older version', () => {
     expect(outcome).toMatchObject({ kind: 'conflict' });
     const conflicts = t.memory.list('o1').filter((d) => (d as { docType?: string }).docType === 'conflict');
     expect(conflicts).toHaveLength(1);
-    expect(t.memory.list(rejectedMessagesPartition('st-2-edited')).length + t.memory.list('o1').filter((d) => (d as { docType?: string }).docType === 'rejection').length).toBeGreaterThan(0);
+    expect(
+      t.memory.list(rejectedMessagesPartition('st-2-edited')).length +
+        t.memory.list('o1').filter((d) => (d as { docType?: string }).docType === 'rejection').length,
+    ).toBeGreaterThan(0);
     expect(await t.order('o1')).toMatchObject({ status: 'Shipped', statusVersion: 3 });
   });
 
@@ -44,7 +47,11 @@ describe('the status versions an order remembers', () => {
     await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
     for (let version = 1; version <= 20; version += 1) await t.send(`st-${version}`, 'OrderStatusChanged', orderStatusChanged('o1', version, 'Paid'));
     const order = await t.order('o1');
-    expect(Object.keys(order?.statusHistory ?? {}).map(Number).sort((a, b) => a - b)).toEqual([5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+    expect(
+      Object.keys(order?.statusHistory ?? {})
+        .map(Number)
+        .sort((a, b) => a - b),
+    ).toEqual([5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
     expect((await t.send('st-4-edited', 'OrderStatusChanged', orderStatusChanged('o1', 4, 'Cancelled'))).outcome).toEqual({ kind: 'stale', storedVersion: 20 });
     expect((await t.send('st-5-edited', 'OrderStatusChanged', orderStatusChanged('o1', 5, 'Cancelled'))).outcome).toMatchObject({ kind: 'conflict' });
   });

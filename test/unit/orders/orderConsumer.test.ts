@@ -54,18 +54,22 @@ describe('OrderConsumer over the in-memory store', () => {
       await consumer.consume(delivery('pay-2', 'PaymentReceived'), payment, log);
     }
     expect(log.outcomes()).toEqual(['created', 'created', 'duplicate', 'duplicate']);
-    const markers = store.list('o2').filter((d) => (d as { docType?: string }).docType === 'inbox').map((d) => d.id);
+    const markers = store
+      .list('o2')
+      .filter((d) => (d as { docType?: string }).docType === 'inbox')
+      .map((d) => d.id);
     expect(markers.sort()).toEqual(['inbox|audit%7Cpay-2', 'inbox|billing%7Cpay-2']);
   });
 
-  it('keeps each consumer\'s rejection of the same message apart', async () => {
+  it("keeps each consumer's rejection of the same message apart", async () => {
     const store = new InMemoryDocumentStore();
     for (const name of ['billing', 'audit']) {
       await consumerOn(store, name).consume(delivery('poison', 'OrderPlaced'), 'not json', new RecordingLog());
     }
-    const records = store.list(rejectedMessagesPartition('poison')).map((d) => d.id).sort();
+    const records = store
+      .list(rejectedMessagesPartition('poison'))
+      .map((d) => d.id)
+      .sort();
     expect(records).toEqual(['rejection|audit|poison', 'rejection|billing|poison']);
   });
-
-
 });

@@ -14,7 +14,17 @@ type Flow = ReturnType<typeof orderFlow>;
 
 /** An order as a release before status fingerprints stored it: a status version, no fingerprint or message id. */
 async function legacyOrder(t: Flow, extra: Partial<OrderDocument> = {}): Promise<void> {
-  const order: OrderDocument = { ...newOrderDocument(orderPlaced('o1') as OrderPlaced, { messageId: 'm-o1', dedupKey: 'm-o1', fingerprint: 'fp-order', processedAt: t.ctx.now().toISOString() }), status: 'Paid', statusVersion: 2, ...extra };
+  const order: OrderDocument = {
+    ...newOrderDocument(orderPlaced('o1') as OrderPlaced, {
+      messageId: 'm-o1',
+      dedupKey: 'm-o1',
+      fingerprint: 'fp-order',
+      processedAt: t.ctx.now().toISOString(),
+    }),
+    status: 'Paid',
+    statusVersion: 2,
+    ...extra,
+  };
   expect((await t.memory.commit('o1', [create(order)])).kind).toBe('committed');
 }
 
@@ -35,13 +45,16 @@ describe('the order consumer, at its edges', () => {
     const fingerprint = fingerprintPayload('OrderStatusChanged', change);
     expect(result.outcome).toMatchObject({
       kind: 'conflict',
-      error: { description: `OrderStatusChanged for order o1 differs from what is stored in o1 (stored fingerprint fp-stored from message unknown, this one ${fingerprint}); conflict recorded as conflict|st-2b|${fingerprint}` },
+      error: {
+        description: `OrderStatusChanged for order o1 differs from what is stored in o1 (stored fingerprint fp-stored from message unknown, this one ${fingerprint}); conflict recorded as conflict|st-2b|${fingerprint}`,
+      },
     });
   });
 
   it('applies a status change that read "no order" just before the order landed on the normal path, and parks nothing', async () => {
     const t = orderFlow();
-    const parkerBatch = (_pk: string, operations: readonly WriteOperation[]) => operations.some((op) => op.document.id === parkingLotId('o1')) && operations.some((op) => (op.document as { docType?: string }).docType === 'parked');
+    const parkerBatch = (_pk: string, operations: readonly WriteOperation[]) =>
+      operations.some((op) => op.document.id === parkingLotId('o1')) && operations.some((op) => (op.document as { docType?: string }).docType === 'parked');
     t.store.beforeCommit(parkerBatch, async () => void (await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))));
     expect((await t.send('st-1', 'OrderStatusChanged', orderStatusChanged('o1', 1, 'Paid'))).outcome).toEqual({ kind: 'created' });
     expect(await t.order('o1')).toMatchObject({ status: 'Paid', statusVersion: 1 });
@@ -64,9 +77,23 @@ describe('the order consumer, at its edges', () => {
 
   it('hands back a store that fails for now with what it knew of the message: its key, type and order', async () => {
     const t = orderFlow();
-    t.store.beforeRead(() => true, () => Promise.reject(new TransientStoreError('the store answered 503', 503)));
-    const result = await t.send('pay-1', 'PaymentReceived', { orderId: 'o1', paymentId: 'pay-1', amount: 5, currency: 'EUR', receivedAt: '2026-11-30T09:00:00Z' });
-    expect(result).toMatchObject({ outcome: { kind: 'retry', reason: 'TransientStoreError: the store answered 503' }, dedupKey: 'pay-1', type: 'PaymentReceived', orderId: 'o1' });
+    t.store.beforeRead(
+      () => true,
+      () => Promise.reject(new TransientStoreError('the store answered 503', 503)),
+    );
+    const result = await t.send('pay-1', 'PaymentReceived', {
+      orderId: 'o1',
+      paymentId: 'pay-1',
+      amount: 5,
+      currency: 'EUR',
+      receivedAt: '2026-11-30T09:00:00Z',
+    });
+    expect(result).toMatchObject({
+      outcome: { kind: 'retry', reason: 'TransientStoreError: the store answered 503' },
+      dedupKey: 'pay-1',
+      type: 'PaymentReceived',
+      orderId: 'o1',
+    });
   });
 
   it('reports the time the delivery took, not more', async () => {

@@ -61,7 +61,12 @@ describe('early arrivals are parked, not retried', () => {
     const placed = await t.send('m-o3', 'OrderPlaced', orderPlaced('o3'));
     expect(placed.outcome).toMatchObject({ kind: 'created', appliedParked: 5 });
     expect(await t.order('o3')).toMatchObject({ status: 'Delivered', statusVersion: 3, statusMessageId: 's-3', amountPaid: 3.3, paymentCount: 2 });
-    expect(t.parked('o3').map((i) => i.appliedAs).sort()).toEqual(['payment', 'payment', 'stale', 'stale', 'status']);
+    expect(
+      t
+        .parked('o3')
+        .map((i) => i.appliedAs)
+        .sort(),
+    ).toEqual(['payment', 'payment', 'stale', 'stale', 'status']);
     // Later copies decide against the stored order as they always have.
     expect((await t.send('s-2', 'OrderStatusChanged', orderStatusChanged('o3', 2, 'Shipped'), 2)).outcome.kind).toBe('stale');
     expect((await t.send('s-3', 'OrderStatusChanged', orderStatusChanged('o3', 3, 'Delivered'), 2)).outcome.kind).toBe('duplicate');
@@ -79,7 +84,11 @@ describe('early arrivals are parked, not retried', () => {
     const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     await t.send('pay-usd', 'PaymentReceived', paymentReceived('o5', { currency: 'USD' }));
     const placed = await t.send('m-o5', 'OrderPlaced', orderPlaced('o5'));
-    expect(placed.outcome).toMatchObject({ kind: 'created', appliedParked: 0, rejectedParked: [expect.objectContaining({ reason: 'CurrencyMismatch', orderId: 'o5', messageId: 'pay-usd' })] });
+    expect(placed.outcome).toMatchObject({
+      kind: 'created',
+      appliedParked: 0,
+      rejectedParked: [expect.objectContaining({ reason: 'CurrencyMismatch', orderId: 'o5', messageId: 'pay-usd' })],
+    });
     expect(await t.order('o5')).toMatchObject({ amountPaid: 0, paymentCount: 0 });
     expect(t.parked('o5')).toEqual([expect.objectContaining({ state: 'rejected', rejection: expect.objectContaining({ reason: 'CurrencyMismatch' }) })]);
     expect(t.log.lines.filter((l) => l.level === 'error').map((l) => [l.record.event, l.record.reason])).toEqual([['parked-item', 'CurrencyMismatch']]);
@@ -100,7 +109,10 @@ describe('the race window between a parker and its order, provoked deterministic
     const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('r1', { amount: 4 });
     // The payment's parking batch waits until the order's whole batch has committed.
-    t.store.beforeCommit((_pk, ops) => ops.some((op) => (op.document as { docType?: string }).docType === 'parked'), () => t.send('m-r1', 'OrderPlaced', orderPlaced('r1')));
+    t.store.beforeCommit(
+      (_pk, ops) => ops.some((op) => (op.document as { docType?: string }).docType === 'parked'),
+      () => t.send('m-r1', 'OrderPlaced', orderPlaced('r1')),
+    );
     const result = await t.send('pay-r1', 'PaymentReceived', pay);
     expect(result.outcome.kind).toBe('created');
     expect(await t.order('r1')).toMatchObject({ amountPaid: 4, paymentCount: 1 });
@@ -156,7 +168,11 @@ describe('the parked-item sweeper', () => {
     await t.send('pay-young', 'PaymentReceived', paymentReceived('w2'));
     t.advance(700);
     const result = await sweepParkedItems(t.ctx, sweepOptions);
-    expect(result).toMatchObject({ examined: 2, applied: 0, rejected: [expect.objectContaining({ reason: 'OrderNeverArrived', orderId: 'w1', messageId: 'pay-old' })] });
+    expect(result).toMatchObject({
+      examined: 2,
+      applied: 0,
+      rejected: [expect.objectContaining({ reason: 'OrderNeverArrived', orderId: 'w1', messageId: 'pay-old' })],
+    });
     // The one left waiting, for the age alert: parked 700 s ago (the rejected one no longer counts).
     expect(result.oldestParkedAgeSeconds).toBe(700);
     expect(t.parked('w1')[0]).toMatchObject({ state: 'rejected', rejection: { reason: 'OrderNeverArrived', description: expect.stringContaining('3600 s') } });
@@ -170,8 +186,16 @@ describe('the parked-item sweeper', () => {
     await t.send('m-w3', 'OrderPlaced', orderPlaced('w3'));
     // As a crash after the order's first batch would leave it: parked, with the order stored.
     const item: ParkedItemDocument = {
-      id: 'parked|payment|left-over', orderId: 'w3', docType: 'parked', state: 'parked', messageType: 'PaymentReceived', messageId: 'left-over',
-      dedupKey: 'left-over', fingerprint: 'f', payload: paymentReceived('w3', { amount: 3 }), parkedAt: new Date(flowStartMs).toISOString(),
+      id: 'parked|payment|left-over',
+      orderId: 'w3',
+      docType: 'parked',
+      state: 'parked',
+      messageType: 'PaymentReceived',
+      messageId: 'left-over',
+      dedupKey: 'left-over',
+      fingerprint: 'f',
+      payload: paymentReceived('w3', { amount: 3 }),
+      parkedAt: new Date(flowStartMs).toISOString(),
     };
     await t.memory.commit('w3', [{ kind: 'create', document: item }]);
     t.advance(120);

@@ -11,7 +11,8 @@ import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
 // batch, other parkers, the sweeper, an operator. Each one is put exactly in that gap.
 type Flow = ReturnType<typeof orderFlow>;
 const sweepOptions = { horizonSeconds: 3600, minAgeSeconds: 60, maxItemsPerRun: 100 };
-const parkerBatch = (_pk: string, operations: readonly WriteOperation[]) => touches('parked')(_pk, operations) && operations.some((op) => (op.document as { docType?: string }).docType === 'parking-lot');
+const parkerBatch = (_pk: string, operations: readonly WriteOperation[]) =>
+  touches('parked')(_pk, operations) && operations.some((op) => (op.document as { docType?: string }).docType === 'parking-lot');
 
 async function setItem(t: Flow, orderId: string, change: Partial<ParkedItemDocument>): Promise<void> {
   const [item] = t.parked(orderId);
@@ -37,7 +38,9 @@ describe('a parker racing other writers', () => {
     const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
     const pay = paymentReceived('o1', { amount: 5 });
     await t.send('pay-1', 'PaymentReceived', pay);
-    t.store.beforeCommit(parkerBatch, async () => expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 1 }));
+    t.store.beforeCommit(parkerBatch, async () =>
+      expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 1 }),
+    );
     expect((await t.send('pay-1', 'PaymentReceived', pay, 2)).outcome).toEqual({ kind: 'duplicate' });
     expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'applied' })]);
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
@@ -48,7 +51,10 @@ describe('a parker racing other writers', () => {
     const pay = paymentReceived('o1', { amount: 5 });
     expect((await t.send('pay-1', 'PaymentReceived', pay)).outcome).toMatchObject({ kind: 'parked' });
     const [item] = t.parked('o1');
-    t.store.beforeRead((_pk, id) => id === item!.id, async () => t.advance(parkedItemTtlSeconds));
+    t.store.beforeRead(
+      (_pk, id) => id === item!.id,
+      async () => t.advance(parkedItemTtlSeconds),
+    );
     t.store.commitLog.length = 0;
     const reads = t.store.reads;
     expect((await t.send('pay-1', 'PaymentReceived', pay, 2)).outcome).toEqual({ kind: 'parked', itemId: item!.id });
@@ -76,7 +82,9 @@ describe('a parker racing other writers', () => {
     expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'rejected' })]);
     // The resubmitted copy finds its rejected item (409), then the order lands before it re-parks it.
     const reParking = (pk: string, operations: readonly WriteOperation[]) => parkerBatch(pk, operations) && operations[0]?.kind === 'replace';
-    t.store.beforeCommit(reParking, async () => expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 0 }));
+    t.store.beforeCommit(reParking, async () =>
+      expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 0 }),
+    );
     const resubmitted = await t.send('pay-1~resubmit-1', 'PaymentReceived', pay, 1, { 'idempotency-key': 'pay-1' });
     expect(resubmitted.outcome).toEqual({ kind: 'created' });
     expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'resubmitted', ttl: parkedItemTtlSeconds })]);
@@ -89,7 +97,10 @@ describe('a parker racing other writers', () => {
     await t.send('pay-1', 'PaymentReceived', pay);
     await setItem(t, 'o1', { state: 'rejected', ttl: 60 });
     const [item] = t.parked('o1');
-    t.store.beforeRead((_pk, id) => id === item!.id, async () => void t.advance(61));
+    t.store.beforeRead(
+      (_pk, id) => id === item!.id,
+      async () => void t.advance(61),
+    );
     expect((await t.send('pay-1', 'PaymentReceived', pay, 2)).outcome).toEqual({ kind: 'parked', itemId: item!.id });
     expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'parked' })]);
   });
@@ -101,7 +112,10 @@ describe('a parker racing other writers', () => {
     // The order's closed gate lives for the marker ttl; here it runs out between the 409 and the read
     // (the gate's second read: the first, before the claim, looks for payments parked before claims).
     let gateReads = 0;
-    t.store.beforeRead((_pk, id) => id === parkingLotId('o1') && (gateReads += 1) === 2, async () => void t.advance(parkedItemTtlSeconds + 1));
+    t.store.beforeRead(
+      (_pk, id) => id === parkingLotId('o1') && (gateReads += 1) === 2,
+      async () => void t.advance(parkedItemTtlSeconds + 1),
+    );
     expect((await t.send('pay-1', 'PaymentReceived', pay)).outcome).toMatchObject({ kind: 'parked' });
     t.advance(120);
     expect(await sweepParkedItems(t.ctx, sweepOptions)).toMatchObject({ applied: 1 });

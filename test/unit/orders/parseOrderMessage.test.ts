@@ -68,11 +68,16 @@ describe('parseOrderMessage', () => {
   });
 
   it('uses a numeric idempotency-key as its decimal text', () => {
-    expect(parseOrderMessage(envelope({ subject: 'OrderPlaced', applicationProperties: { 'idempotency-key': 42 } }), orderPlaced('o'), options).key).toEqual({ value: '42', source: 'idempotency-key' });
+    expect(parseOrderMessage(envelope({ subject: 'OrderPlaced', applicationProperties: { 'idempotency-key': 42 } }), orderPlaced('o'), options).key).toEqual({
+      value: '42',
+      source: 'idempotency-key',
+    });
   });
 
   it('rejects a declared idempotency-key that is empty instead of falling back to the MessageId', () => {
-    const error = failure(() => parseOrderMessage(envelope({ subject: 'OrderPlaced', applicationProperties: { 'Idempotency-Key': '' } }), orderPlaced('o'), options));
+    const error = failure(() =>
+      parseOrderMessage(envelope({ subject: 'OrderPlaced', applicationProperties: { 'Idempotency-Key': '' } }), orderPlaced('o'), options),
+    );
     expect([error.code, error.description]).toEqual(['InvalidIdempotencyKey', 'the idempotency-key property is empty or white space']);
   });
 
@@ -86,8 +91,12 @@ describe('parseOrderMessage', () => {
 
   it('rejects binary-mode CloudEvents properties with a source but no id, or a type that is not text', () => {
     const binary = (props: Record<string, unknown>) => envelope({ subject: 'OrderPlaced', applicationProperties: props });
-    expect(failure(() => parseOrderMessage(binary({ 'cloudEvents:source': '/shop' }), orderPlaced('o'), options)).description).toBe('the CloudEvent id is missing');
-    expect(failure(() => parseOrderMessage(binary({ 'cloudEvents:source': '/shop', 'cloudEvents:id': 'e', 'cloudEvents:type': 5 }), orderPlaced('o'), options)).code).toBe('InvalidCloudEvent');
+    expect(failure(() => parseOrderMessage(binary({ 'cloudEvents:source': '/shop' }), orderPlaced('o'), options)).description).toBe(
+      'the CloudEvent id is missing',
+    );
+    expect(
+      failure(() => parseOrderMessage(binary({ 'cloudEvents:source': '/shop', 'cloudEvents:id': 'e', 'cloudEvents:type': 5 }), orderPlaced('o'), options)).code,
+    ).toBe('InvalidCloudEvent');
   });
 
   it('treats a plain message with a content type as plain, not as a structured CloudEvent', () => {

@@ -48,7 +48,10 @@ describe('a claim that answered 409 and is then gone', () => {
     await placed(t, 'o1');
     expect((await t.send('msg-a', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('created');
     // The claim's TTL (twice the marker TTL) runs out right after the copy's create met it.
-    t.store.beforeRead((pk, id) => pk === claimPartition && id === claimId, async () => t.advance(2 * 3600 + 1));
+    t.store.beforeRead(
+      (pk, id) => pk === claimPartition && id === claimId,
+      async () => t.advance(2 * 3600 + 1),
+    );
     const copy = await t.send('msg-b', 'PaymentReceived', payment('o1'));
     expect(copy.outcome).toEqual({ kind: 'retry', reason: `payment claim ${claimId} was reported to exist but could not be read` });
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
@@ -58,16 +61,27 @@ describe('a claim that answered 409 and is then gone', () => {
     const t = orderFlow();
     await placed(t, 'o1');
     await t.send('msg-a', 'PaymentReceived', payment('o1'));
-    t.store.beforeRead((pk, id) => pk === claimPartition && id === claimId, async () => t.advance(2 * 3600 + 1));
-    const message = parseOrderMessage(envelopeFromTriggerMetadata({ messageId: 'msg-b', subject: 'PaymentReceived' }), payment('o1'), { maxMessageBytes: 262_144 }) as PaymentMessage;
-    expect(await claimPayment(message, t.ctx)).toEqual({ kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claimId} was reported to exist but could not be read` } });
+    t.store.beforeRead(
+      (pk, id) => pk === claimPartition && id === claimId,
+      async () => t.advance(2 * 3600 + 1),
+    );
+    const message = parseOrderMessage(envelopeFromTriggerMetadata({ messageId: 'msg-b', subject: 'PaymentReceived' }), payment('o1'), {
+      maxMessageBytes: 262_144,
+    }) as PaymentMessage;
+    expect(await claimPayment(message, t.ctx)).toEqual({
+      kind: 'decided',
+      outcome: { kind: 'retry', reason: `payment claim ${claimId} was reported to exist but could not be read` },
+    });
   });
 });
 
 describe('taking over a void claim (its message was rejected)', () => {
   async function voidClaim(t: Flow): Promise<void> {
     expect((await t.send('pay-usd', 'PaymentReceived', payment('o1', { currency: 'USD' }), 1, { 'idempotency-key': 'pay-K' })).outcome.kind).toBe('parked');
-    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', rejectedParked: [expect.objectContaining({ reason: 'CurrencyMismatch' })] });
+    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({
+      kind: 'created',
+      rejectedParked: [expect.objectContaining({ reason: 'CurrencyMismatch' })],
+    });
   }
 
   it('loses its race on every attempt: the message is retried, naming the claim and the attempts, and counts nothing', async () => {
@@ -88,7 +102,10 @@ describe('taking over a void claim (its message was rejected)', () => {
     t.store.beforeCommit(replacesClaim, () => rewriteClaim(t), 2);
     const envelope = envelopeFromTriggerMetadata({ messageId: 'pay-eur', subject: 'PaymentReceived', applicationProperties: { 'idempotency-key': 'pay-K' } });
     const message = parseOrderMessage(envelope, payment('o1'), { maxMessageBytes: 262_144 }) as PaymentMessage;
-    expect(await claimPayment(message, t.ctx)).toEqual({ kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claimId} changed under 2 attempts in a row` } });
+    expect(await claimPayment(message, t.ctx)).toEqual({
+      kind: 'decided',
+      outcome: { kind: 'retry', reason: `payment claim ${claimId} changed under 2 attempts in a row` },
+    });
   });
 
   it('loses its race once and wins the next attempt: the payment is applied once', async () => {
@@ -143,7 +160,10 @@ describe('a payment the release before claims parked (no claim), found before cl
     expect(t.parked('o1').map((p) => p.state)).toEqual(['parked']);
   });
 
-  for (const [name, messageId] of [['its redelivery', 'msg-old'], ['a copy under a new MessageId', 'msg-new']] as const) {
+  for (const [name, messageId] of [
+    ['its redelivery', 'msg-old'],
+    ['a copy under a new MessageId', 'msg-new'],
+  ] as const) {
     it(`applied by its order arriving while ${name} looked (the order read found none): a duplicate decided with no write, counted once`, async () => {
       const t = orderFlow();
       await parkedByPreviousRelease(t);
@@ -172,10 +192,23 @@ describe('a payment the release before claims applied (inbox marker, no claim), 
     await placed(t, 'o1');
     const body = payment('o1');
     const current = await t.memory.read<OrderDocument>('o1', 'o1');
-    const { claimedPaymentCount: _dropped, ...order } = { ...current!.document, amountPaid: 5, paymentCount: 1 } as OrderDocument & { claimedPaymentCount?: number };
+    const { claimedPaymentCount: _dropped, ...order } = { ...current!.document, amountPaid: 5, paymentCount: 1 } as OrderDocument & {
+      claimedPaymentCount?: number;
+    };
     await t.memory.commit('o1', [
       replace(order as StoredDocument, current!.etag),
-      create({ id: 'inbox|msg-old', orderId: 'o1', docType: 'inbox', messageType: 'PaymentReceived', messageId: 'msg-old', dedupKey: 'msg-old', fingerprint: 'fp-old', processedAt: '2026-11-30T11:00:00Z', payload: body, ttl: 3600 } as StoredDocument),
+      create({
+        id: 'inbox|msg-old',
+        orderId: 'o1',
+        docType: 'inbox',
+        messageType: 'PaymentReceived',
+        messageId: 'msg-old',
+        dedupKey: 'msg-old',
+        fingerprint: 'fp-old',
+        processedAt: '2026-11-30T11:00:00Z',
+        payload: body,
+        ttl: 3600,
+      } as StoredDocument),
     ]);
     const other = await t.send('msg-new', 'PaymentReceived', payment('o1', { amount: 50 }));
     expect(other.outcome.kind).toBe('conflict');

@@ -9,7 +9,8 @@ import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
 
 type Flow = ReturnType<typeof orderFlow>;
 const docsOf = (t: Flow, partition: string, docType: string) => t.memory.list(partition).filter((d) => (d as { docType?: string }).docType === docType);
-const claimOf = (t: Flow, paymentId: string) => t.memory.list(`#payment|${paymentId}`).find((d) => d.id === `payment|${paymentId}`) as (StoredDocument & Record<string, unknown>) | undefined;
+const claimOf = (t: Flow, paymentId: string) =>
+  t.memory.list(`#payment|${paymentId}`).find((d) => d.id === `payment|${paymentId}`) as (StoredDocument & Record<string, unknown>) | undefined;
 const payment = (orderId: string, overrides: Record<string, unknown> = {}) => paymentReceived(orderId, { paymentId: 'P-1', amount: 5, ...overrides });
 const crash = () => Promise.reject(new Error('the process died here'));
 
@@ -25,7 +26,14 @@ describe('a payment is applied once per paymentId, whatever its MessageId', () =
     expect((await t.send('msg-b', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('duplicate');
     expect((await t.send('msg-c', 'PaymentReceived', payment('o1', { receivedAt: '2026-11-30T09:05:00Z' }))).outcome.kind).toBe('duplicate');
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
-    expect(claimOf(t, 'P-1')).toMatchObject({ docType: 'payment-claim', paymentId: 'P-1', paymentOrderId: 'o1', amount: 5, currency: 'EUR', dedupKey: 'msg-a' });
+    expect(claimOf(t, 'P-1')).toMatchObject({
+      docType: 'payment-claim',
+      paymentId: 'P-1',
+      paymentOrderId: 'o1',
+      amount: 5,
+      currency: 'EUR',
+      dedupKey: 'msg-a',
+    });
   });
 
   it('sends the same paymentId with another amount or currency down the conflict path, counting nothing', async () => {
@@ -97,7 +105,7 @@ describe('the claim and the effect are in different partitions: the schedules be
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
   });
 
-  it('the claimer dies before its effect and a copy under another MessageId comes: the copy applies it, the claimer\'s redelivery is a duplicate', async () => {
+  it("the claimer dies before its effect and a copy under another MessageId comes: the copy applies it, the claimer's redelivery is a duplicate", async () => {
     const t = orderFlow();
     await placed(t, 'o1');
     t.store.beforeCommit(touches('inbox'), crash);
@@ -108,7 +116,7 @@ describe('the claim and the effect are in different partitions: the schedules be
     expect(docsOf(t, 'o1', 'inbox').map((d) => d.id)).toEqual(['inbox|msg-a']);
   });
 
-  it('two copies under different MessageIds race, the second between the first\'s claim and its effect: applied once, both complete', async () => {
+  it("two copies under different MessageIds race, the second between the first's claim and its effect: applied once, both complete", async () => {
     const t = orderFlow();
     await placed(t, 'o1');
     let second: Awaited<ReturnType<Flow['send']>> | undefined;
@@ -118,7 +126,7 @@ describe('the claim and the effect are in different partitions: the schedules be
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
   });
 
-  it('a copy parked under the claimer\'s key while the claimer died before parking is the one parked item', async () => {
+  it("a copy parked under the claimer's key while the claimer died before parking is the one parked item", async () => {
     const t = orderFlow();
     t.store.beforeCommit(touches('parked'), crash);
     expect((await t.send('msg-a', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('retry');
@@ -135,10 +143,23 @@ describe('payments the release before stored (inbox markers and parked items, no
     await placed(t, 'o1');
     const body = payment('o1');
     const current = await t.memory.read<OrderDocument>('o1', 'o1');
-    const { claimedPaymentCount: _dropped, ...order } = { ...current!.document, amountPaid: 5, paymentCount: 1 } as OrderDocument & { claimedPaymentCount?: number };
+    const { claimedPaymentCount: _dropped, ...order } = { ...current!.document, amountPaid: 5, paymentCount: 1 } as OrderDocument & {
+      claimedPaymentCount?: number;
+    };
     await t.memory.commit('o1', [
       { kind: 'replace', document: order, ifMatch: current!.etag },
-      create({ id: 'inbox|msg-old', orderId: 'o1', docType: 'inbox', messageType: 'PaymentReceived', messageId: 'msg-old', dedupKey: 'msg-old', fingerprint: fingerprintPayload('PaymentReceived', body), processedAt: '2026-11-30T11:00:00Z', payload: body, ttl: 3600 } as StoredDocument),
+      create({
+        id: 'inbox|msg-old',
+        orderId: 'o1',
+        docType: 'inbox',
+        messageType: 'PaymentReceived',
+        messageId: 'msg-old',
+        dedupKey: 'msg-old',
+        fingerprint: fingerprintPayload('PaymentReceived', body),
+        processedAt: '2026-11-30T11:00:00Z',
+        payload: body,
+        ttl: 3600,
+      } as StoredDocument),
     ]);
   }
 
@@ -172,7 +193,17 @@ describe('payments the release before stored (inbox markers and parked items, no
 
 describe('what the release before stored, read closely (src/orders/paymentsBeforeClaims.ts)', () => {
   const marker = (messageId: string, fields: Record<string, unknown>) =>
-    create({ id: `inbox|${messageId}`, orderId: 'o1', docType: 'inbox', messageType: 'PaymentReceived', messageId, dedupKey: messageId, processedAt: '2026-11-30T11:00:00Z', ttl: 3600, ...fields } as StoredDocument);
+    create({
+      id: `inbox|${messageId}`,
+      orderId: 'o1',
+      docType: 'inbox',
+      messageType: 'PaymentReceived',
+      messageId,
+      dedupKey: messageId,
+      processedAt: '2026-11-30T11:00:00Z',
+      ttl: 3600,
+      ...fields,
+    } as StoredDocument);
 
   /** The order as the release before left it: `paymentCount` payments applied, none with a claim, and these inbox markers. */
   async function storedByPreviousRelease(t: Flow, paymentCount: number, amountPaid: number, ...markers: ReturnType<typeof marker>[]): Promise<void> {
@@ -215,7 +246,13 @@ describe('what the release before stored, read closely (src/orders/paymentsBefor
   });
 
   /** A parked item as the release before left it, in a gate it opened (unmarked), for an order not stored yet. */
-  async function parkedByPreviousRelease(t: Flow, messageId: string, messageType: 'PaymentReceived' | 'OrderStatusChanged', body: Record<string, unknown>, state: ParkedItemDocument['state']): Promise<void> {
+  async function parkedByPreviousRelease(
+    t: Flow,
+    messageId: string,
+    messageType: 'PaymentReceived' | 'OrderStatusChanged',
+    body: Record<string, unknown>,
+    state: ParkedItemDocument['state'],
+  ): Promise<void> {
     const id = await leftParked(t, 'o1', messageId, messageType, body);
     const item = (await t.memory.read<ParkedItemDocument>('o1', id))!;
     const changed: ParkedItemDocument = { ...item.document, state };
@@ -225,7 +262,12 @@ describe('what the release before stored, read closely (src/orders/paymentsBefor
   it.each([
     { what: 'its own rejected item (a resubmit parks afresh)', messageId: 'msg-old', body: payment('o1'), state: 'rejected' as const },
     { what: 'a rejected item of the payment under another key', messageId: 'msg-other', body: payment('o1'), state: 'rejected' as const },
-    { what: 'a parked item of another payment under another key', messageId: 'msg-other', body: payment('o1', { paymentId: 'P-9', amount: 7 }), state: 'parked' as const },
+    {
+      what: 'a parked item of another payment under another key',
+      messageId: 'msg-other',
+      body: payment('o1', { paymentId: 'P-9', amount: 7 }),
+      state: 'parked' as const,
+    },
   ])('passes over $what and parks the payment', async ({ messageId, body, state }) => {
     const t = orderFlow();
     await t.memory.commit('o1', [create(parkingLot('o1', 'open', '2026-11-30T11:00:00Z'))]);
@@ -245,7 +287,13 @@ describe('what the release before stored, read closely (src/orders/paymentsBefor
   it('passes over a parked status change under the same key', async () => {
     const t = orderFlow();
     await t.memory.commit('o1', [create(parkingLot('o1', 'open', '2026-11-30T11:00:00Z'))]);
-    await parkedByPreviousRelease(t, 'msg-old', 'OrderStatusChanged', { orderId: 'o1', status: 'Paid', version: 1, changedAt: '2026-11-30T10:00:00Z' }, 'parked');
+    await parkedByPreviousRelease(
+      t,
+      'msg-old',
+      'OrderStatusChanged',
+      { orderId: 'o1', status: 'Paid', version: 1, changedAt: '2026-11-30T10:00:00Z' },
+      'parked',
+    );
     expect((await t.send('msg-old', 'PaymentReceived', payment('o1'), 2)).outcome.kind).toBe('parked');
   });
 

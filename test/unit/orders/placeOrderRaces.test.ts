@@ -9,7 +9,8 @@ import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/
 // The OrderPlaced batch over parked items, and the writers that come between its read of the
 // partition and its write: parkers, a twin copy of the message. Each is put exactly in that gap.
 type Flow = ReturnType<typeof orderFlow>;
-const createsOrder = (_pk: string, operations: readonly WriteOperation[]) => operations[0]?.kind === 'create' && (operations[0].document as { docType?: string }).docType === 'order';
+const createsOrder = (_pk: string, operations: readonly WriteOperation[]) =>
+  operations[0]?.kind === 'create' && (operations[0].document as { docType?: string }).docType === 'order';
 const overParked = (pk: string, operations: readonly WriteOperation[]) => createsOrder(pk, operations) && operations.some((op) => op.kind === 'replace');
 const orderBatches = (t: Flow) => t.store.commitLog.filter((c) => createsOrder(c.partitionKey, c.operations)).length;
 
@@ -39,7 +40,10 @@ describe('storing an order over parked items', () => {
     await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }));
     t.store.beforeCommit(overParked, () => touchGate(t, 'o1'), 100);
     t.store.commitLog.length = 0;
-    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toEqual({ kind: 'retry', reason: "order o1's parked items changed under 3 attempts in a row" });
+    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toEqual({
+      kind: 'retry',
+      reason: "order o1's parked items changed under 3 attempts in a row",
+    });
     expect(orderBatches(t)).toBe(4);
     expect(await t.order('o1')).toBeUndefined();
   });
@@ -47,7 +51,10 @@ describe('storing an order over parked items', () => {
   it('a twin copy that stores the order while this one reads the gate makes this one a duplicate, without a second batch', async () => {
     const t = orderFlow();
     await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }));
-    t.store.beforeRead((_pk, id) => id === parkingLotId('o1'), async () => expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'), 2)).outcome).toMatchObject({ kind: 'created' }));
+    t.store.beforeRead(
+      (_pk, id) => id === parkingLotId('o1'),
+      async () => expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'), 2)).outcome).toMatchObject({ kind: 'created' }),
+    );
     t.store.commitLog.length = 0;
     expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toEqual({ kind: 'duplicate' });
     // This copy's first batch, then the twin's two: none more from this copy.
@@ -55,10 +62,12 @@ describe('storing an order over parked items', () => {
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
   });
 
-  it('a twin copy that stores the order between this one\'s read and its batch makes this one a duplicate at once', async () => {
+  it("a twin copy that stores the order between this one's read and its batch makes this one a duplicate at once", async () => {
     const t = orderFlow();
     await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }));
-    t.store.beforeCommit(overParked, async () => expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'), 2)).outcome).toMatchObject({ kind: 'created' }));
+    t.store.beforeCommit(overParked, async () =>
+      expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'), 2)).outcome).toMatchObject({ kind: 'created' }),
+    );
     t.store.commitLog.length = 0;
     const lotReads = t.store.reads;
     expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toEqual({ kind: 'duplicate' });
@@ -86,7 +95,6 @@ describe('storing an order over parked items', () => {
     expect(await t.order('o1')).toMatchObject({ amountPaid: 12, paymentCount: 2 });
   });
 
-
   it('a gate gone after its 409 (deleted by hand) is taken as the order stored, and told apart by the order read', async () => {
     const t = orderFlow();
     await t.send('pay-1', 'PaymentReceived', paymentReceived('o1', { amount: 5 }));
@@ -95,7 +103,9 @@ describe('storing an order over parked items', () => {
     const { createOrderOrDetectDuplicate } = await import('../../../src/orders/placeOrder.js');
     const { parseOrderMessage } = await import('../../../src/orders/index.js');
     const { envelopeFromTriggerMetadata } = await import('../../../src/servicebus/index.js');
-    const message = parseOrderMessage(envelopeFromTriggerMetadata({ messageId: 'm-o1', subject: 'OrderPlaced', deliveryCount: 1 }), orderPlaced('o1'), { maxMessageBytes: 262_144 });
+    const message = parseOrderMessage(envelopeFromTriggerMetadata({ messageId: 'm-o1', subject: 'OrderPlaced', deliveryCount: 1 }), orderPlaced('o1'), {
+      maxMessageBytes: 262_144,
+    });
     const outcome = await createOrderOrDetectDuplicate(message as Parameters<typeof createOrderOrDetectDuplicate>[0], { ...t.ctx, store });
     expect(outcome).toEqual({ kind: 'retry', reason: 'o1 was reported to exist but could not be read' });
   });

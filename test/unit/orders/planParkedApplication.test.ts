@@ -16,15 +16,32 @@ function storedOrder(extra: Partial<OrderDocument> = {}): OrderDocument {
 }
 
 let etags = 0;
-function parked(messageType: ParkedItemDocument['messageType'], messageId: string, payload: PaymentReceived | OrderStatusChanged, parkedAt = '2026-11-30T11:00:00.000Z'): VersionedDocument<ParkedItemDocument> {
+function parked(
+  messageType: ParkedItemDocument['messageType'],
+  messageId: string,
+  payload: PaymentReceived | OrderStatusChanged,
+  parkedAt = '2026-11-30T11:00:00.000Z',
+): VersionedDocument<ParkedItemDocument> {
   const kind = messageType === 'PaymentReceived' ? 'payment' : 'status';
-  const document: ParkedItemDocument = { id: `parked|${kind}|${messageId}`, orderId: 'o1', docType: 'parked', state: 'parked', messageType, messageId, dedupKey: messageId, fingerprint: `fp-${messageId}`, payload, parkedAt };
+  const document: ParkedItemDocument = {
+    id: `parked|${kind}|${messageId}`,
+    orderId: 'o1',
+    docType: 'parked',
+    state: 'parked',
+    messageType,
+    messageId,
+    dedupKey: messageId,
+    fingerprint: `fp-${messageId}`,
+    payload,
+    parkedAt,
+  };
   return { document, etag: `"e${(etags += 1)}"` };
 }
 
 const payment = (messageId: string, amount: number, parkedAt?: string, currency = 'EUR') =>
   parked('PaymentReceived', messageId, paymentReceived('o1', { paymentId: messageId, amount, currency }) as PaymentReceived, parkedAt);
-const status = (messageId: string, version: number, value = 'Shipped') => parked('OrderStatusChanged', messageId, orderStatusChanged('o1', version, value) as OrderStatusChanged);
+const status = (messageId: string, version: number, value = 'Shipped') =>
+  parked('OrderStatusChanged', messageId, orderStatusChanged('o1', version, value) as OrderStatusChanged);
 
 /** Each operation as [kind, id, what it marks the item as]. */
 function shapeOf(operations: readonly WriteOperation[]): [string, string, string | undefined][] {
@@ -59,7 +76,14 @@ describe('planning the application of parked items', () => {
       ['create', 'inbox|p-late', 'inbox'],
       ['replace', 'parked|payment|p-late', 'payment'],
     ]);
-    expect(plan.order).toMatchObject({ status: 'Delivered', statusVersion: 3, statusMessageId: 's-3', statusFingerprint: 'fp-s-3', amountPaid: 10, paymentCount: 4 });
+    expect(plan.order).toMatchObject({
+      status: 'Delivered',
+      statusVersion: 3,
+      statusMessageId: 's-3',
+      statusFingerprint: 'fp-s-3',
+      amountPaid: 10,
+      paymentCount: 4,
+    });
     expect([plan.applied, plan.rejected, plan.remaining]).toEqual([7, [], 0]);
     expect([...plan.markerItems]).toEqual([
       [3, 'parked|payment|p-early'],
@@ -74,9 +98,24 @@ describe('planning the application of parked items', () => {
     const plan = planParkedApplication(storedOrder(), [item], 99, ctx);
     expect(plan.operations[0]).toEqual({
       kind: 'create',
-      document: { id: 'inbox|p-1', orderId: 'o1', docType: 'inbox', messageType: 'PaymentReceived', messageId: 'p-1', dedupKey: 'p-1', fingerprint: 'fp-p-1', processedAt: at, payload: item.document.payload, ttl: 3600 },
+      document: {
+        id: 'inbox|p-1',
+        orderId: 'o1',
+        docType: 'inbox',
+        messageType: 'PaymentReceived',
+        messageId: 'p-1',
+        dedupKey: 'p-1',
+        fingerprint: 'fp-p-1',
+        processedAt: at,
+        payload: item.document.payload,
+        ttl: 3600,
+      },
     });
-    expect(plan.operations[1]).toEqual({ kind: 'replace', ifMatch: item.etag, document: { ...item.document, state: 'applied', appliedAs: 'payment', appliedAt: at, ttl: 3600 } });
+    expect(plan.operations[1]).toEqual({
+      kind: 'replace',
+      ifMatch: item.etag,
+      document: { ...item.document, state: 'applied', appliedAs: 'payment', appliedAt: at, ttl: 3600 },
+    });
   });
 
   it('takes two operations per payment (its marker and its mark) and one per status change, and leaves what does not fit for the next batch', () => {
@@ -91,15 +130,26 @@ describe('planning the application of parked items', () => {
   it('a payment whose marker was found takes one operation: marked applied (the same payment) or rejected (another one), never counted again', () => {
     const same = payment('p-same', 5, '2026-11-30T11:00:00.000Z');
     const other = payment('p-other', 5, '2026-11-30T11:01:00.000Z');
-    const found = new Map<string, 'same' | 'other'>([[same.document.id, 'same'], [other.document.id, 'other']]);
+    const found = new Map<string, 'same' | 'other'>([
+      [same.document.id, 'same'],
+      [other.document.id, 'other'],
+    ]);
     const plan = planParkedApplication(storedOrder(), [same, other], 2, ctx, found);
     expect(shapeOf(plan.operations)).toEqual([
       ['replace', 'parked|payment|p-same', 'payment'],
       ['replace', 'parked|payment|p-other', 'rejected'],
     ]);
     expect([plan.applied, plan.order.paymentCount, plan.markerItems.size, plan.remaining]).toEqual([1, 0, 0, 0]);
-    expect(plan.rejected.map((r) => [r.item.id, r.reason, r.description])).toEqual([['parked|payment|p-other', 'PayloadConflict', 'PaymentReceived p-other for order o1 differs from the payment already applied under that key']]);
-    expect(plan.operations[1]?.document).toMatchObject({ rejection: { reason: 'PayloadConflict', description: 'PaymentReceived p-other for order o1 differs from the payment already applied under that key', rejectedAt: at } });
+    expect(plan.rejected.map((r) => [r.item.id, r.reason, r.description])).toEqual([
+      ['parked|payment|p-other', 'PayloadConflict', 'PaymentReceived p-other for order o1 differs from the payment already applied under that key'],
+    ]);
+    expect(plan.operations[1]?.document).toMatchObject({
+      rejection: {
+        reason: 'PayloadConflict',
+        description: 'PaymentReceived p-other for order o1 differs from the payment already applied under that key',
+        rejectedAt: at,
+      },
+    });
   });
 
   it('rejects a payment in another currency as CurrencyMismatch, naming both currencies, and counts nothing', () => {
@@ -111,9 +161,14 @@ describe('planning the application of parked items', () => {
     expect([plan.applied, plan.order.paymentCount]).toEqual([0, 0]);
   });
 
-  it('counts a parked payment that claimed its paymentId among the order\'s claimed payments, and one parked before claims not', () => {
+  it("counts a parked payment that claimed its paymentId among the order's claimed payments, and one parked before claims not", () => {
     const claimed = payment('p-claimed', 1);
-    const plan = planParkedApplication(storedOrder(), [{ ...claimed, document: { ...claimed.document, claimed: true } }, payment('p-old', 2, '2026-11-30T11:30:00.000Z')], 99, ctx);
+    const plan = planParkedApplication(
+      storedOrder(),
+      [{ ...claimed, document: { ...claimed.document, claimed: true } }, payment('p-old', 2, '2026-11-30T11:30:00.000Z')],
+      99,
+      ctx,
+    );
     expect([plan.applied, plan.order.paymentCount, plan.order.claimedPaymentCount]).toEqual([2, 2, 1]);
   });
 
@@ -126,10 +181,12 @@ describe('planning the application of parked items', () => {
       expect(named.operations[0]?.document).toMatchObject({ state: 'rejected', rejection: { reason: 'PayloadConflict', description, rejectedAt: at } });
       expect([named.applied, named.order.status]).toEqual([0, 'Paid']);
       const unnamed = planParkedApplication(storedOrder(stored), [status('st-2b', 2, 'Cancelled')], 99, ctx);
-      expect(unnamed.rejected[0]?.description).toBe('OrderStatusChanged version 2 for order o1 differs from the stored one (message unknown, fingerprint fp-stored; this one fp-st-2b)');
+      expect(unnamed.rejected[0]?.description).toBe(
+        'OrderStatusChanged version 2 for order o1 differs from the stored one (message unknown, fingerprint fp-stored; this one fp-st-2b)',
+      );
     });
 
-    it('below the stored one that contradicts the history is rejected, naming no message (the order keeps only the newest one\'s)', () => {
+    it("below the stored one that contradicts the history is rejected, naming no message (the order keeps only the newest one's)", () => {
       const stored = { statusVersion: 3, status: 'Shipped', statusFingerprint: 'fp-st-3', statusMessageId: 'st-3', statusHistory: { '2': 'fp-old' } } as const;
       const plan = planParkedApplication(storedOrder(stored), [status('st-2b', 2, 'Cancelled')], 99, ctx);
       expect(plan.rejected.map((r) => [r.reason, r.description])).toEqual([
@@ -138,10 +195,25 @@ describe('planning the application of parked items', () => {
     });
 
     it('that is the stored one, or meets a stored status with no fingerprint, is applied as stale and changes nothing', () => {
-      const same = planParkedApplication(storedOrder({ statusVersion: 2, status: 'Paid', statusFingerprint: 'fp-st-2' }), [status('st-2', 2, 'Cancelled')], 99, ctx);
+      const same = planParkedApplication(
+        storedOrder({ statusVersion: 2, status: 'Paid', statusFingerprint: 'fp-st-2' }),
+        [status('st-2', 2, 'Cancelled')],
+        99,
+        ctx,
+      );
       expect([shapeOf(same.operations), same.applied, same.rejected, same.order.status]).toEqual([[['replace', 'parked|status|st-2', 'stale']], 1, [], 'Paid']);
-      const legacy = planParkedApplication(storedOrder({ statusVersion: 2, status: 'Paid', statusFingerprint: undefined }), [status('st-2', 2, 'Cancelled')], 99, ctx);
-      expect([shapeOf(legacy.operations), legacy.applied, legacy.rejected, legacy.order.status]).toEqual([[['replace', 'parked|status|st-2', 'stale']], 1, [], 'Paid']);
+      const legacy = planParkedApplication(
+        storedOrder({ statusVersion: 2, status: 'Paid', statusFingerprint: undefined }),
+        [status('st-2', 2, 'Cancelled')],
+        99,
+        ctx,
+      );
+      expect([shapeOf(legacy.operations), legacy.applied, legacy.rejected, legacy.order.status]).toEqual([
+        [['replace', 'parked|status|st-2', 'stale']],
+        1,
+        [],
+        'Paid',
+      ]);
     });
   });
 });
@@ -157,13 +229,23 @@ describe('parked items and the arrival gate, as documents', () => {
   it('writes a gate with a ttl only when given one (an open gate lives as long as its items wait)', async () => {
     const { parkingLot } = await import('../../../src/orders/parkedItems.js');
     expect(parkingLot('o1', 'open', at)).toStrictEqual({ id: 'parking-lot|o1', orderId: 'o1', docType: 'parking-lot', state: 'open', changedAt: at });
-    expect(parkingLot('o1', 'closed', at, 3600)).toEqual({ id: 'parking-lot|o1', orderId: 'o1', docType: 'parking-lot', state: 'closed', changedAt: at, ttl: 3600 });
+    expect(parkingLot('o1', 'closed', at, 3600)).toEqual({
+      id: 'parking-lot|o1',
+      orderId: 'o1',
+      docType: 'parking-lot',
+      state: 'closed',
+      changedAt: at,
+      ttl: 3600,
+    });
   });
 
   it('rejects a parked status change too far above the stored version as VersionJump, saying by how much and which setting', () => {
     const plan = planParkedApplication(storedOrder(), [status('s-9', 9)], 10, { ...ctx, statusVersionMaxStep: 3 });
     expect(plan.rejected).toEqual([
-      expect.objectContaining({ reason: 'VersionJump', description: 'OrderStatusChanged version 9 for order o1 is more than 3 above the stored version 0 (STATUS_VERSION_MAX_STEP)' }),
+      expect.objectContaining({
+        reason: 'VersionJump',
+        description: 'OrderStatusChanged version 9 for order o1 is more than 3 above the stored version 0 (STATUS_VERSION_MAX_STEP)',
+      }),
     ]);
     expect(shapeOf(plan.operations)).toEqual([['replace', 'parked|status|s-9', 'rejected']]);
     expect(plan.order.statusVersion).toBe(0);
@@ -178,7 +260,11 @@ describe('parked items and the arrival gate, as documents', () => {
     ]) {
       // Room for one payment (its marker and its item): the first by id goes now, the rest in a later batch.
       expect(shapeOf(planParkedApplication(storedOrder(), items, 2, ctx).operations).map(([, id]) => id)).toEqual(['inbox|p-a', 'parked|payment|p-a']);
-      expect(shapeOf(planParkedApplication(storedOrder(), items, 10, ctx).operations).filter(([, , as]) => as === 'payment').map(([, id]) => id)).toEqual(['parked|payment|p-a', 'parked|payment|p-b', 'parked|payment|p-c']);
+      expect(
+        shapeOf(planParkedApplication(storedOrder(), items, 10, ctx).operations)
+          .filter(([, , as]) => as === 'payment')
+          .map(([, id]) => id),
+      ).toEqual(['parked|payment|p-a', 'parked|payment|p-b', 'parked|payment|p-c']);
     }
   });
 });

@@ -39,11 +39,13 @@ describe('redeliveries of an unreadable message this instance rejected', () => {
     const log = new RecordingLog();
     expect(await trips(store, () => consumer.consume(delivery('bad-1', 'OrderPlaced', 1, 41), unreadable, log))).toBe(1);
     for (const count of [2, 3, 10]) {
-      expect(await trips(store, async () => {
-        const result = await consumer.consume(delivery('bad-1', 'OrderPlaced', count, 41), unreadable, log);
-        expect(result.outcome.kind).toBe('invalid');
-        expect(result.outcome.kind === 'invalid' && result.outcome.error.code).toBe('InvalidJson');
-      })).toBe(0);
+      expect(
+        await trips(store, async () => {
+          const result = await consumer.consume(delivery('bad-1', 'OrderPlaced', count, 41), unreadable, log);
+          expect(result.outcome.kind).toBe('invalid');
+          expect(result.outcome.kind === 'invalid' && result.outcome.error.code).toBe('InvalidJson');
+        }),
+      ).toBe(0);
     }
     // Each delivery is still reported, with its reason: the log and the metrics see all four.
     expect(log.outcomes()).toEqual(['invalid', 'invalid', 'invalid', 'invalid']);
@@ -91,7 +93,8 @@ describe('redeliveries of an unreadable message this instance rejected', () => {
     const inner = new InMemoryDocumentStore();
     let down = true;
     const flaky = Object.assign(Object.create(inner) as InMemoryDocumentStore, {
-      commit: (pk: string, ops: Parameters<InMemoryDocumentStore['commit']>[1]) => (down ? Promise.reject(new Error('503 Service Unavailable')) : inner.commit(pk, ops)),
+      commit: (pk: string, ops: Parameters<InMemoryDocumentStore['commit']>[1]) =>
+        down ? Promise.reject(new Error('503 Service Unavailable')) : inner.commit(pk, ops),
     });
     const store = new CountingDocumentStore(flaky);
     const consumer = consumerOn(store);
@@ -123,7 +126,8 @@ describe('what the rejected-delivery memory keeps of a rejection', () => {
   it('never takes a transient failure for a rejection: the store failing a valid order is a retry, nothing recorded', async () => {
     const inner = new InMemoryDocumentStore();
     const failing = Object.assign(Object.create(inner) as InMemoryDocumentStore, {
-      commit: (pk: string, ops: Parameters<InMemoryDocumentStore['commit']>[1]) => (pk === 'o-90' ? Promise.reject(new Error('socket hang up')) : inner.commit(pk, ops)),
+      commit: (pk: string, ops: Parameters<InMemoryDocumentStore['commit']>[1]) =>
+        pk === 'o-90' ? Promise.reject(new Error('socket hang up')) : inner.commit(pk, ops),
     });
     const consumer = consumerOn(new CountingDocumentStore(failing));
     const result = await consumer.consume(delivery('m-o90', 'OrderPlaced', 1, 90), orderPlaced('o-90'), new RecordingLog());
@@ -133,7 +137,12 @@ describe('what the rejected-delivery memory keeps of a rejection', () => {
 });
 
 describe('RejectedDeliveries', () => {
-  const envelope = (sequenceNumber: number, deliveryCount = 2) => ({ messageId: `m-${sequenceNumber}`, sequenceNumber, deliveryCount, applicationProperties: {} });
+  const envelope = (sequenceNumber: number, deliveryCount = 2) => ({
+    messageId: `m-${sequenceNumber}`,
+    sequenceNumber,
+    deliveryCount,
+    applicationProperties: {},
+  });
 
   it('holds at most its capacity, pushing out the oldest first; remembering again makes an entry the newest', () => {
     const memory = new RejectedDeliveries<string>(2);

@@ -12,7 +12,14 @@ import { orderPlaced, orderStatusChanged, paymentReceived } from '../../support/
 type Flow = ReturnType<typeof orderFlow>;
 
 /** Rewrites a stored document's fingerprint field as the previous release wrote it: over the raw body. */
-async function asPreviousReleaseWrote(t: Flow, orderId: string, id: string, field: 'fingerprint' | 'statusFingerprint', type: string, rawBody: unknown): Promise<void> {
+async function asPreviousReleaseWrote(
+  t: Flow,
+  orderId: string,
+  id: string,
+  field: 'fingerprint' | 'statusFingerprint',
+  type: string,
+  rawBody: unknown,
+): Promise<void> {
   const stored = await t.memory.read<OrderDocument>(orderId, id);
   if (!stored) throw new Error(`${id} is not stored`);
   const result = await t.memory.commit(orderId, [replace({ ...stored.document, [field]: fingerprintPayload(type, rawBody) } as OrderDocument, stored.etag)]);
@@ -75,7 +82,10 @@ describe('the same request, whichever release fingerprinted it', () => {
       payload: pay,
       parkedAt: '2026-11-30T11:00:00.000Z',
     } as ParkedItemDocument;
-    await t.memory.commit('o1', [create(item), create({ id: 'parking-lot|o1', orderId: 'o1', docType: 'parking-lot', state: 'open', changedAt: item.parkedAt } as ParkingLotDocument)]);
+    await t.memory.commit('o1', [
+      create(item),
+      create({ id: 'parking-lot|o1', orderId: 'o1', docType: 'parking-lot', state: 'open', changedAt: item.parkedAt } as ParkingLotDocument),
+    ]);
     expect((await t.send('pay-1~resubmit-1', 'PaymentReceived', pay, 1, { 'idempotency-key': 'pay-1' })).outcome).toEqual({ kind: 'duplicate' });
     expect((await t.send('pay-1', 'PaymentReceived', raw, 2)).outcome).toEqual({ kind: 'duplicate' });
     expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 1 });

@@ -13,7 +13,10 @@ describe('a payment claim whose message was rejected', () => {
   it('parked, then rejected in another currency when its order came: the payment in the order currency is applied, once', async () => {
     const t = orderFlow();
     expect((await t.send('pay-usd', 'PaymentReceived', usd('o1'), 1, { 'idempotency-key': 'pay-K' })).outcome).toMatchObject({ kind: 'parked' });
-    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', rejectedParked: [expect.objectContaining({ reason: 'CurrencyMismatch' })] });
+    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({
+      kind: 'created',
+      rejectedParked: [expect.objectContaining({ reason: 'CurrencyMismatch' })],
+    });
     expect((await t.send('pay-eur', 'PaymentReceived', eur('o1'), 1, { 'idempotency-key': 'pay-K' })).outcome).toEqual({ kind: 'created' });
     expect((await t.send('pay-eur-again', 'PaymentReceived', eur('o1'), 1, { 'idempotency-key': 'pay-K2' })).outcome).toEqual({ kind: 'duplicate' });
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
@@ -36,7 +39,9 @@ describe('a payment claim whose message was rejected', () => {
     const t = orderFlow();
     await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
     expect((await t.send('pay-eur', 'PaymentReceived', eur('o1'), 1, { 'idempotency-key': 'pay-K' })).outcome).toEqual({ kind: 'created' });
-    expect((await t.send('pay-other', 'PaymentReceived', { ...eur('o1'), amount: 6 }, 1, { 'idempotency-key': 'pay-L' })).outcome).toMatchObject({ kind: 'conflict' });
+    expect((await t.send('pay-other', 'PaymentReceived', { ...eur('o1'), amount: 6 }, 1, { 'idempotency-key': 'pay-L' })).outcome).toMatchObject({
+      kind: 'conflict',
+    });
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
   });
 });

@@ -4,10 +4,17 @@ import { maxMessageIdLength, messageIdNamingBody, newOutboxDocument } from '../.
 import { orderPlaced } from '../../support/orderMessages.js';
 
 const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-const event = { id: 'outbox|OrderPlaced|o-1', orderId: 'o-1', eventType: 'OrderPlaced', destination: 'orders', body: { a: 1 }, createdAt: '2026-12-01T10:00:00Z' };
+const event = {
+  id: 'outbox|OrderPlaced|o-1',
+  orderId: 'o-1',
+  eventType: 'OrderPlaced',
+  destination: 'orders',
+  body: { a: 1 },
+  createdAt: '2026-12-01T10:00:00Z',
+};
 
-describe('an outbox entry\'s message', () => {
-  it('is JSON, and carries its writer\'s trace context as Diagnostic-Id, the property the SDKs and the host read', () => {
+describe("an outbox entry's message", () => {
+  it("is JSON, and carries its writer's trace context as Diagnostic-Id, the property the SDKs and the host read", () => {
     const entry = newOutboxDocument({ ...event, traceparent });
     expect(entry.message.contentType).toBe('application/json');
     expect(entry.message.applicationProperties).toMatchObject({ 'Diagnostic-Id': traceparent });

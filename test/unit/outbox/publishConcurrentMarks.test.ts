@@ -163,7 +163,7 @@ describe('a mark that fails among concurrent marks', () => {
 });
 
 describe('schedules around concurrent marks', () => {
-  it('the worker dies after the send with two of four marks done: the next instance re-sends all four under the same MessageIds and marks the other two; the first one\'s late marks (a lost lease, not a death) meet 412 and count as handled', async () => {
+  it("the worker dies after the send with two of four marks done: the next instance re-sends all four under the same MessageIds and marks the other two; the first one's late marks (a lost lease, not a death) meet 412 and count as handled", async () => {
     const memory = new InMemoryDocumentStore();
     const names = ids('a', 'b', 'c', 'd');
     const entries = await storedEntries(memory, ...names.map((n) => outboxEntry(n)));
@@ -180,12 +180,20 @@ describe('schedules around concurrent marks', () => {
     const takenOver = await publishOutboxEntries(entries, publishContext(memory, second, 4));
     expect(second.sent.map((s) => s.messageId)).toEqual(entries.map((e) => e.document.message.messageId));
     expect(first.sent).toEqual(second.sent);
-    expect(takenOver).toMatchObject({ published: [expect.objectContaining({ id: 'c' }), expect.objectContaining({ id: 'd' })], alreadyHandled: 2, unmarked: [] });
+    expect(takenOver).toMatchObject({
+      published: [expect.objectContaining({ id: 'c' }), expect.objectContaining({ id: 'd' })],
+      alreadyHandled: 2,
+      unmarked: [],
+    });
     expect(await statesOf(memory, names)).toEqual(names.map(() => 'published'));
 
     expect(firstDone).toBe(false);
     gated.release();
-    expect(await firstRun).toMatchObject({ published: [expect.objectContaining({ id: 'a' }), expect.objectContaining({ id: 'b' })], alreadyHandled: 2, unmarked: [] });
+    expect(await firstRun).toMatchObject({
+      published: [expect.objectContaining({ id: 'a' }), expect.objectContaining({ id: 'b' })],
+      alreadyHandled: 2,
+      unmarked: [],
+    });
   });
 
   it('the sweeper publishes entries whose change-feed marks are in flight: those marks meet 412, and the change-feed publisher counts them handled without throwing', async () => {

@@ -13,7 +13,7 @@ import { ScriptedSender, outboxEntry, outboxNowMs, publishContext, refusingSende
 const stateOf = async (store: InMemoryDocumentStore, id: string) => (await store.read<OutboxDocument>(`order-${id}`, id))?.document;
 
 describe('marking an entry two publishers hold', () => {
-  it('marks it published when its send went out, although another publisher\'s refusal marked it failed first', async () => {
+  it("marks it published when its send went out, although another publisher's refusal marked it failed first", async () => {
     const memory = new InMemoryDocumentStore();
     const gated = new InterleavingStore(memory);
     const [seen] = await storedEntries(memory, outboxEntry('a'));
@@ -30,7 +30,7 @@ describe('marking an entry two publishers hold', () => {
     expect(final).not.toHaveProperty('failure');
   });
 
-  it('leaves it published when another publisher\'s refusal comes after the mark', async () => {
+  it("leaves it published when another publisher's refusal comes after the mark", async () => {
     const memory = new InMemoryDocumentStore();
     const gated = new InterleavingStore(memory);
     const [seen] = await storedEntries(memory, outboxEntry('a'));
@@ -62,7 +62,7 @@ describe('marking an entry two publishers hold', () => {
     expect(await stateOf(memory, 'a')).toMatchObject({ state: 'published' });
   });
 
-  it('leaves a refused entry alone when someone put it back to pending meanwhile (an operator\'s requeue): the next publisher sends it', async () => {
+  it("leaves a refused entry alone when someone put it back to pending meanwhile (an operator's requeue): the next publisher sends it", async () => {
     const memory = new InMemoryDocumentStore();
     const gated = new InterleavingStore(memory);
     const [seen] = await storedEntries(memory, outboxEntry('a'));

@@ -31,7 +31,12 @@ describe('an outbox entry', () => {
     const e = entry('a');
     expect(e).toMatchObject({ state: 'pending', publishedAt: null, destination: 'order-events', causationMessageId: 'm-a' });
     expect(e.message).toMatchObject({ messageId: 'a', subject: 'OrderAccepted', sessionId: 'order-a', correlationId: 'm-a', body: { id: 'a' } });
-    expect(e.message.applicationProperties).toMatchObject({ 'cloudEvents:id': 'a', 'cloudEvents:type': 'OrderAccepted', 'cloudEvents:specversion': '1.0', 'cloudEvents:time': e.createdAt });
+    expect(e.message.applicationProperties).toMatchObject({
+      'cloudEvents:id': 'a',
+      'cloudEvents:type': 'OrderAccepted',
+      'cloudEvents:specversion': '1.0',
+      'cloudEvents:time': e.createdAt,
+    });
   });
 
   it('says it comes from a fixed source: with the id, the key consumers deduplicate by, so it may never change between releases', () => {
@@ -40,12 +45,19 @@ describe('an outbox entry', () => {
   });
 
   it('carries a correlation id only when a message caused it', () => {
-    const uncaused = newOutboxDocument({ id: 'u', orderId: 'o', eventType: 'OrderAccepted', destination: 'order-events', body: {}, createdAt: now().toISOString() });
+    const uncaused = newOutboxDocument({
+      id: 'u',
+      orderId: 'o',
+      eventType: 'OrderAccepted',
+      destination: 'order-events',
+      body: {},
+      createdAt: now().toISOString(),
+    });
     expect(uncaused.message).not.toHaveProperty('correlationId');
     expect(uncaused).not.toHaveProperty('causationMessageId');
   });
 
-  it('is the publisher\'s business only while it is a pending outbox entry', () => {
+  it("is the publisher's business only while it is a pending outbox entry", () => {
     expect(isPendingOutbox({ docType: 'outbox', state: 'pending' })).toBe(true);
     expect(isPendingOutbox({ docType: 'outbox', state: 'published' })).toBe(false);
     expect(isPendingOutbox({ docType: 'outbox', state: 'failed' })).toBe(false);
@@ -74,7 +86,15 @@ describe('publishing outbox entries', () => {
 
   it('publishes an entry as it is stored: one the previous release wrote (MessageId = the order id) keeps it', async () => {
     const store = new InMemoryDocumentStore();
-    const previous = newOutboxDocument({ id: 'outbox|OrderPlaced|o-1', orderId: 'o-1', eventType: 'OrderPlaced', destination: 'orders', body: { orderId: 'o-1' }, createdAt: now().toISOString(), messageId: 'o-1' });
+    const previous = newOutboxDocument({
+      id: 'outbox|OrderPlaced|o-1',
+      orderId: 'o-1',
+      eventType: 'OrderPlaced',
+      destination: 'orders',
+      body: { orderId: 'o-1' },
+      createdAt: now().toISOString(),
+      messageId: 'o-1',
+    });
     const sender = new ScriptedSender();
     await publishOutboxEntries(await stored(store, previous), ctxOf(store, sender));
     expect(sender.sent).toEqual([{ destination: 'orders', messageId: 'o-1' }]);
@@ -82,10 +102,15 @@ describe('publishing outbox entries', () => {
 
   it('sets aside an entry the broker refuses, with its reason, and sends the rest', async () => {
     const store = new InMemoryDocumentStore();
-    const sender = new ScriptedSender((_d, m) => (m.messageId === 'big' ? { kind: 'refused', reason: 'MessageSizeExceeded', detail: 'too big' } : { kind: 'sent' }));
+    const sender = new ScriptedSender((_d, m) =>
+      m.messageId === 'big' ? { kind: 'refused', reason: 'MessageSizeExceeded', detail: 'too big' } : { kind: 'sent' },
+    );
     const result = await publishOutboxEntries(await stored(store, entry('big'), entry('ok')), ctxOf(store, sender));
     expect(result.failed.map((f) => f.id)).toEqual(['big']);
-    expect((await store.read<OutboxDocument>('order-big', 'big'))?.document).toMatchObject({ state: 'failed', failure: { reason: 'MessageSizeExceeded', detail: 'too big', at: now().toISOString() } });
+    expect((await store.read<OutboxDocument>('order-big', 'big'))?.document).toMatchObject({
+      state: 'failed',
+      failure: { reason: 'MessageSizeExceeded', detail: 'too big', at: now().toISOString() },
+    });
     expect((await store.read<OutboxDocument>('order-ok', 'ok'))?.document.state).toBe('published');
   });
 
@@ -136,8 +161,13 @@ describe('publishing: what is not its to absorb', () => {
   it('marks what another destination sent before it lets a broken send through', async () => {
     const store = new InMemoryDocumentStore();
     const inner = new ScriptedSender();
-    const partlyBroken: EventSender = { send: async (d, m) => (d === 'broken' ? Promise.reject(new TypeError('a bug in the sender')) : inner.send(d, m)), close: async () => {} };
-    await expect(publishOutboxEntries(await stored(store, entry('a', 'broken'), entry('b')), ctxOf(store, partlyBroken))).rejects.toThrow(new TypeError('a bug in the sender'));
+    const partlyBroken: EventSender = {
+      send: async (d, m) => (d === 'broken' ? Promise.reject(new TypeError('a bug in the sender')) : inner.send(d, m)),
+      close: async () => {},
+    };
+    await expect(publishOutboxEntries(await stored(store, entry('a', 'broken'), entry('b')), ctxOf(store, partlyBroken))).rejects.toThrow(
+      new TypeError('a bug in the sender'),
+    );
     expect((await store.read<OutboxDocument>('order-a', 'a'))?.document.state).toBe('pending');
     expect((await store.read<OutboxDocument>('order-b', 'b'))?.document.state).toBe('published');
   });
@@ -155,17 +185,25 @@ describe('publishing: what is not its to absorb', () => {
     expect((await store.read<OutboxDocument>('order-a', 'a'))?.document.state).toBe('pending');
   });
 
-  it('throws the first error that is not transient, in the page\'s order, when several marks break', async () => {
+  it("throws the first error that is not transient, in the page's order, when several marks break", async () => {
     const inner = new InMemoryDocumentStore();
     const entries = await stored(inner, entry('a'), entry('b'));
-    const failing: DocumentStore = { read: (p, id) => inner.read(p, id), find: (q) => inner.find(q), commit: async (p) => Promise.reject(new RangeError(`bad document in ${p}`)) };
+    const failing: DocumentStore = {
+      read: (p, id) => inner.read(p, id),
+      find: (q) => inner.find(q),
+      commit: async (p) => Promise.reject(new RangeError(`bad document in ${p}`)),
+    };
     await expect(publishOutboxEntries(entries, ctxOf(failing, new ScriptedSender()))).rejects.toThrow(new RangeError('bad document in order-a'));
   });
 
   it('lets a store error that is not transient through', async () => {
     const inner = new InMemoryDocumentStore();
     const entries = await stored(inner, entry('a'));
-    const failing: DocumentStore = { read: (p, id) => inner.read(p, id), find: (q) => inner.find(q), commit: async () => Promise.reject(new RangeError('bad document')) };
+    const failing: DocumentStore = {
+      read: (p, id) => inner.read(p, id),
+      find: (q) => inner.find(q),
+      commit: async () => Promise.reject(new RangeError('bad document')),
+    };
     await expect(publishOutboxEntries(entries, ctxOf(failing, new ScriptedSender()))).rejects.toThrow('bad document');
   });
 
@@ -177,7 +215,14 @@ describe('publishing: what is not its to absorb', () => {
 });
 
 describe('the publisher (composition root)', () => {
-  const settings = loadSettings({ ServiceBusConnection: 'Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=k', ORDERS_QUEUE_NAME: 'orders', COSMOS_ENDPOINT: 'https://127.0.0.1:8081/', OUTBOX_LAG_ALERT_SECONDS: '300', OUTBOX_SWEEP_MIN_AGE_SECONDS: '60', RETRY_STATE_SIGNING_KEY: 'k'.repeat(32) });
+  const settings = loadSettings({
+    ServiceBusConnection: 'Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=k',
+    ORDERS_QUEUE_NAME: 'orders',
+    COSMOS_ENDPOINT: 'https://127.0.0.1:8081/',
+    OUTBOX_LAG_ALERT_SECONDS: '300',
+    OUTBOX_SWEEP_MIN_AGE_SECONDS: '60',
+    RETRY_STATE_SIGNING_KEY: 'k'.repeat(32),
+  });
 
   function publisherWith(store: DocumentStore, sender: EventSender) {
     const reader = new TestMetricReader();
@@ -190,11 +235,19 @@ describe('the publisher (composition root)', () => {
     const [a, b] = await stored(store, entry('a'), entry('b', 'busy'));
     const log = new RecordingLog();
     const { publisher } = publisherWith(store, new ScriptedSender((d) => (d === 'busy' ? 'transient' : { kind: 'sent' })));
-    const feed = [{ id: 'order-1', docType: 'order' }, { ...a!.document, _etag: a!.etag, _lsn: 7 }, { ...b!.document, _etag: b!.etag }, { ...entry('c'), state: 'published' }];
+    const feed = [
+      { id: 'order-1', docType: 'order' },
+      { ...a!.document, _etag: a!.etag, _lsn: 7 },
+      { ...b!.document, _etag: b!.etag },
+      { ...entry('c'), state: 'published' },
+    ];
     await expect(publisher.publishChanges(feed, log)).rejects.toBeInstanceOf(TransientPublishError);
     expect((await store.read<OutboxDocument & { _lsn?: number }>('order-a', 'a'))?.document).toMatchObject({ state: 'published' });
     expect((await store.read<OutboxDocument & Record<string, unknown>>('order-a', 'a'))?.document).not.toHaveProperty('_lsn');
-    expect(log.lines.find((l) => l.record.event === 'outbox-publish')).toMatchObject({ level: 'warn', record: { published: 1, retryLater: [expect.stringContaining('busy')] } });
+    expect(log.lines.find((l) => l.record.event === 'outbox-publish')).toMatchObject({
+      level: 'warn',
+      record: { published: 1, retryLater: [expect.stringContaining('busy')] },
+    });
   });
 
   it('marks what it publishes with the machine clock when given none, and closes its sender when closed', async () => {
@@ -218,17 +271,35 @@ describe('the publisher (composition root)', () => {
     const log = new RecordingLog();
     const { publisher } = publisherWith(store, new ScriptedSender(() => ({ kind: 'refused', reason: 'MessagingEntityNotFound', detail: 'no such topic' })));
     await publisher.publishChanges([{ ...a!.document, _etag: a!.etag }], log);
-    expect(log.lines).toContainEqual({ level: 'error', record: expect.objectContaining({ event: 'outbox', outcome: 'failed', id: 'a', destination: 'nowhere', reason: 'MessagingEntityNotFound' }) });
+    expect(log.lines).toContainEqual({
+      level: 'error',
+      record: expect.objectContaining({ event: 'outbox', outcome: 'failed', id: 'a', destination: 'nowhere', reason: 'MessagingEntityNotFound' }),
+    });
   });
 
   it('counts each outcome by destination, measures the publish delay, and logs a line only when something happened', async () => {
     const store = new InMemoryDocumentStore();
     const [a, b] = await stored(store, entry('a', 'order-events', new Date(nowMs - 5000).toISOString()), entry('b', 'nowhere'));
     const log = new RecordingLog();
-    const { publisher, reader } = publisherWith(store, new ScriptedSender((d) => (d === 'nowhere' ? { kind: 'refused', reason: 'MessagingEntityNotFound', detail: 'no such topic' } : { kind: 'sent' })));
-    await publisher.publishChanges([{ ...a!.document, _etag: a!.etag }, { ...b!.document, _etag: b!.etag }], log);
-    expect(log.lines).toContainEqual({ level: 'error', record: expect.objectContaining({ id: 'b', orderId: 'order-b', messageId: 'b', reason: 'MessagingEntityNotFound', detail: 'no such topic' }) });
-    expect(log.lines).toContainEqual({ level: 'info', record: { event: 'outbox-publish', source: 'change-feed', published: 1, failed: 1, alreadyHandled: 0, unmarked: 0 } });
+    const { publisher, reader } = publisherWith(
+      store,
+      new ScriptedSender((d) => (d === 'nowhere' ? { kind: 'refused', reason: 'MessagingEntityNotFound', detail: 'no such topic' } : { kind: 'sent' })),
+    );
+    await publisher.publishChanges(
+      [
+        { ...a!.document, _etag: a!.etag },
+        { ...b!.document, _etag: b!.etag },
+      ],
+      log,
+    );
+    expect(log.lines).toContainEqual({
+      level: 'error',
+      record: expect.objectContaining({ id: 'b', orderId: 'order-b', messageId: 'b', reason: 'MessagingEntityNotFound', detail: 'no such topic' }),
+    });
+    expect(log.lines).toContainEqual({
+      level: 'info',
+      record: { event: 'outbox-publish', source: 'change-feed', published: 1, failed: 1, alreadyHandled: 0, unmarked: 0 },
+    });
     const { resourceMetrics } = await reader.collect();
     const metric = (name: string) => resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
     expect(metric('outbox.events')?.dataPoints.map((p) => [p.attributes, p.value])).toEqual(
@@ -260,14 +331,21 @@ describe('the publisher (composition root)', () => {
 
   it('sweeps: republishes what waited past the minimum age, leaves younger entries to the change feed, and logs the lag', async () => {
     const store = new InMemoryDocumentStore();
-    await stored(store, entry('old', 'order-events', new Date(nowMs - 120_000).toISOString()), entry('young', 'order-events', new Date(nowMs - 10_000).toISOString()));
+    await stored(
+      store,
+      entry('old', 'order-events', new Date(nowMs - 120_000).toISOString()),
+      entry('young', 'order-events', new Date(nowMs - 10_000).toISOString()),
+    );
     const log = new RecordingLog();
     const sender = new ScriptedSender();
     const { publisher, reader } = publisherWith(store, sender);
     const result = await publisher.sweep(log);
     expect(sender.sent.map((s) => s.messageId)).toEqual(['old']);
     expect(result).toMatchObject({ pending: 2, oldestPendingAgeSeconds: 120, oldestPendingId: 'old' });
-    expect(log.lines).toContainEqual({ level: 'info', record: expect.objectContaining({ event: 'outbox-lag', oldestPendingAgeSeconds: 120, thresholdSeconds: 300 }) });
+    expect(log.lines).toContainEqual({
+      level: 'info',
+      record: expect.objectContaining({ event: 'outbox-lag', oldestPendingAgeSeconds: 120, thresholdSeconds: 300 }),
+    });
     expect(log.lines).toContainEqual({ level: 'info', record: expect.objectContaining({ event: 'outbox-publish', source: 'sweep', published: 1 }) });
     const { resourceMetrics } = await reader.collect();
     const names = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics.map((m) => m.descriptor.name));
@@ -295,13 +373,21 @@ describe('the publisher (composition root)', () => {
     const log = new RecordingLog();
     const { publisher } = publisherWith(store, new ScriptedSender(() => 'transient'));
     await expect(publisher.sweep(log)).rejects.toBeInstanceOf(TransientPublishError);
-    expect(log.lines).toContainEqual({ level: 'error', record: expect.objectContaining({ event: 'outbox-lag', oldestPendingAgeSeconds: 301, oldestPendingId: 'stuck' }) });
+    expect(log.lines).toContainEqual({
+      level: 'error',
+      record: expect.objectContaining({ event: 'outbox-lag', oldestPendingAgeSeconds: 301, oldestPendingId: 'stuck' }),
+    });
   });
 
   it('reports a lag of 0 when nothing is pending', async () => {
     const log = new RecordingLog();
     const { publisher } = publisherWith(new InMemoryDocumentStore(), new ScriptedSender());
-    expect(await sweepOutbox({ store: new InMemoryDocumentStore(), sender: new ScriptedSender(), now, publishedTtlSeconds: 1, markConcurrency: 1 }, { minAgeSeconds: 60, maxItemsPerRun: 100 })).toMatchObject({ pending: 0 });
+    expect(
+      await sweepOutbox(
+        { store: new InMemoryDocumentStore(), sender: new ScriptedSender(), now, publishedTtlSeconds: 1, markConcurrency: 1 },
+        { minAgeSeconds: 60, maxItemsPerRun: 100 },
+      ),
+    ).toMatchObject({ pending: 0 });
     await publisher.sweep(log);
     expect(log.lines).toContainEqual({ level: 'info', record: expect.objectContaining({ event: 'outbox-lag', pending: 0, oldestPendingAgeSeconds: 0 }) });
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { settleBounded } from '../../../src/outbox/settleBounded.js';
 
 describe('settleBounded', () => {
-  it('answers every outcome at its item\'s index, rejections included, once all have settled', async () => {
+  it("answers every outcome at its item's index, rejections included, once all have settled", async () => {
     const outcomes = await settleBounded([1, 2, 3], 2, async (n) => {
       if (n === 2) throw new Error('two');
       return n * 10;

@@ -8,7 +8,8 @@ import { paymentReceived } from '../../support/orderMessages.js';
 // Keys a sender can make ambiguous: two spellings of one property (whichever came first used to
 // win), and control characters that the operator tool would print raw.
 const options = { maxMessageBytes: 262_144 };
-const parse = (meta: Record<string, unknown>) => () => parseOrderMessage(envelopeFromTriggerMetadata({ subject: 'PaymentReceived', ...meta }), paymentReceived('o-1'), options);
+const parse = (meta: Record<string, unknown>) => () =>
+  parseOrderMessage(envelopeFromTriggerMetadata({ subject: 'PaymentReceived', ...meta }), paymentReceived('o-1'), options);
 
 describe('two application properties whose names differ only by case', () => {
   it('are refused as AmbiguousProperty, naming both', () => {
@@ -21,7 +22,11 @@ describe('two application properties whose names differ only by case', () => {
 
   it('are refused whatever the property, and by the shipments consumer too', () => {
     expect(permanentFailureOf(parse({ messageId: 'm-1', applicationProperties: { tenant: 'a', TENANT: 'b' } })).code).toBe('AmbiguousProperty');
-    const envelope = envelopeFromTriggerMetadata({ messageId: 'm-1', subject: 'OrderAccepted', applicationProperties: { 'retry-attempt': 1, 'Retry-Attempt': 2 } });
+    const envelope = envelopeFromTriggerMetadata({
+      messageId: 'm-1',
+      subject: 'OrderAccepted',
+      applicationProperties: { 'retry-attempt': 1, 'Retry-Attempt': 2 },
+    });
     expect(permanentFailureOf(() => parseShipmentEvent(envelope, { orderId: 'o-1' }, 262_144)).code).toBe('AmbiguousProperty');
   });
 });
@@ -42,9 +47,14 @@ describe('control characters in keys and ids', () => {
   });
 
   it('in a CloudEvent id or source are refused as InvalidCloudEvent', () => {
-    for (const [id, source] of [['e-1\r', '/shop'], ['e-1', '/shop\t']]) {
+    for (const [id, source] of [
+      ['e-1\r', '/shop'],
+      ['e-1', '/shop\t'],
+    ]) {
       const body = JSON.stringify({ specversion: '1.0', id, source, type: 'com.shop.PaymentReceived', data: paymentReceived('o-1') });
-      const error = permanentFailureOf(() => parseOrderMessage(envelopeFromTriggerMetadata({ messageId: 'm-1', contentType: 'application/cloudevents+json' }), body, options));
+      const error = permanentFailureOf(() =>
+        parseOrderMessage(envelopeFromTriggerMetadata({ messageId: 'm-1', contentType: 'application/cloudevents+json' }), body, options),
+      );
       expect(error.code).toBe('InvalidCloudEvent');
       expect(error.description).toMatch(/control character/);
     }

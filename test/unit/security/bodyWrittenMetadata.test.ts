@@ -60,7 +60,12 @@ describe('broker fields a message body can write (the host copies its top-level 
     // A sender with Send rights learns the queue's next sequence numbers (scheduling a message answers
     // with its number; they grow by one) and knows the victim's MessageId (here the order id, as the
     // design's producer sets it). Its unreadable message names both in its body.
-    const planted = await deliver(consumer, { MessageId: 'attacker-1', SequenceNumber: 500, DeliveryCount: 1 }, { orderId: 'o-77', messageId: 'order-o-77', sequenceNumber: 901 }, log);
+    const planted = await deliver(
+      consumer,
+      { MessageId: 'attacker-1', SequenceNumber: 500, DeliveryCount: 1 },
+      { orderId: 'o-77', messageId: 'order-o-77', sequenceNumber: 901 },
+      log,
+    );
     expect(planted.outcome.kind).toBe('invalid');
 
     // The victim: a valid order, MessageId order-o-77, sequence number 901. Its first delivery meets
@@ -94,7 +99,12 @@ describe('broker fields a message body can write (the host copies its top-level 
     // The contract: the type in the Service Bus subject, or the CloudEvents type. The event's own
     // `subject` (what the event is about, here the order) is written over the broker's Subject.
     const event = { specversion: '1.0', id: 'e-1', source: '/shop', type: 'com.shop.OrderPlaced', subject: 'orders/o-88', data: orderPlaced('o-88') };
-    const result = await deliver(consumer, { MessageId: 'e-1', SequenceNumber: 5, DeliveryCount: 1, ContentType: 'application/cloudevents+json', Subject: 'OrderPlaced' }, event, log);
+    const result = await deliver(
+      consumer,
+      { MessageId: 'e-1', SequenceNumber: 5, DeliveryCount: 1, ContentType: 'application/cloudevents+json', Subject: 'OrderPlaced' },
+      event,
+      log,
+    );
     expect(result.outcome.kind === 'invalid' ? result.outcome.error.description : result.outcome.kind).toBe('created');
   });
 
@@ -105,7 +115,15 @@ describe('broker fields a message body can write (the host copies its top-level 
     // The key is pinned by idempotency-key (a producer's, or an operator's resubmitted copy's); the body's field is data.
     const body = { ...orderPlaced('o-89'), applicationProperties: { note: 'from the shop' } };
     const triggerMetadata = triggerMetadataAsTheHostSendsIt(
-      { MessageId: 'copy-2', SequenceNumber: 6, DeliveryCount: 1, Subject: 'OrderPlaced', Label: 'OrderPlaced', ApplicationProperties: { 'idempotency-key': 'k-o-89' }, UserProperties: { 'idempotency-key': 'k-o-89' } },
+      {
+        MessageId: 'copy-2',
+        SequenceNumber: 6,
+        DeliveryCount: 1,
+        Subject: 'OrderPlaced',
+        Label: 'OrderPlaced',
+        ApplicationProperties: { 'idempotency-key': 'k-o-89' },
+        UserProperties: { 'idempotency-key': 'k-o-89' },
+      },
       body,
     );
     const result = await consumer.consume(envelopeOf({ triggerMetadata }, body), body, log);
@@ -120,9 +138,19 @@ describe('broker fields a message body can write (the host copies its top-level 
     const nowMs = Date.parse('2026-12-03T12:00:00Z');
     const policy = { inInvocationMs: 10_000, firstDelayMs: 30_000, maxDelayMs: 900_000, budgetMs: 86_400_000 };
     const payment = paymentReceived('o-90', { paymentId: 'p-90' });
-    for (const [sequenceNumber, body] of [[20, { ...payment, sequenceNumber: 1 }], [21, { ...payment, amount: 99, sequenceNumber: 1 }]] as const) {
-      const triggerMetadata = triggerMetadataAsTheHostSendsIt({ MessageId: 'pay-90', SequenceNumber: sequenceNumber, DeliveryCount: 1, Subject: 'PaymentReceived', Label: 'PaymentReceived' }, body);
-      const outcome = await scheduleDelayedRetry(readReceivedMessage(envelopeOf({ triggerMetadata }, body), body, 262_144), { kind: 'retry', reason: '503' }, { scheduler, policy, now: () => new Date(nowMs), failedAtEpochMs: nowMs, signingKey: testRetryStateKey });
+    for (const [sequenceNumber, body] of [
+      [20, { ...payment, sequenceNumber: 1 }],
+      [21, { ...payment, amount: 99, sequenceNumber: 1 }],
+    ] as const) {
+      const triggerMetadata = triggerMetadataAsTheHostSendsIt(
+        { MessageId: 'pay-90', SequenceNumber: sequenceNumber, DeliveryCount: 1, Subject: 'PaymentReceived', Label: 'PaymentReceived' },
+        body,
+      );
+      const outcome = await scheduleDelayedRetry(
+        readReceivedMessage(envelopeOf({ triggerMetadata }, body), body, 262_144),
+        { kind: 'retry', reason: '503' },
+        { scheduler, policy, now: () => new Date(nowMs), failedAtEpochMs: nowMs, signingKey: testRetryStateKey },
+      );
       expect(outcome.kind).toBe('rescheduled');
     }
     expect(copies).toHaveLength(2);
@@ -137,7 +165,10 @@ describe('broker fields a message body can write (the host copies its top-level 
     // parse it, so the handler gets the text, and the consumer rejects it as not JSON.
     const text = "{'orderId': 'o-78', 'messageId': 'order-o-78', 'sequenceNumber': 902}";
     const asTheHostReadIt = { orderId: 'o-78', messageId: 'order-o-78', sequenceNumber: 902 };
-    const triggerMetadata = triggerMetadataAsTheHostSendsIt({ MessageId: 'attacker-2', SequenceNumber: 501, DeliveryCount: 1, Subject: 'OrderPlaced', Label: 'OrderPlaced' }, asTheHostReadIt);
+    const triggerMetadata = triggerMetadataAsTheHostSendsIt(
+      { MessageId: 'attacker-2', SequenceNumber: 501, DeliveryCount: 1, Subject: 'OrderPlaced', Label: 'OrderPlaced' },
+      asTheHostReadIt,
+    );
     const planted = await consumer.consume(envelopeOf({ triggerMetadata }, text), text, log);
     expect(planted.outcome.kind === 'invalid' && planted.outcome.error.code).toBe('InvalidJson');
 
@@ -152,7 +183,12 @@ describe('broker fields a message body can write (the host copies its top-level 
     const store = new PartitionDownStore('o-79');
     const consumer = consumerOn(store);
     const log = new RecordingLog();
-    const planted = await deliver(consumer, { MessageId: 'attacker-3', SequenceNumber: 502, DeliveryCount: 1 }, { orderId: 'o-79', messageId: 'order-o-79', '\u017fequenceNumber': 903 }, log);
+    const planted = await deliver(
+      consumer,
+      { MessageId: 'attacker-3', SequenceNumber: 502, DeliveryCount: 1 },
+      { orderId: 'o-79', messageId: 'order-o-79', '\u017fequenceNumber': 903 },
+      log,
+    );
     expect(planted.outcome.kind).toBe('invalid');
 
     const victim = orderPlaced('o-79');

@@ -43,7 +43,11 @@ describe('a body nested 5,000 deep', () => {
   });
 
   it('as a binary CloudEvent body, as text, as bytes or parsed, is refused as BodyTooDeep', () => {
-    const binary = { messageId: 'm-1', contentType: 'application/json', applicationProperties: { 'cloudEvents:id': 'e-1', 'cloudEvents:source': '/shop', 'cloudEvents:type': 'com.shop.PaymentReceived' } };
+    const binary = {
+      messageId: 'm-1',
+      contentType: 'application/json',
+      applicationProperties: { 'cloudEvents:id': 'e-1', 'cloudEvents:source': '/shop', 'cloudEvents:type': 'com.shop.PaymentReceived' },
+    };
     for (const body of [deepText(5_000), Buffer.from(deepText(5_000)), deepValue(5_000)]) {
       expect(permanentFailureOf(() => parseOrderMessage(envelopeFromTriggerMetadata(binary), body, options)).code).toBe('BodyTooDeep');
     }
@@ -65,7 +69,11 @@ describe('a body nested 5,000 deep', () => {
     expect(result.outcome.kind).toBe('invalid');
     expect(result.outcome.kind === 'invalid' && result.outcome.error.code).toBe('BodyTooDeep');
     // A value no JSON walk can handle (the host never hands one, a test double could): permanent too.
-    const unwalkable = await consumer.consume(envelopeFromTriggerMetadata({ messageId: 'm-2', subject: 'PaymentReceived', sequenceNumber: 2 }), { orderId: 'o-1', n: 1n }, new RecordingLog());
+    const unwalkable = await consumer.consume(
+      envelopeFromTriggerMetadata({ messageId: 'm-2', subject: 'PaymentReceived', sequenceNumber: 2 }),
+      { orderId: 'o-1', n: 1n },
+      new RecordingLog(),
+    );
     expect(unwalkable.outcome.kind === 'invalid' && unwalkable.outcome.error.code).toBe('InvalidBody');
   });
 });

@@ -16,12 +16,17 @@ describe('structured-mode CloudEvents', () => {
 
   it('must be a JSON object: an array, a string, null or a number is refused as SchemaViolation', () => {
     for (const body of [[{ id: 'e' }], 'text', null, 42]) {
-      expect(() => unwrapCloudEvent(envelope({}, structured), body), JSON.stringify(body)).toThrow(/^SchemaViolation: a structured CloudEvent must be a JSON object$/);
+      expect(() => unwrapCloudEvent(envelope({}, structured), body), JSON.stringify(body)).toThrow(
+        /^SchemaViolation: a structured CloudEvent must be a JSON object$/,
+      );
     }
   });
 
   it('take data over data_base64, keep falsy data, and mark missing id and source as null', () => {
-    expect(unwrapCloudEvent(envelope({}, structured), { data: 0, data_base64: 'e30=' })).toEqual({ cloudEvent: { id: null, source: null, type: undefined, mode: 'structured' }, payload: 0 });
+    expect(unwrapCloudEvent(envelope({}, structured), { data: 0, data_base64: 'e30=' })).toEqual({
+      cloudEvent: { id: null, source: null, type: undefined, mode: 'structured' },
+      payload: 0,
+    });
     expect(unwrapCloudEvent(envelope({}, structured), { id: 'e', data: null }).payload).toBeNull();
   });
 
@@ -29,18 +34,27 @@ describe('structured-mode CloudEvents', () => {
     expect(() => unwrapCloudEvent(envelope({}, structured), { id: 'e', source: 's', data_base64: Buffer.from('not json').toString('base64') })).toThrow(
       /^InvalidJson: data_base64: the CloudEvent data is not base64-encoded JSON$/,
     );
-    expect(() => unwrapCloudEvent(envelope({}, structured), { id: 'e', source: 's', data_base64: 42 })).toThrow(/^SchemaViolation: data: a structured CloudEvent must carry data or data_base64$/);
+    expect(() => unwrapCloudEvent(envelope({}, structured), { id: 'e', source: 's', data_base64: 42 })).toThrow(
+      /^SchemaViolation: data: a structured CloudEvent must carry data or data_base64$/,
+    );
   });
 
   it('refuse a type that is not text, naming what it is', () => {
-    expect(() => unwrapCloudEvent(envelope({}, structured), { id: 'e', source: 's', type: 7, data: {} })).toThrow(/^InvalidCloudEvent: the CloudEvent type must be a string, not number$/);
-    expect(() => unwrapCloudEvent(envelope({}, structured), { id: 'e', source: 's', type: null, data: {} })).toThrow(/^InvalidCloudEvent: the CloudEvent type must be a string, not null$/);
+    expect(() => unwrapCloudEvent(envelope({}, structured), { id: 'e', source: 's', type: 7, data: {} })).toThrow(
+      /^InvalidCloudEvent: the CloudEvent type must be a string, not number$/,
+    );
+    expect(() => unwrapCloudEvent(envelope({}, structured), { id: 'e', source: 's', type: null, data: {} })).toThrow(
+      /^InvalidCloudEvent: the CloudEvent type must be a string, not null$/,
+    );
   });
 });
 
 describe('binary-mode CloudEvents', () => {
   it('are told by an id or a source property alone, and a missing one is null', () => {
-    expect(unwrapCloudEvent(envelope({ 'cloudEvents:id': 'e' }), { a: 1 })).toEqual({ cloudEvent: { id: 'e', source: null, type: undefined, mode: 'binary' }, payload: { a: 1 } });
+    expect(unwrapCloudEvent(envelope({ 'cloudEvents:id': 'e' }), { a: 1 })).toEqual({
+      cloudEvent: { id: 'e', source: null, type: undefined, mode: 'binary' },
+      payload: { a: 1 },
+    });
     expect(unwrapCloudEvent(envelope({ 'cloudEvents:source': 's' }), { a: 1 }).cloudEvent).toEqual({ id: null, source: 's', type: undefined, mode: 'binary' });
   });
 
@@ -49,7 +63,12 @@ describe('binary-mode CloudEvents', () => {
   });
 
   it('take the colon spelling before the underscore one, and check the type', () => {
-    expect(unwrapCloudEvent(envelope({ 'cloudEvents:id': 'colon', cloudEvents_id: 'underscore', 'cloudEvents:type': 'x.T' }), {}).cloudEvent).toMatchObject({ id: 'colon', type: 'x.T' });
-    expect(() => unwrapCloudEvent(envelope({ 'cloudEvents:id': 'e', 'cloudEvents:type': 3 }), {})).toThrow(/^InvalidCloudEvent: the CloudEvent type must be a string, not number$/);
+    expect(unwrapCloudEvent(envelope({ 'cloudEvents:id': 'colon', cloudEvents_id: 'underscore', 'cloudEvents:type': 'x.T' }), {}).cloudEvent).toMatchObject({
+      id: 'colon',
+      type: 'x.T',
+    });
+    expect(() => unwrapCloudEvent(envelope({ 'cloudEvents:id': 'e', 'cloudEvents:type': 3 }), {})).toThrow(
+      /^InvalidCloudEvent: the CloudEvent type must be a string, not number$/,
+    );
   });
 });

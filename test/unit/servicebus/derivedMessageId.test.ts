@@ -31,7 +31,11 @@ describe('deriveMessageId', () => {
     expect(id).toMatch(/^~hmac:[0-9a-f]{64}~retry-1$/);
     expect(id).not.toContain('pay-1');
     expect(deriveMessageId('pay-1#7', '~retry-1', { secret })).toBe(id);
-    const others = [deriveMessageId('pay-1#8', '~retry-1', { secret }), deriveMessageId('pay-1#7', '~retry-2', { secret }), deriveMessageId('pay-1#7', '~retry-1', { secret: 't'.repeat(32) })];
+    const others = [
+      deriveMessageId('pay-1#8', '~retry-1', { secret }),
+      deriveMessageId('pay-1#7', '~retry-2', { secret }),
+      deriveMessageId('pay-1#7', '~retry-1', { secret: 't'.repeat(32) }),
+    ];
     expect(new Set([id, ...others]).size).toBe(4);
     expect(deriveMessageId('x'.repeat(500), '~retry-9', { secret })).toHaveLength(6 + 64 + 8);
   });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { PermanentMessageError } from '../../../src/idempotency/index.js';
-import { applicationProperty, decodeJsonBody, envelopeFromInvocation, envelopeFromTriggerMetadata, unwrapCloudEvent, withoutFieldsTheBodyMayHaveWritten } from '../../../src/servicebus/index.js';
+import {
+  applicationProperty,
+  decodeJsonBody,
+  envelopeFromInvocation,
+  envelopeFromTriggerMetadata,
+  unwrapCloudEvent,
+  withoutFieldsTheBodyMayHaveWritten,
+} from '../../../src/servicebus/index.js';
 
 describe('envelopeFromTriggerMetadata', () => {
   it('reads the fields the host sends and tolerates the ones it leaves out', () => {
@@ -18,10 +25,26 @@ describe('envelopeFromTriggerMetadata', () => {
   });
 
   it('takes counts sent as digit strings and ids sent as numbers, and drops what is neither', () => {
-    const envelope = envelopeFromTriggerMetadata({ messageId: 1234, correlationId: 10n, deliveryCount: '3', sequenceNumber: '42', subject: 'OrderPlaced', label: 'ignored' });
+    const envelope = envelopeFromTriggerMetadata({
+      messageId: 1234,
+      correlationId: 10n,
+      deliveryCount: '3',
+      sequenceNumber: '42',
+      subject: 'OrderPlaced',
+      label: 'ignored',
+    });
     expect(envelope).toMatchObject({ messageId: '1234', correlationId: '10', deliveryCount: 3, sequenceNumber: 42, subject: 'OrderPlaced' });
     const odd = envelopeFromTriggerMetadata({ messageId: { id: 'm' }, deliveryCount: 1.5, sequenceNumber: '-1', contentType: true, enqueuedTimeUtc: null });
-    expect(odd).toEqual({ messageId: undefined, correlationId: undefined, contentType: undefined, subject: undefined, deliveryCount: undefined, sequenceNumber: undefined, enqueuedTimeUtc: undefined, applicationProperties: {} });
+    expect(odd).toEqual({
+      messageId: undefined,
+      correlationId: undefined,
+      contentType: undefined,
+      subject: undefined,
+      deliveryCount: undefined,
+      sequenceNumber: undefined,
+      enqueuedTimeUtc: undefined,
+      applicationProperties: {},
+    });
     expect(envelopeFromTriggerMetadata({ deliveryCount: '2x' }).deliveryCount).toBeUndefined();
   });
 
@@ -32,9 +55,12 @@ describe('envelopeFromTriggerMetadata', () => {
     expect(envelopeFromTriggerMetadata({ applicationProperties: 'a=1' }).applicationProperties).toEqual({});
   });
 
-  it('carries the invocation trace context, not the message\'s, and nothing when there is none', () => {
+  it("carries the invocation trace context, not the message's, and nothing when there is none", () => {
     const traceParent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    expect(envelopeFromInvocation({ triggerMetadata: { messageId: 'm' }, traceContext: { traceParent } })).toMatchObject({ messageId: 'm', traceparent: traceParent });
+    expect(envelopeFromInvocation({ triggerMetadata: { messageId: 'm' }, traceContext: { traceParent } })).toMatchObject({
+      messageId: 'm',
+      traceparent: traceParent,
+    });
     expect(envelopeFromInvocation({ triggerMetadata: { messageId: 'm' }, traceContext: { traceParent: null } })).not.toHaveProperty('traceparent');
     expect(envelopeFromInvocation({ triggerMetadata: { messageId: 'm' } })).not.toHaveProperty('traceparent');
   });
@@ -62,7 +88,13 @@ describe('envelopeFromTriggerMetadata with the body the handler was given', () =
 
   it("reads a field the body wrote from the host's back-compat copy, or not at all", () => {
     const body = { subject: 'orders/o-1', applicationProperties: { a: 1 }, deliveryCount: 7, SequenceNumber: 8, enqueuedTimeUtc: '2000-01-01T00:00:00Z' };
-    const written = metadata({ subject: 'orders/o-1', applicationProperties: { a: 1 }, deliveryCount: '7', sequenceNumber: '8', enqueuedTimeUtc: '2000-01-01T00:00:00Z' });
+    const written = metadata({
+      subject: 'orders/o-1',
+      applicationProperties: { a: 1 },
+      deliveryCount: '7',
+      sequenceNumber: '8',
+      enqueuedTimeUtc: '2000-01-01T00:00:00Z',
+    });
     expect(envelopeFromTriggerMetadata(written, body)).toEqual({
       messageId: 'm',
       correlationId: undefined,
@@ -95,17 +127,33 @@ describe('withoutFieldsTheBodyMayHaveWritten', () => {
   const delivered = envelopeFromTriggerMetadata({ messageId: 'm', subject: 'OrderPlaced', deliveryCount: 3, sequenceNumber: 42 });
 
   it('forgets the delivery count and sequence number a body names at its top level, whatever their case', () => {
-    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { orderId: 'o', SequenceNumber: 1 })).toMatchObject({ messageId: 'm', subject: 'OrderPlaced', deliveryCount: 3, sequenceNumber: undefined });
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { orderId: 'o', SequenceNumber: 1 })).toMatchObject({
+      messageId: 'm',
+      subject: 'OrderPlaced',
+      deliveryCount: 3,
+      sequenceNumber: undefined,
+    });
     expect(withoutFieldsTheBodyMayHaveWritten(delivered, { deliverycount: 1 })).toMatchObject({ deliveryCount: undefined, sequenceNumber: 42 });
     // The host upper-cases to compare: a long s is an S, a dotless i an I.
-    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { '\u017fequenceNumber': 1, 'del\u0131veryCount': 1 })).toMatchObject({ deliveryCount: undefined, sequenceNumber: undefined });
-    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { deliveryCount: null, sequenceNumber: [1] })).toMatchObject({ deliveryCount: undefined, sequenceNumber: undefined });
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { '\u017fequenceNumber': 1, 'del\u0131veryCount': 1 })).toMatchObject({
+      deliveryCount: undefined,
+      sequenceNumber: undefined,
+    });
+    expect(withoutFieldsTheBodyMayHaveWritten(delivered, { deliveryCount: null, sequenceNumber: [1] })).toMatchObject({
+      deliveryCount: undefined,
+      sequenceNumber: undefined,
+    });
   });
 
   it('forgets both for text or bytes that the host may have read as an object, whose names it cannot know', () => {
     const lenient = "\u00a0 {'sequenceNumber': 1} \n";
     for (const body of [lenient, Buffer.from(lenient), '{}', Buffer.from('\ufeff{"a":1}\r\n')]) {
-      expect(withoutFieldsTheBodyMayHaveWritten(delivered, body)).toMatchObject({ messageId: 'm', subject: 'OrderPlaced', deliveryCount: undefined, sequenceNumber: undefined });
+      expect(withoutFieldsTheBodyMayHaveWritten(delivered, body)).toMatchObject({
+        messageId: 'm',
+        subject: 'OrderPlaced',
+        deliveryCount: undefined,
+        sequenceNumber: undefined,
+      });
     }
   });
 
@@ -150,8 +198,7 @@ describe('decodeJsonBody on hostile nesting', () => {
 });
 
 describe('unwrapCloudEvent', () => {
-  const envelope = (props: Record<string, unknown> = {}, contentType?: string) =>
-    envelopeFromTriggerMetadata({ applicationProperties: props, contentType });
+  const envelope = (props: Record<string, unknown> = {}, contentType?: string) => envelopeFromTriggerMetadata({ applicationProperties: props, contentType });
 
   it('leaves a plain message alone', () => {
     expect(unwrapCloudEvent(envelope(), { a: 1 })).toEqual({ payload: { a: 1 } });
@@ -168,7 +215,11 @@ describe('unwrapCloudEvent', () => {
   });
 
   it('recognises binary mode by cloudEvents: or cloudEvents_ properties', () => {
-    expect(unwrapCloudEvent(envelope({ 'cloudEvents:id': 'e', 'cloudEvents:source': 's' }), {}).cloudEvent).toMatchObject({ id: 'e', source: 's', mode: 'binary' });
+    expect(unwrapCloudEvent(envelope({ 'cloudEvents:id': 'e', 'cloudEvents:source': 's' }), {}).cloudEvent).toMatchObject({
+      id: 'e',
+      source: 's',
+      mode: 'binary',
+    });
     expect(unwrapCloudEvent(envelope({ cloudEvents_id: 'e', cloudEvents_source: 's' }), {}).cloudEvent).toMatchObject({ id: 'e', source: 's' });
   });
 });

@@ -6,7 +6,9 @@ const withRaw = (raw: unknown) => ({ body: { parsed: true }, _rawAmqpMessage: ra
 
 describe('dataBodyBytes', () => {
   it('reads the bytes of a data section, held as a section or as the bytes themselves', () => {
-    expect(Buffer.from(dataBodyBytes(withRaw({ bodyType: 'data', body: { typecode: 117, content: Buffer.from('{"a":1}') } })) ?? []).toString()).toBe('{"a":1}');
+    expect(Buffer.from(dataBodyBytes(withRaw({ bodyType: 'data', body: { typecode: 117, content: Buffer.from('{"a":1}') } })) ?? []).toString()).toBe(
+      '{"a":1}',
+    );
     expect(Buffer.from(dataBodyBytes(withRaw({ bodyType: 'data', body: Buffer.from('x') })) ?? []).toString()).toBe('x');
   });
 

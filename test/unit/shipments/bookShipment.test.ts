@@ -53,7 +53,24 @@ const event: ShipmentEvent = {
 };
 
 async function storeOrder(store: DocumentStore, extra: Partial<OrderDocument> = {}): Promise<void> {
-  const order = { id: 'o-1', orderId: 'o-1', docType: 'order', customerId: 'c-1', currency: 'EUR', lines: [], total: 20, placedAt: '2026-12-01T09:00:00Z', status: 'Accepted', statusVersion: 0, amountPaid: 0, paymentCount: 0, dedupKey: 'k', fingerprint: 'f', processedAt: '2026-12-01T09:00:00Z', ...extra } as OrderDocument;
+  const order = {
+    id: 'o-1',
+    orderId: 'o-1',
+    docType: 'order',
+    customerId: 'c-1',
+    currency: 'EUR',
+    lines: [],
+    total: 20,
+    placedAt: '2026-12-01T09:00:00Z',
+    status: 'Accepted',
+    statusVersion: 0,
+    amountPaid: 0,
+    paymentCount: 0,
+    dedupKey: 'k',
+    fingerprint: 'f',
+    processedAt: '2026-12-01T09:00:00Z',
+    ...extra,
+  } as OrderDocument;
   await store.commit('o-1', [create(order)]);
 }
 
@@ -96,7 +113,12 @@ describe('the shipment record', () => {
     advance(0);
     const result = await bookShipmentOnce(event, ctx, { owner: 'me' });
     expect(result).toEqual({ outcome: { kind: 'created' }, shipmentId: 'SHP-1', via: 'booking' });
-    expect(await recordIn(store)).toMatchObject({ state: 'completed', shipmentId: 'SHP-1', answer: { status: 201, body: { shipmentId: 'SHP-1' }, via: 'booking' }, updatedAt: '2026-12-01T10:00:00.000Z' });
+    expect(await recordIn(store)).toMatchObject({
+      state: 'completed',
+      shipmentId: 'SHP-1',
+      answer: { status: 201, body: { shipmentId: 'SHP-1' }, via: 'booking' },
+      updatedAt: '2026-12-01T10:00:00.000Z',
+    });
     expect(await orderIn(store)).toMatchObject({ shipmentId: 'SHP-1', shipmentBookedAt: '2026-12-01T10:00:00.000Z' });
   });
 
@@ -108,11 +130,20 @@ describe('the shipment record', () => {
   });
 
   it('refused: the carrier answer and its reason, from the booking', async () => {
-    const { store, ctx } = setUp(new ScriptedCarrier([{ kind: 'refused', answer: { status: 400, body: { title: 'no' } }, reason: 'the carrier answered 400: no' }]));
+    const { store, ctx } = setUp(
+      new ScriptedCarrier([{ kind: 'refused', answer: { status: 400, body: { title: 'no' } }, reason: 'the carrier answered 400: no' }]),
+    );
     await storeOrder(store);
     const result = await bookShipmentOnce(event, ctx, { owner: 'me' });
-    expect(result.outcome).toMatchObject({ kind: 'invalid', error: { code: 'CarrierRefused', description: 'the carrier refused the shipment for order o-1: the carrier answered 400: no', dedupKey: 'src|evt-1' } });
-    expect(await recordIn(store)).toMatchObject({ state: 'refused', refusal: { reason: 'the carrier answered 400: no' }, answer: { status: 400, via: 'booking' } });
+    expect(result.outcome).toMatchObject({
+      kind: 'invalid',
+      error: { code: 'CarrierRefused', description: 'the carrier refused the shipment for order o-1: the carrier answered 400: no', dedupKey: 'src|evt-1' },
+    });
+    expect(await recordIn(store)).toMatchObject({
+      state: 'refused',
+      refusal: { reason: 'the carrier answered 400: no' },
+      answer: { status: 400, via: 'booking' },
+    });
     expect((await orderIn(store))?.shipmentId).toBeUndefined();
   });
 
@@ -125,7 +156,13 @@ describe('the shipment record', () => {
     const result = await bookShipmentOnce(event, ctx, { owner: 'second' });
     expect(result).toMatchObject({ outcome: { kind: 'created' }, shipmentId: 'SHP-2' });
     expect(carrier.calls).toEqual(['book', 'lookup', 'book']);
-    expect(await recordIn(store)).toMatchObject({ owner: 'second', attempt: 2, leaseExpiresAt: '2026-12-01T10:02:00.000Z', startedAt: '2026-12-01T10:00:00.000Z', updatedAt: '2026-12-01T10:01:00.000Z' });
+    expect(await recordIn(store)).toMatchObject({
+      owner: 'second',
+      attempt: 2,
+      leaseExpiresAt: '2026-12-01T10:02:00.000Z',
+      startedAt: '2026-12-01T10:00:00.000Z',
+      updatedAt: '2026-12-01T10:01:00.000Z',
+    });
   });
 
   it('a record started for another request under the key is a conflict, and nobody is called', async () => {
@@ -134,7 +171,10 @@ describe('the shipment record', () => {
     await storeOrder(store);
     await bookShipmentOnce(event, ctx, { owner: 'me' });
     const other = await bookShipmentOnce({ ...event, fingerprint: 'fp-2' }, ctx, { owner: 'me' });
-    expect(other.outcome).toMatchObject({ kind: 'conflict', error: { code: 'PayloadConflict', description: `shipment shipment|src%7Cevt-1 was started for another request under key "src|evt-1"` } });
+    expect(other.outcome).toMatchObject({
+      kind: 'conflict',
+      error: { code: 'PayloadConflict', description: `shipment shipment|src%7Cevt-1 was started for another request under key "src|evt-1"` },
+    });
     expect(carrier.calls).toEqual(['book']);
   });
 
@@ -155,7 +195,12 @@ describe('releasing a lease', () => {
     expect((await recordIn(store))?.leaseExpiresAt).toBe('2026-12-01T10:01:00.000Z');
     advance(1000);
     expect(await releaseLease(ctx, 'o-1', event.key, 'me')).toBe(true);
-    expect(await recordIn(store)).toMatchObject({ leaseExpiresAt: '2026-12-01T10:00:01.000Z', updatedAt: '2026-12-01T10:00:01.000Z', owner: 'me', state: 'in-progress' });
+    expect(await recordIn(store)).toMatchObject({
+      leaseExpiresAt: '2026-12-01T10:00:01.000Z',
+      updatedAt: '2026-12-01T10:00:01.000Z',
+      owner: 'me',
+      state: 'in-progress',
+    });
     // Already ended, or no record at all: nothing to write.
     expect(await releaseLease(ctx, 'o-1', event.key, 'me')).toBe(false);
     expect(await releaseLease(ctx, 'o-1', 'no-such-key', 'me')).toBe(false);
@@ -189,12 +234,19 @@ describe('a reconcile round that cannot settle a record', () => {
     advance(leaseMs); // the next round counts a lease after the last
     const second = await reconcileShipments(ctx, { maxAttempts: 2, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
     expect(second.items).toEqual([expect.objectContaining({ result: 'escalated', reason })]);
-    expect(await recordIn(store)).toMatchObject({ state: 'escalated', reconcileAttempts: 2, escalation: { reason: `not settled after 2 reconcile rounds; last: ${reason}`, at: '2026-12-01T10:01:00.001Z' } });
+    expect(await recordIn(store)).toMatchObject({
+      state: 'escalated',
+      reconcileAttempts: 2,
+      escalation: { reason: `not settled after 2 reconcile rounds; last: ${reason}`, at: '2026-12-01T10:01:00.001Z' },
+    });
   });
 
   it('a round without an answer counts against the transient budget from the first such round, not as a round, and escalates once it is spent', async () => {
     const long = 'x'.repeat(600);
-    const carrier = new ScriptedCarrier([down()], [new CarrierUnavailableError(long), new CarrierUnavailableError('down'), new CarrierUnavailableError('still down')]);
+    const carrier = new ScriptedCarrier(
+      [down()],
+      [new CarrierUnavailableError(long), new CarrierUnavailableError('down'), new CarrierUnavailableError('still down')],
+    );
     const { store, ctx, advance } = setUp(carrier);
     await storeOrder(store);
     await bookShipmentOnce(event, ctx, { owner: 'me' });
@@ -213,7 +265,10 @@ describe('a reconcile round that cannot settle a record', () => {
     expect(await recordIn(store)).toMatchObject({
       state: 'escalated',
       reconcileAttempts: 0,
-      escalation: { reason: 'the carrier gave no answer for 600 s, the transient retry budget (TRANSIENT_RETRY_BUDGET_SECONDS); last: still down', at: '2026-12-01T10:10:00.001Z' },
+      escalation: {
+        reason: 'the carrier gave no answer for 600 s, the transient retry budget (TRANSIENT_RETRY_BUDGET_SECONDS); last: still down',
+        at: '2026-12-01T10:10:00.001Z',
+      },
     });
   });
 
@@ -286,11 +341,16 @@ describe('writes that lost to another owner', () => {
 
   it('a refusal that comes after a takeover is not written either', async () => {
     const late: { store?: DocumentStore } = {};
-    const carrier = new InterleavingCarrier({ book: { kind: 'refused', answer: { status: 400, body: {} }, reason: 'no' } }, () => changeRecord(late.store!, takenByOther));
+    const carrier = new InterleavingCarrier({ book: { kind: 'refused', answer: { status: 400, body: {} }, reason: 'no' } }, () =>
+      changeRecord(late.store!, takenByOther),
+    );
     const env = setUp(carrier);
     const store = (late.store = env.store);
     await storeOrder(store);
-    expect((await bookShipmentOnce(event, env.ctx, { owner: 'me' })).outcome).toMatchObject({ kind: 'retry', reason: 'another consumer (other) holds the booking until 2026-12-01T11:00:00.000Z' });
+    expect((await bookShipmentOnce(event, env.ctx, { owner: 'me' })).outcome).toMatchObject({
+      kind: 'retry',
+      reason: 'another consumer (other) holds the booking until 2026-12-01T11:00:00.000Z',
+    });
     expect(await recordIn(store)).toMatchObject({ state: 'in-progress', owner: 'other' });
   });
 
@@ -358,7 +418,9 @@ describe('the reconciler, interleaved', () => {
     await storeOrder(first.store);
     await bookShipmentOnce(event, first.ctx, { owner: 'dead' });
     first.advance(leaseMs + 1);
-    const carrier = new InterleavingCarrier({ lookup: { kind: 'not-found' } }, () => changeRecord(first.store, { owner: 'other', leaseExpiresAt: '2026-12-01T11:00:00.000Z' }));
+    const carrier = new InterleavingCarrier({ lookup: { kind: 'not-found' } }, () =>
+      changeRecord(first.store, { owner: 'other', leaseExpiresAt: '2026-12-01T11:00:00.000Z' }),
+    );
     const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
     expect(run.items).toEqual([{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'taken-by-another' }]);
     expect(carrier.calls).toEqual(['lookup']);
@@ -369,13 +431,15 @@ describe('the reconciler, interleaved', () => {
     await storeOrder(first.store);
     await bookShipmentOnce(event, first.ctx, { owner: 'dead' });
     first.advance(leaseMs + 1);
-    const carrier = new InterleavingCarrier({ lookup: new CarrierUnavailableError('down') }, () => changeRecord(first.store, { state: 'completed', shipmentId: 'SHP-BY-OTHER' }));
+    const carrier = new InterleavingCarrier({ lookup: new CarrierUnavailableError('down') }, () =>
+      changeRecord(first.store, { state: 'completed', shipmentId: 'SHP-BY-OTHER' }),
+    );
     const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
     expect(run.items).toEqual([{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'taken-by-another' }]);
     expect(await recordIn(first.store)).toMatchObject({ state: 'completed', reconcileAttempts: 0 });
   });
 
-  it("a round in which the reconciler took the lease over itself and then got no answer still counts against the budget: an outage of bookings has an end", async () => {
+  it('a round in which the reconciler took the lease over itself and then got no answer still counts against the budget: an outage of bookings has an end', async () => {
     const first = setUp(new ScriptedCarrier([down()]));
     await storeOrder(first.store);
     await bookShipmentOnce(event, first.ctx, { owner: 'dead' });
@@ -384,12 +448,22 @@ describe('the reconciler, interleaved', () => {
     const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
     expect(run.items).toEqual([expect.objectContaining({ result: 'still-in-progress', reason: 'the carrier answered 503' })]);
     expect(carrier.calls).toEqual(['lookup', 'book']);
-    expect(await recordIn(first.store)).toMatchObject({ state: 'in-progress', owner: 'reconciler', attempt: 2, reconcileAttempts: 0, carrierUnreachableSince: '2026-12-01T10:01:00.001Z' });
+    expect(await recordIn(first.store)).toMatchObject({
+      state: 'in-progress',
+      owner: 'reconciler',
+      attempt: 2,
+      reconcileAttempts: 0,
+      carrierUnreachableSince: '2026-12-01T10:01:00.001Z',
+    });
   });
 
   it('a booking in hand is recorded over an escalation written while the carrier was called (by a reconciler of the previous release)', async () => {
     const late: { store?: DocumentStore } = {};
-    const escalation = { state: 'escalated' as const, reconcileAttempts: 5, escalation: { reason: 'not settled after 5 reconcile rounds', at: '2026-12-01T10:00:00.000Z' } };
+    const escalation = {
+      state: 'escalated' as const,
+      reconcileAttempts: 5,
+      escalation: { reason: 'not settled after 5 reconcile rounds', at: '2026-12-01T10:00:00.000Z' },
+    };
     const carrier = new InterleavingCarrier({ book: booked('SHP-MINE') }, () => changeRecord(late.store!, escalation));
     const env = setUp(carrier);
     const store = (late.store = env.store);
@@ -421,7 +495,9 @@ describe('the reconciler, interleaved', () => {
     first.advance(leaseMs + 1);
     const carrier = new ScriptedCarrier([], [{ kind: 'refused', answer: { status: 422, body: {} }, reason: 'the carrier answered 422' }]);
     const run = await reconcileShipments({ ...first.ctx, carrier }, { maxAttempts: 3, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
-    expect(run.items).toEqual([{ id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'refused', reason: 'the carrier refused the shipment for order o-1: the carrier answered 422' }]);
+    expect(run.items).toEqual([
+      { id: 'shipment|src%7Cevt-1', orderId: 'o-1', result: 'refused', reason: 'the carrier refused the shipment for order o-1: the carrier answered 422' },
+    ]);
     expect(await recordIn(first.store)).toMatchObject({ state: 'refused' });
   });
 });
@@ -454,7 +530,10 @@ describe('what the store answers besides committed', () => {
     const t = answering(carrier);
     await storeOrder(t.memory);
     t.store.answerCommit(firstIs('create', 'shipment'), { kind: 'already-exists', operationIndex: 0 }, 10);
-    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toEqual({ kind: 'retry', reason: 'the shipment record kept changing: 3 rounds lost' });
+    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toEqual({
+      kind: 'retry',
+      reason: 'the shipment record kept changing: 3 rounds lost',
+    });
     expect([t.store.answered, carrier.calls]).toEqual([3, []]);
   });
 
@@ -471,7 +550,7 @@ describe('what the store answers besides committed', () => {
     };
   }
 
-  it('a record gone between its create\'s 409 and the read is created again at once, with no read between, and booked', async () => {
+  it("a record gone between its create's 409 and the read is created again at once, with no read between, and booked", async () => {
     const carrier = new ScriptedCarrier([booked('SHP-1')]);
     const t = answering(carrier);
     await storeOrder(t.memory);
@@ -500,7 +579,10 @@ describe('what the store answers besides committed', () => {
     const t = answering(carrier);
     await storeOrder(t.memory);
     t.store.emptyRead(isRecord, 1, 1);
-    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toEqual({ kind: 'retry', reason: 'the shipment record just created cannot be read back' });
+    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toEqual({
+      kind: 'retry',
+      reason: 'the shipment record just created cannot be read back',
+    });
     expect(carrier.calls).toEqual([]);
   });
 
@@ -514,12 +596,18 @@ describe('what the store answers besides committed', () => {
     await t.memory.commit('o-1', [replace(escalating, stored!.etag)]);
     expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toMatchObject({
       kind: 'invalid',
-      error: { code: 'ShipmentEscalated', description: 'the booking under this key was escalated (unresolved); resolve it with: npm run dlq -- shipments resolve o-1' },
+      error: {
+        code: 'ShipmentEscalated',
+        description: 'the booking under this key was escalated (unresolved); resolve it with: npm run dlq -- shipments resolve o-1',
+      },
     });
     const escalated = await t.memory.read<ShipmentRecord>('o-1', recordId);
     const refusing: ShipmentRecord = { ...escalated!.document, state: 'refused' };
     await t.memory.commit('o-1', [replace(refusing, escalated!.etag)]);
-    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toMatchObject({ kind: 'invalid', error: { code: 'CarrierRefused', description: 'the carrier refused the shipment for order o-1: no reason given' } });
+    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toMatchObject({
+      kind: 'invalid',
+      error: { code: 'CarrierRefused', description: 'the carrier refused the shipment for order o-1: no reason given' },
+    });
   });
 
   it('a takeover of a record deleted meanwhile is a retry, and nobody is called', async () => {
@@ -538,15 +626,21 @@ describe('what the store answers besides committed', () => {
     await storeOrder(t.memory);
     await abandonedRecord(t);
     t.store.emptyRead(isRecord, 1, 1);
-    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toEqual({ kind: 'retry', reason: 'the shipment record cannot be read back after the takeover' });
+    expect((await bookShipmentOnce(event, t.ctx, { owner: 'me' })).outcome).toEqual({
+      kind: 'retry',
+      reason: 'the shipment record cannot be read back after the takeover',
+    });
     expect(carrier.calls).toEqual(['lookup']);
   });
 
-  it("a refusal or a booking on a record deleted meanwhile is a retry naming the write", async () => {
+  it('a refusal or a booking on a record deleted meanwhile is a retry naming the write', async () => {
     const refusing = answering(new ScriptedCarrier([{ kind: 'refused', answer: { status: 400, body: {} }, reason: 'no' }]));
     await storeOrder(refusing.memory);
     refusing.store.answerCommit(firstIs('replace', 'shipment'), deleted);
-    expect((await bookShipmentOnce(event, refusing.ctx, { owner: 'me' })).outcome).toEqual({ kind: 'retry', reason: "recording the carrier's refusal: not-found" });
+    expect((await bookShipmentOnce(event, refusing.ctx, { owner: 'me' })).outcome).toEqual({
+      kind: 'retry',
+      reason: "recording the carrier's refusal: not-found",
+    });
     const booking = answering(new ScriptedCarrier([booked('SHP-1')]));
     await storeOrder(booking.memory);
     booking.store.answerCommit(firstIs('replace', 'shipment'), deleted);

@@ -37,13 +37,31 @@ describe('a reconcile round whose count loses to another writer', () => {
     const memory = new InMemoryDocumentStore(() => now);
     const store = new InterleavingStore(memory);
     const ctx = (client: CarrierClient): ShipmentContext => ({ store, carrier: client, now: () => new Date(now), leaseMs, maxConcurrencyAttempts: 3 });
-    const order = { id: 'o-1', orderId: 'o-1', docType: 'order', customerId: 'c-1', currency: 'EUR', lines: [], total: 20, placedAt: '2026-12-01T09:00:00Z', status: 'Accepted', statusVersion: 0, amountPaid: 0, paymentCount: 0, dedupKey: 'k', fingerprint: 'f', processedAt: '2026-12-01T09:00:00Z' } as OrderDocument;
+    const order = {
+      id: 'o-1',
+      orderId: 'o-1',
+      docType: 'order',
+      customerId: 'c-1',
+      currency: 'EUR',
+      lines: [],
+      total: 20,
+      placedAt: '2026-12-01T09:00:00Z',
+      status: 'Accepted',
+      statusVersion: 0,
+      amountPaid: 0,
+      paymentCount: 0,
+      dedupKey: 'k',
+      fingerprint: 'f',
+      processedAt: '2026-12-01T09:00:00Z',
+    } as OrderDocument;
     await memory.commit('o-1', [create(order)]);
     // The first owner called the carrier, got no answer and died: its lease runs out.
     expect((await bookShipmentOnce(event, ctx(carrier({ kind: 'not-found' })), { owner: 'dead' })).outcome.kind).toBe('retry');
     now += leaseMs + 1;
 
-    store.beforeCommit(countsShipment, async () => expect((await resolveShipment({ store: memory, now: () => now }, 'o-1', { kind: 'retry' }, false)).outcome).toBe('requeued'));
+    store.beforeCommit(countsShipment, async () =>
+      expect((await resolveShipment({ store: memory, now: () => now }, 'o-1', { kind: 'retry' }, false)).outcome).toBe('requeued'),
+    );
     // The carrier is still handling the key: a round without an outcome, the last one allowed.
     const run = await reconcileShipments(ctx(carrier({ kind: 'in-flight' })), options, { owner: 'reconciler/1' });
 

@@ -79,7 +79,23 @@ type Env = ReturnType<typeof setUp>;
 
 /** The order is stored, and its first owner called the carrier, got no answer and died: the lease runs out. */
 async function abandoned(t: Env): Promise<void> {
-  const order = { id: 'o-1', orderId: 'o-1', docType: 'order', customerId: 'c-1', currency: 'EUR', lines: [], total: 20, placedAt: '2026-12-01T09:00:00Z', status: 'Accepted', statusVersion: 0, amountPaid: 0, paymentCount: 0, dedupKey: 'k', fingerprint: 'f', processedAt: '2026-12-01T09:00:00Z' } as OrderDocument;
+  const order = {
+    id: 'o-1',
+    orderId: 'o-1',
+    docType: 'order',
+    customerId: 'c-1',
+    currency: 'EUR',
+    lines: [],
+    total: 20,
+    placedAt: '2026-12-01T09:00:00Z',
+    status: 'Accepted',
+    statusVersion: 0,
+    amountPaid: 0,
+    paymentCount: 0,
+    dedupKey: 'k',
+    fingerprint: 'f',
+    processedAt: '2026-12-01T09:00:00Z',
+  } as OrderDocument;
   await t.memory.commit('o-1', [create(order)]);
   const outcome = await bookShipmentOnce(event, t.ctx(new ScheduledCarrier({ book: new CarrierUnavailableError('no answer') })), { owner: 'dead' });
   expect(outcome.outcome.kind).toBe('retry');
@@ -186,7 +202,11 @@ describe('the answer of a write lost after it was applied', () => {
     t.advance(leaseMs + 1);
     const nobody = new ScheduledCarrier({});
     expect(await reconcileShipments(t.ctx(nobody), options, { owner: 'reconciler/2' })).toEqual({ examined: 0, items: [] });
-    expect(await bookShipmentOnce(event, t.ctx(nobody), { owner: 'redelivery' })).toEqual({ outcome: { kind: 'duplicate' }, shipmentId: 'SHP-1', via: 'record' });
+    expect(await bookShipmentOnce(event, t.ctx(nobody), { owner: 'redelivery' })).toEqual({
+      outcome: { kind: 'duplicate' },
+      shipmentId: 'SHP-1',
+      via: 'record',
+    });
     expect(nobody.calls).toEqual([]);
     expect(carrier.calls).toEqual(['lookup', 'book']);
   });
@@ -201,7 +221,10 @@ describe('the answer of a write lost after it was applied', () => {
     expect(await recordOf(t)).toMatchObject({ state: 'in-progress', owner: 'reconciler/1', attempt: 2 });
 
     const waiting = new ScheduledCarrier({});
-    expect((await bookShipmentOnce(event, t.ctx(waiting), { owner: 'redelivery' })).outcome).toMatchObject({ kind: 'retry', reason: expect.stringContaining('reconciler/1') });
+    expect((await bookShipmentOnce(event, t.ctx(waiting), { owner: 'redelivery' })).outcome).toMatchObject({
+      kind: 'retry',
+      reason: expect.stringContaining('reconciler/1'),
+    });
     expect(waiting.calls).toEqual([]);
     t.advance(leaseMs + 1);
     const later = new ScheduledCarrier({ book: booked('SHP-1') });
@@ -213,7 +236,23 @@ describe('the answer of a write lost after it was applied', () => {
 describe('clocks that disagree', () => {
   it("a reconciler whose clock runs a lease ahead escalates a live owner's call (its look-up says in flight), and the owner's booking in hand is still recorded, with the order's shipment id", async () => {
     const t = setUp();
-    const order = { id: 'o-1', orderId: 'o-1', docType: 'order', customerId: 'c-1', currency: 'EUR', lines: [], total: 20, placedAt: '2026-12-01T09:00:00Z', status: 'Accepted', statusVersion: 0, amountPaid: 0, paymentCount: 0, dedupKey: 'k', fingerprint: 'f', processedAt: '2026-12-01T09:00:00Z' } as OrderDocument;
+    const order = {
+      id: 'o-1',
+      orderId: 'o-1',
+      docType: 'order',
+      customerId: 'c-1',
+      currency: 'EUR',
+      lines: [],
+      total: 20,
+      placedAt: '2026-12-01T09:00:00Z',
+      status: 'Accepted',
+      statusVersion: 0,
+      amountPaid: 0,
+      paymentCount: 0,
+      dedupKey: 'k',
+      fingerprint: 'f',
+      processedAt: '2026-12-01T09:00:00Z',
+    } as OrderDocument;
     await t.memory.commit('o-1', [create(order)]);
     const owner = new ScheduledCarrier({ book: booked('SHP-1') });
     // While the owner's call is at the carrier, a reconciler two minutes ahead takes its live lease for expired.

@@ -62,7 +62,12 @@ describe('the shipment consumer', () => {
     const delivery = await storedOrderWithEvent(t.store, t.clock.now());
     const result = await t.consumer.consume(delivery.envelope, delivery.body, new RecordingLog());
     expect(result.outcome).toMatchObject({ kind: 'retry', reason: 'TypeError: undefined is not a function', cause: expect.any(TypeError) });
-    expect(await t.store.read(rejectedMessagesPartition(String(delivery.envelope.messageId)), rejectionDocumentId(String(delivery.envelope.messageId), 'fulfilment'))).toBeUndefined();
+    expect(
+      await t.store.read(
+        rejectedMessagesPartition(String(delivery.envelope.messageId)),
+        rejectionDocumentId(String(delivery.envelope.messageId), 'fulfilment'),
+      ),
+    ).toBeUndefined();
   });
 
   it('an event that fails its schema is rejected under the key the error names', async () => {
@@ -77,16 +82,25 @@ describe('the shipment consumer', () => {
   it('a delivery still failing once its delayed-retry budget is spent is rejected as RetryBudgetExhausted, its rejection recorded', async () => {
     const scheduled: unknown[] = [];
     const scheduler: RetryScheduler = { schedule: (copy) => Promise.resolve(void scheduled.push(copy)), close: () => Promise.resolve() };
-    const t = setUp(carrierAnswering(() => Promise.reject(new CarrierUnavailableError('the carrier answered 503', 503))), { retry, scheduler });
+    const t = setUp(
+      carrierAnswering(() => Promise.reject(new CarrierUnavailableError('the carrier answered 503', 503))),
+      { retry, scheduler },
+    );
     const delivery = await storedOrderWithEvent(t.store, t.clock.now());
     const firstFailureAt = new Date(t.clock.now().getTime() - 2 * retry.budgetMs).toISOString();
     const messageId = String(delivery.envelope.messageId);
     const state = { dedupKey: String(dedupKeyOf(delivery.envelope, delivery.body)), attempt: 7, firstFailureAt, root: messageId };
-    const envelope = { ...delivery.envelope, applicationProperties: { ...delivery.envelope.applicationProperties, ...signedRetryProperties(messageId, state) } };
+    const envelope = {
+      ...delivery.envelope,
+      applicationProperties: { ...delivery.envelope.applicationProperties, ...signedRetryProperties(messageId, state) },
+    };
     const result = await t.consumer.consume(envelope, delivery.body, new RecordingLog());
     expect(result.outcome).toMatchObject({ kind: 'invalid', error: { code: 'RetryBudgetExhausted' } });
     expect(scheduled).toEqual([]);
-    const rejection = await t.store.read<{ id: string; reason: string }>(rejectedMessagesPartition(String(envelope.messageId)), rejectionDocumentId(String(envelope.messageId), 'fulfilment'));
+    const rejection = await t.store.read<{ id: string; reason: string }>(
+      rejectedMessagesPartition(String(envelope.messageId)),
+      rejectionDocumentId(String(envelope.messageId), 'fulfilment'),
+    );
     expect(rejection?.document).toMatchObject({ reason: 'RetryBudgetExhausted' });
   });
 });

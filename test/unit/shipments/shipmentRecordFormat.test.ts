@@ -33,7 +33,10 @@ const previousRelease = {
 const event: ShipmentEvent = { key: 'src|evt-1', messageId: 'evt-1', orderId: 'o-1', request: previousRelease.request, fingerprint: 'fp-1' };
 
 class Carrier implements CarrierClient {
-  constructor(private readonly lookups: (LookupAnswer | Error)[], private readonly bookings: (BookingAnswer | Error)[] = []) {}
+  constructor(
+    private readonly lookups: (LookupAnswer | Error)[],
+    private readonly bookings: (BookingAnswer | Error)[] = [],
+  ) {}
   async book(): Promise<BookingAnswer> {
     const next = this.bookings.shift() ?? new Error('no booking scripted');
     if (next instanceof Error) throw next;
@@ -49,7 +52,23 @@ class Carrier implements CarrierClient {
 async function withPreviousRecord(carrier: CarrierClient, record: object = previousRelease) {
   const now = Date.parse('2026-12-01T10:04:00.000Z');
   const store: DocumentStore = new InMemoryDocumentStore(() => now);
-  const order = { id: 'o-1', orderId: 'o-1', docType: 'order', customerId: 'c-1', currency: 'EUR', lines: [], total: 20, placedAt: '2026-12-01T09:00:00Z', status: 'Accepted', statusVersion: 0, amountPaid: 0, paymentCount: 0, dedupKey: 'k', fingerprint: 'f', processedAt: '2026-12-01T09:00:00Z' };
+  const order = {
+    id: 'o-1',
+    orderId: 'o-1',
+    docType: 'order',
+    customerId: 'c-1',
+    currency: 'EUR',
+    lines: [],
+    total: 20,
+    placedAt: '2026-12-01T09:00:00Z',
+    status: 'Accepted',
+    statusVersion: 0,
+    amountPaid: 0,
+    paymentCount: 0,
+    dedupKey: 'k',
+    fingerprint: 'f',
+    processedAt: '2026-12-01T09:00:00Z',
+  };
   await store.commit('o-1', [create(order), create(record as ShipmentRecord)]);
   const ctx = { store, carrier, now: () => new Date(now), leaseMs: 60_000, maxConcurrencyAttempts: 3 };
   return { store, ctx, record: async () => (await store.read<ShipmentRecord>('o-1', shipmentRecordId(event.key)))?.document };
@@ -67,7 +86,12 @@ describe('a shipment record written by the previous release', () => {
     const t = await withPreviousRecord(new Carrier([new CarrierUnavailableError('the carrier answered 503', 503)]));
     const run = await reconcileShipments(t.ctx, { maxAttempts: 2, batchSize: 10, transientBudgetMs: day }, { owner: 'reconciler' });
     expect(run.items).toEqual([expect.objectContaining({ result: 'still-in-progress' })]);
-    expect(await t.record()).toMatchObject({ state: 'in-progress', reconcileAttempts: 1, carrierUnreachableSince: '2026-12-01T10:04:00.000Z', lastError: 'the carrier answered 503' });
+    expect(await t.record()).toMatchObject({
+      state: 'in-progress',
+      reconcileAttempts: 1,
+      carrierUnreachableSince: '2026-12-01T10:04:00.000Z',
+      lastError: 'the carrier answered 503',
+    });
   });
 
   it('a takeover by a consumer of this release starts the rounds again', async () => {

@@ -28,14 +28,16 @@ describe('an unreadable OrderAccepted event', () => {
     const envelope = { ...delivery.envelope, messageId: 'bad-event', sequenceNumber: 12 };
     const first = await t.consumer.consume(envelope, { orderId: delivery.orderId }, new RecordingLog());
     expect(first).toMatchObject({ outcome: { kind: 'invalid', error: { code: 'SchemaViolation' } }, type: 'OrderAccepted' });
-    expect((await t.store.read<RejectionDocument>(rejectedMessagesPartition('bad-event'), rejectionDocumentId('bad-event', 'fulfilment')))?.document.reason).toBe('SchemaViolation');
+    expect(
+      (await t.store.read<RejectionDocument>(rejectedMessagesPartition('bad-event'), rejectionDocumentId('bad-event', 'fulfilment')))?.document.reason,
+    ).toBe('SchemaViolation');
     t.store.reads = t.store.commits = 0;
     const again = await t.consumer.consume({ ...envelope, deliveryCount: 2 }, { orderId: delivery.orderId }, new RecordingLog());
     expect(again.outcome).toMatchObject({ kind: 'invalid', error: { code: 'SchemaViolation' } });
     expect([t.store.reads, t.store.commits]).toEqual([0, 0]);
   });
 
-  it('whose body names a sequence number is never answered from memory: the broker\'s fields only', async () => {
+  it("whose body names a sequence number is never answered from memory: the broker's fields only", async () => {
     const t = setUp();
     const delivery = await storedOrderWithEvent(t.store, t.clock.now());
     const envelope = { ...delivery.envelope, messageId: 'bad-event-2', sequenceNumber: 13 };
@@ -47,4 +49,3 @@ describe('an unreadable OrderAccepted event', () => {
     expect(t.store.reads).toBeGreaterThan(0);
   });
 });
-

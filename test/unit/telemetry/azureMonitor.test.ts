@@ -10,10 +10,14 @@ describe('telemetry set-up', () => {
       "require('./dist/src/telemetry/startup.js');",
       "const { metrics, trace } = require('@opentelemetry/api');",
       'const loaded = Object.keys(require.cache).filter((k) => /node_modules\\/(applicationinsights|@azure\\/monitor-opentelemetry)\\//.test(k)).length;',
-      "console.log(JSON.stringify({ loaded, meter: metrics.getMeterProvider().constructor.name, tracer: trace.getTracerProvider().getDelegate().constructor.name }));",
+      'console.log(JSON.stringify({ loaded, meter: metrics.getMeterProvider().constructor.name, tracer: trace.getTracerProvider().getDelegate().constructor.name }));',
     ].join('\n');
     const env = { ...process.env, APPLICATIONINSIGHTS_CONNECTION_STRING: '' };
-    expect(JSON.parse(execFileSync(process.execPath, ['-e', script], { env, encoding: 'utf8' }))).toEqual({ loaded: 0, meter: 'NoopMeterProvider', tracer: 'NoopTracerProvider' });
+    expect(JSON.parse(execFileSync(process.execPath, ['-e', script], { env, encoding: 'utf8' }))).toEqual({
+      loaded: 0,
+      meter: 'NoopMeterProvider',
+      tracer: 'NoopTracerProvider',
+    });
     expect(startAzureMonitor({ APPLICATIONINSIGHTS_CONNECTION_STRING: '  ' })).toBe(false);
   });
 

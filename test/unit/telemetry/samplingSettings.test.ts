@@ -17,7 +17,10 @@ function resolvedSampling(env: Record<string, string>): { samplingRatio: number;
     'console.log(JSON.stringify({ samplingRatio: config.samplingRatio, tracesPerSecond: config.tracesPerSecond }));',
   ].join('\n');
   const { OTEL_TRACES_SAMPLER: _sampler, OTEL_TRACES_SAMPLER_ARG: _arg, ...rest } = process.env;
-  return JSON.parse(execFileSync(process.execPath, ['-e', script], { env: { ...rest, ...env }, encoding: 'utf8' })) as { samplingRatio: number; tracesPerSecond: number };
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { env: { ...rest, ...env }, encoding: 'utf8' })) as {
+    samplingRatio: number;
+    tracesPerSecond: number;
+  };
 }
 
 /** The two app settings infra/modules/functionApp.bicep gives the app (the template test asserts them compiled). */
@@ -26,12 +29,12 @@ function deployedSamplerSettings(): Record<string, string> {
   return Object.fromEntries([...bicep.matchAll(/^\s*(OTEL_TRACES_SAMPLER(?:_ARG)?): '([^']*)'$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
 }
 
-describe('sampling of the worker\'s telemetry (docs/operations.md, sampling)', () => {
+describe("sampling of the worker's telemetry (docs/operations.md, sampling)", () => {
   it('samples nothing with our options alone: every trace, no rate limit', () => {
     expect(resolvedSampling({})).toEqual({ samplingRatio: 1, tracesPerSecond: 0 });
   });
 
-  it('samples nothing under the settings Azure gives the app (OTEL_TRACES_SAMPLER, which the host\'s exporter reads too)', () => {
+  it("samples nothing under the settings Azure gives the app (OTEL_TRACES_SAMPLER, which the host's exporter reads too)", () => {
     const settings = deployedSamplerSettings();
     expect(settings).toEqual({ OTEL_TRACES_SAMPLER: 'microsoft.fixed_percentage', OTEL_TRACES_SAMPLER_ARG: '1.0' });
     expect(resolvedSampling(settings)).toEqual({ samplingRatio: 1, tracesPerSecond: 0 });

@@ -53,7 +53,17 @@ const report = (): Report => ({
     'src/b.ts': {
       language: 'typescript',
       source,
-      mutants: [{ id: '9', mutatorName: 'StringLiteral', replacement: '""', status: 'Survived', coveredBy: ['3'], killedBy: [], location: { start: at(1, 1), end: at(1, 2) } }],
+      mutants: [
+        {
+          id: '9',
+          mutatorName: 'StringLiteral',
+          replacement: '""',
+          status: 'Survived',
+          coveredBy: ['3'],
+          killedBy: [],
+          location: { start: at(1, 1), end: at(1, 2) },
+        },
+      ],
     },
     'src/a.ts': {
       source,
@@ -71,7 +81,15 @@ const report = (): Report => ({
           killedBy: ['7'],
           location: { start: at(1, 14), end: at(1, 19) },
         },
-        { id: '2', mutatorName: 'BooleanLiteral', replacement: 'false', status: 'Ignored', static: true, coveredBy: [], location: { start: at(1, 1), end: at(1, 5) } },
+        {
+          id: '2',
+          mutatorName: 'BooleanLiteral',
+          replacement: 'false',
+          status: 'Ignored',
+          static: true,
+          coveredBy: [],
+          location: { start: at(1, 1), end: at(1, 5) },
+        },
       ],
     },
   },
@@ -79,7 +97,12 @@ const report = (): Report => ({
 
 const parse = (text: string) => JSON.parse(text) as Report;
 const testNames = (c: Report, ids: readonly string[] | undefined) =>
-  (ids ?? []).map((id) => Object.values(c.testFiles).flatMap((f) => f.tests).find((t) => t.id === id)?.name);
+  (ids ?? []).map(
+    (id) =>
+      Object.values(c.testFiles)
+        .flatMap((f) => f.tests)
+        .find((t) => t.id === id)?.name,
+  );
 
 describe('the mutation baseline (tools/mutation/baseline.cjs)', () => {
   describe('canonicalize', () => {
@@ -102,7 +125,14 @@ describe('the mutation baseline (tools/mutation/baseline.cjs)', () => {
     it('keeps every field Stryker uses of every mutant and test, each coverage row naming the same tests', () => {
       const c = parse(canonicalize(report()));
       const [ignored, killed] = mutantsOf(c, 'src/a.ts').map(the);
-      expect(killed).toMatchObject({ mutatorName: 'ArithmeticOperator', replacement: '-', status: 'Killed', statusReason: 'expected 1 to be 2', testsCompleted: 2, duration: 31 });
+      expect(killed).toMatchObject({
+        mutatorName: 'ArithmeticOperator',
+        replacement: '-',
+        status: 'Killed',
+        statusReason: 'expected 1 to be 2',
+        testsCompleted: 2,
+        duration: 31,
+      });
       expect(the(killed).location).toEqual({ start: at(1, 14), end: at(1, 19) });
       expect(testNames(c, the(killed).coveredBy), 'the killing test is a covering one; a test id no test carries is dropped').toEqual(['one', 'two']);
       expect(testNames(c, the(killed).killedBy)).toEqual(['two']);
@@ -129,7 +159,10 @@ describe('the mutation baseline (tools/mutation/baseline.cjs)', () => {
       const c = parse(canonicalize(report()));
       expect(Object.keys(c.files)).toEqual(['src/a.ts', 'src/b.ts']);
       expect(Object.values(c.files).flatMap((f) => f.mutants.map((m) => m.id))).toEqual(['0', '1', '2']);
-      expect(testsOf(c, 'test/a.test.ts').map((t) => [t.id, t.name])).toEqual([['0', 'one'], ['1', 'two']]);
+      expect(testsOf(c, 'test/a.test.ts').map((t) => [t.id, t.name])).toEqual([
+        ['0', 'one'],
+        ['1', 'two'],
+      ]);
     });
 
     it('drops what Stryker does not read back: the project root, the configuration, the dependency list', () => {

@@ -29,6 +29,8 @@ describe('the mutation bar (tools/mutation/scores.cjs)', () => {
     const { failures, lines } = check({ files: { 'src/config.ts': { mutants: mutants({ Killed: 9, NoCoverage: 1, Ignored: 5 }) } } });
     expect(lines[0]).toBe('  90.0 %  src/config.ts  (9 of 10 detected, 5 excluded)');
     expect(failures).toEqual([]);
-    expect(check({ files: { 'src/config.ts': { mutants: mutants({ Killed: 8, NoCoverage: 2 }) } } }).failures).toEqual(['src/config.ts: 80.0 % is below 90 % for a folder']);
+    expect(check({ files: { 'src/config.ts': { mutants: mutants({ Killed: 8, NoCoverage: 2 }) } } }).failures).toEqual([
+      'src/config.ts: 80.0 % is below 90 % for a folder',
+    ]);
   });
 });
