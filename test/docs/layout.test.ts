@@ -2,13 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-/** The folders the project layout must name: every tracked folder one or two levels down. */
+/** The folders the project layout must name: every tracked folder, at every depth. */
 function repositoryFolders(): string[] {
   const files = execFileSync('git', ['ls-files'], { encoding: 'utf8' }).split('\n').filter(Boolean);
   const folders = new Set<string>();
   for (const parts of files.map((f) => f.split('/'))) {
-    if (parts.length > 1) folders.add(`${parts[0]}/`);
-    if (parts.length > 2) folders.add(`${parts[0]}/${parts[1]}/`);
+    for (let depth = 1; depth < parts.length; depth += 1) folders.add(`${parts.slice(0, depth).join('/')}/`);
   }
   return [...folders].sort();
 }
@@ -22,7 +21,7 @@ function layoutFolders(): string[] {
 }
 
 describe('the project layout (docs/architecture.md)', () => {
-  it('names every folder of the repository, two levels deep, and no folder that is not there', () => {
+  it('names every folder of the repository, at every depth, and no folder that is not there', () => {
     const named = layoutFolders();
     expect(named.length).toBeGreaterThan(20);
     expect(new Set(named).size).toBe(named.length);
