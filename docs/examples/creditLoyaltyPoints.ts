@@ -1,6 +1,6 @@
 // A consumer of your own, on the transport- and store-agnostic core: credit loyalty points once per
 // message, whatever the broker and the store. Compiled and run by test/docs/examples.test.ts.
-import { create, fingerprintPayload, replace, resolveDedupKey } from '../../src/idempotency/index.js';
+import { create, createOrClassify, fingerprintPayload, replace, resolveDedupKey } from '../../src/idempotency/index.js';
 import type { DocumentStore } from '../../src/idempotency/index.js';
 
 interface PointsEarned {
@@ -25,13 +25,13 @@ export async function creditPointsOnce(store: DocumentStore, message: { messageI
     const account = (await store.read<Account>(customerId, customerId)) ?? { document: { id: customerId, balance: 0 }, etag: '' };
     const credited = { ...account.document, balance: account.document.balance + points };
     // The marker and the balance change commit together: either both exist or neither.
-    const result = await store.commit(customerId, [create(marker), account.etag ? replace(credited, account.etag) : create(credited)]);
+    // On the marker's 409 the core reads it once and compares fingerprints: the same message or another.
+    const operations = [create(marker), account.etag ? replace(credited, account.etag) : create(credited)];
+    const result = await createOrClassify(store, customerId, operations, (stored: typeof marker) => stored.fingerprint === fingerprint);
     if (result.kind === 'committed') return 'credited';
-    if (result.kind === 'already-exists' && result.operationIndex === 0) {
-      const stored = await store.read<typeof marker>(customerId, marker.id);
-      return stored?.document.fingerprint === fingerprint ? 'duplicate' : 'conflict';
-    }
-    // Another message changed the account between our read and our write: read it again.
+    if (result.kind === 'same-request') return 'duplicate';
+    if (result.kind === 'other-request') return 'conflict';
+    // The account changed between our read and our write (or the marker expired since): read again.
   }
   return 'retry'; // throw, so the broker redelivers later
 }
