@@ -1,5 +1,5 @@
 export { canonicalJson, fingerprintPayload } from './fingerprint.js';
-export { joinKeyParts, maxDedupKeyLength, resolveDedupKey } from './dedupKey.js';
+export { consumerKeyPrefix, joinKeyParts, maxDedupKeyLength, resolveDedupKey } from './dedupKey.js';
 export type { DedupKey, DedupKeyCandidates, DedupKeySource } from './dedupKey.js';
 export { checkMarkerRetention, checkParkedItemRetention, checkRequestKeyRetention, checkResubmitHorizon, requiredMarkerRetentionSeconds, resubmitMarginSeconds } from './retention.js';
 export type { ParkedItemRetentionInputs, RequestKeyRetentionInputs, ResubmitHorizonCheck, ResubmitHorizonInputs, ResubmittedCopyInputs, RetentionCheck, RetentionInputs } from './retention.js';
