@@ -40,8 +40,12 @@ export function joinKeyParts(parts: readonly string[]): string {
 export function resolveDedupKey(candidates: DedupKeyCandidates, consumerName?: string): DedupKey | undefined {
   const chosen = chooseKey(candidates);
   if (chosen === undefined) return undefined;
-  const value = consumerName ? `${joinKeyParts([consumerName])}|${chosen.value}` : chosen.value;
-  return { value, source: chosen.source };
+  return { value: `${consumerKeyPrefix(consumerName)}${chosen.value}`, source: chosen.source };
+}
+
+/** What a consumer's name puts before every key it resolves (`<consumer>|`); nothing without a name. */
+export function consumerKeyPrefix(consumerName?: string): string {
+  return consumerName ? `${joinKeyParts([consumerName])}|` : '';
 }
 
 function chooseKey(c: DedupKeyCandidates): DedupKey | undefined {

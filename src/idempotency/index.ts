@@ -1,5 +1,5 @@
 export { canonicalJson, fingerprintPayload } from './fingerprint.js';
-export { joinKeyParts, maxDedupKeyLength, resolveDedupKey } from './dedupKey.js';
+export { consumerKeyPrefix, joinKeyParts, maxDedupKeyLength, resolveDedupKey } from './dedupKey.js';
 export type { DedupKey, DedupKeyCandidates, DedupKeySource } from './dedupKey.js';
 export {
   checkMarkerRetention,

@@ -1,3 +1,4 @@
+import { consumerKeyPrefix } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { recordConflict } from './detectDuplicate.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
@@ -22,6 +23,10 @@ import type { PaymentReceived } from './schemas.js';
  * A payment found there decides the message with no write: the same message again, or the same
  * payment under another key, is a duplicate; another payload is a conflict. The query can go one
  * marker TTL after every instance runs a release with claims.
+ *
+ * Only what this consumer stored counts: consumers with other names (CONSUMER_NAME) sharing the
+ * container apply the same payment each once, under their own keys, and a marker or parked item of
+ * theirs found here is no sign this consumer counted it (taken for one, its payment was lost).
  */
 export async function findPaymentStoredWithoutClaim(
   message: PaymentMessage,
@@ -35,7 +40,7 @@ export async function findPaymentStoredWithoutClaim(
 async function findInMarkers(message: PaymentMessage, ctx: FlowContext): Promise<ProcessingOutcome | undefined> {
   // Filtered on docType alone (indexed; messageType is not): only payments leave inbox markers.
   const markers = await ctx.store.find<InboxMarkerDocument>({ docType: 'inbox', partitionKey: message.payload.orderId });
-  const marker = markers.map((m) => m.document).find((m) => m.messageType === 'PaymentReceived' && m.payload?.paymentId === message.payload.paymentId);
+  const marker = markers.map((m) => m.document).find((m) => m.messageType === 'PaymentReceived' && isOwnKey(m.dedupKey, ctx) && m.payload?.paymentId === message.payload.paymentId);
   if (!marker) return undefined;
   const same = marker.dedupKey === message.key.value ? isSameRequest(message, marker.fingerprint) : isSamePaymentAs(message.payload, marker.payload);
   return same ? { kind: 'duplicate' } : recordConflict(message, marker, ctx, `payment ${message.payload.paymentId} was applied under key ${marker.dedupKey}`);
@@ -51,7 +56,7 @@ async function findInParked(message: PaymentMessage, ctx: FlowContext): Promise<
   const lot = await ctx.store.read<ParkingLotDocument>(message.payload.orderId, parkingLotId(message.payload.orderId));
   if (!lot || lot.document.claimedPaymentsOnly === true) return undefined;
   const items = await ctx.store.find<ParkedItemDocument>({ docType: 'parked', partitionKey: message.payload.orderId });
-  const item = items.map((i) => i.document).find((i) => i.messageType === 'PaymentReceived' && i.claimed !== true && isLiveCopyOf(message, i));
+  const item = items.map((i) => i.document).find((i) => i.messageType === 'PaymentReceived' && i.claimed !== true && isOwnKey(i.dedupKey, ctx) && isLiveCopyOf(message, i));
   if (!item) return undefined;
   const same = isSameAsParked(message, item) || (item.dedupKey !== message.key.value && isSamePaymentAs(message.payload, item.payload as PaymentReceived));
   return same ? { kind: 'duplicate' } : recordConflict(message, item, ctx, `payment ${message.payload.paymentId} is parked under key ${item.dedupKey}`);
@@ -61,6 +66,15 @@ async function findInParked(message: PaymentMessage, ctx: FlowContext): Promise<
 function isLiveCopyOf(message: PaymentMessage, item: ParkedItemDocument): boolean {
   if (item.dedupKey === message.key.value) return item.state === 'parked' || item.state === 'applied' || item.state === 'discarded';
   return (item.state === 'parked' || item.state === 'applied') && (item.payload as PaymentReceived).paymentId === message.payload.paymentId;
+}
+
+/**
+ * A key this consumer resolved: under its name's prefix. Without a name every key counts (a key with
+ * no prefix cannot be told from another consumer's: `a|b` is a CloudEvent's `source|id` and consumer
+ * a's `b`), and so does a record without a key: taken for ours, it can only make a duplicate, never a second effect.
+ */
+function isOwnKey(dedupKey: string | undefined, ctx: Pick<FlowContext, 'consumerName'>): boolean {
+  return dedupKey === undefined || dedupKey.startsWith(consumerKeyPrefix(ctx.consumerName));
 }
 
 function isSamePaymentAs(payment: PaymentReceived, stored: PaymentReceived | undefined): boolean {
