@@ -40,7 +40,9 @@ export async function findPaymentStoredWithoutClaim(
 async function findInMarkers(message: PaymentMessage, ctx: FlowContext): Promise<ProcessingOutcome | undefined> {
   // Filtered on docType alone (indexed; messageType is not): only payments leave inbox markers.
   const markers = await ctx.store.find<InboxMarkerDocument>({ docType: 'inbox', partitionKey: message.payload.orderId });
-  const marker = markers.map((m) => m.document).find((m) => m.messageType === 'PaymentReceived' && isOwnKey(m.dedupKey, ctx) && m.payload?.paymentId === message.payload.paymentId);
+  const marker = markers
+    .map((m) => m.document)
+    .find((m) => m.messageType === 'PaymentReceived' && isOwnKey(m.dedupKey, ctx) && m.payload?.paymentId === message.payload.paymentId);
   if (!marker) return undefined;
   const same = marker.dedupKey === message.key.value ? isSameRequest(message, marker.fingerprint) : isSamePaymentAs(message.payload, marker.payload);
   return same ? { kind: 'duplicate' } : recordConflict(message, marker, ctx, `payment ${message.payload.paymentId} was applied under key ${marker.dedupKey}`);
@@ -56,7 +58,9 @@ async function findInParked(message: PaymentMessage, ctx: FlowContext): Promise<
   const lot = await ctx.store.read<ParkingLotDocument>(message.payload.orderId, parkingLotId(message.payload.orderId));
   if (!lot || lot.document.claimedPaymentsOnly === true) return undefined;
   const items = await ctx.store.find<ParkedItemDocument>({ docType: 'parked', partitionKey: message.payload.orderId });
-  const item = items.map((i) => i.document).find((i) => i.messageType === 'PaymentReceived' && i.claimed !== true && isOwnKey(i.dedupKey, ctx) && isLiveCopyOf(message, i));
+  const item = items
+    .map((i) => i.document)
+    .find((i) => i.messageType === 'PaymentReceived' && i.claimed !== true && isOwnKey(i.dedupKey, ctx) && isLiveCopyOf(message, i));
   if (!item) return undefined;
   const same = isSameAsParked(message, item) || (item.dedupKey !== message.key.value && isSamePaymentAs(message.payload, item.payload as PaymentReceived));
   return same ? { kind: 'duplicate' } : recordConflict(message, item, ctx, `payment ${message.payload.paymentId} is parked under key ${item.dedupKey}`);

@@ -28,19 +28,27 @@ const consumerOn = (memory: InMemoryDocumentStore, consumerName: string) =>
   });
 let sequence = 0;
 const send = async (consumer: OrderConsumer, messageId: string, subject: string, body: unknown, deliveryCount = 1): Promise<ConsumeResult['outcome']['kind']> =>
-  (await consumer.consume(envelopeFromTriggerMetadata({ messageId, subject, deliveryCount, sequenceNumber: (sequence += 1) }), body, new RecordingLog())).outcome.kind;
+  (await consumer.consume(envelopeFromTriggerMetadata({ messageId, subject, deliveryCount, sequenceNumber: (sequence += 1) }), body, new RecordingLog()))
+    .outcome.kind;
 
 const legacy = paymentReceived('o1', { paymentId: 'P-9', amount: 7 });
 const legacyFields = (consumerName: string) => ({
-  orderId: 'o1', messageType: 'PaymentReceived', messageId: 'msg-p9', dedupKey: `${consumerName}|msg-p9`,
-  fingerprint: fingerprintPayload('PaymentReceived', legacy), payload: legacy, ttl: 3600,
+  orderId: 'o1',
+  messageType: 'PaymentReceived',
+  messageId: 'msg-p9',
+  dedupKey: `${consumerName}|msg-p9`,
+  fingerprint: fingerprintPayload('PaymentReceived', legacy),
+  payload: legacy,
+  ttl: 3600,
 });
 
 /** The order as the release before claims left it for `billing`: one payment applied, no claim, its marker. */
 async function storedByPreviousRelease(memory: InMemoryDocumentStore): Promise<void> {
   await send(consumerOn(memory, 'billing'), 'm-o1', 'OrderPlaced', orderPlaced('o1'));
   const current = (await memory.read<OrderDocument>('o1', 'o1'))!;
-  const { claimedPaymentCount: _dropped, ...order } = { ...current.document, amountPaid: 7, paymentCount: 1 } as OrderDocument & { claimedPaymentCount?: number };
+  const { claimedPaymentCount: _dropped, ...order } = { ...current.document, amountPaid: 7, paymentCount: 1 } as OrderDocument & {
+    claimedPaymentCount?: number;
+  };
   await memory.commit('o1', [
     { kind: 'replace', document: order, ifMatch: current.etag },
     create({ id: 'inbox|billing%7Cmsg-p9', docType: 'inbox', processedAt: '2026-11-30T11:00:00Z', ...legacyFields('billing') } as StoredDocument),
@@ -55,7 +63,10 @@ describe('payments the release before claims stored, with consumers sharing a co
     const payment = paymentReceived('o1', { paymentId: 'P-1', amount: 5 });
     expect(await send(billing, 'pay-1', 'PaymentReceived', payment)).toBe('created');
     expect(await send(audit, 'pay-1', 'PaymentReceived', payment)).toBe('created');
-    expect([await send(billing, 'pay-1', 'PaymentReceived', payment, 2), await send(audit, 'pay-1', 'PaymentReceived', payment, 2)]).toEqual(['duplicate', 'duplicate']);
+    expect([await send(billing, 'pay-1', 'PaymentReceived', payment, 2), await send(audit, 'pay-1', 'PaymentReceived', payment, 2)]).toEqual([
+      'duplicate',
+      'duplicate',
+    ]);
     expect((await memory.read<OrderDocument>('o1', 'o1'))?.document).toMatchObject({ amountPaid: 17, paymentCount: 3 });
   });
 
@@ -69,12 +80,18 @@ describe('payments the release before claims stored, with consumers sharing a co
     expect((await memory.read<OrderDocument>('o1', 'o1'))?.document).toMatchObject({ amountPaid: 7, paymentCount: 1 });
   });
 
-  it('a payment another consumer parked before claims is not this consumer\'s: it parks its own, and the order applies both', async () => {
+  it("a payment another consumer parked before claims is not this consumer's: it parks its own, and the order applies both", async () => {
     const memory = store();
     // A gate the release before opened (unmarked) and billing's payment parked behind it, no claim.
     await memory.commit('o1', [
       create(parkingLot('o1', 'open', '2026-11-30T11:00:00Z')),
-      create({ id: 'parked|payment|billing%7Cmsg-p9', docType: 'parked', state: 'parked', parkedAt: '2026-11-30T11:00:00Z', ...legacyFields('billing') } as StoredDocument),
+      create({
+        id: 'parked|payment|billing%7Cmsg-p9',
+        docType: 'parked',
+        state: 'parked',
+        parkedAt: '2026-11-30T11:00:00Z',
+        ...legacyFields('billing'),
+      } as StoredDocument),
     ]);
     const audit = consumerOn(memory, 'audit');
     expect(await send(audit, 'msg-p9', 'PaymentReceived', legacy)).toBe('parked');

@@ -41,10 +41,18 @@ function deployed() {
   const sweeper = createParkedItemSweeper(settings, overrides);
   let sequence = 0;
   const send = (messageId: string, subject: string, body: unknown, deliveryCount = 1, applicationProperties?: Record<string, string>): Promise<ConsumeResult> =>
-    consumer.consume(envelopeFromTriggerMetadata({ messageId, subject, deliveryCount, sequenceNumber: (sequence += 1), applicationProperties }), body, new RecordingLog());
+    consumer.consume(
+      envelopeFromTriggerMetadata({ messageId, subject, deliveryCount, sequenceNumber: (sequence += 1), applicationProperties }),
+      body,
+      new RecordingLog(),
+    );
   const order = async (orderId: string) => (await memory.read<OrderDocument>(orderId, orderId))?.document;
   const parked = (orderId: string) => memory.list(orderId).filter((d): d is ParkedItemDocument => (d as ParkedItemDocument).docType === 'parked');
-  const ids = (partition: string, docType: string) => memory.list(partition).filter((d) => (d as { docType?: string }).docType === docType).map((d) => d.id);
+  const ids = (partition: string, docType: string) =>
+    memory
+      .list(partition)
+      .filter((d) => (d as { docType?: string }).docType === docType)
+      .map((d) => d.id);
   return { memory, store, send, sweep: () => sweeper.sweep(new RecordingLog()), order, parked, ids, advance: (seconds: number) => (nowMs += seconds * 1000) };
 }
 
@@ -53,7 +61,7 @@ const drainOf = (orderId: string) => (partitionKey: string, operations: readonly
   partitionKey === orderId && operations[0]?.kind === 'replace' && (operations[0].document as { docType?: string }).docType === 'order';
 
 describe('the parked-item sweeper and a consumer with CONSUMER_NAME', () => {
-  it('a payment the sweeper applied (the order\'s drain died) is a duplicate when it comes again, in every form; another payload under its paymentId is a conflict', async () => {
+  it("a payment the sweeper applied (the order's drain died) is a duplicate when it comes again, in every form; another payload under its paymentId is a conflict", async () => {
     const t = deployed();
     // 49 payments parked: the order's batch holds 48 of them (2 operations each), the drain the last.
     for (let n = 1; n <= 49; n += 1) {
@@ -63,9 +71,16 @@ describe('the parked-item sweeper and a consumer with CONSUMER_NAME', () => {
     t.store.beforeCommit(drainOf('o1'), crash);
     await t.send('m-o1', 'OrderPlaced', orderPlaced('o1', { lines: [{ sku: 'SKU-1', quantity: 1, unitPrice: 100 }] }));
     expect(await t.order('o1')).toMatchObject({ amountPaid: 48, paymentCount: 48 });
-    expect(t.parked('o1').filter((p) => p.state === 'parked').map((p) => p.dedupKey)).toEqual(['billing|pay-49']);
+    expect(
+      t
+        .parked('o1')
+        .filter((p) => p.state === 'parked')
+        .map((p) => p.dedupKey),
+    ).toEqual(['billing|pay-49']);
     // Its redelivery is decided on the stored order, and leaves the rest to the sweeper.
-    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1', { lines: [{ sku: 'SKU-1', quantity: 1, unitPrice: 100 }] }), 2)).outcome.kind).toBe('duplicate');
+    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1', { lines: [{ sku: 'SKU-1', quantity: 1, unitPrice: 100 }] }), 2)).outcome.kind).toBe(
+      'duplicate',
+    );
     t.advance(120);
 
     expect(await t.sweep()).toMatchObject({ applied: 1, rejected: [] });
@@ -74,8 +89,13 @@ describe('the parked-item sweeper and a consumer with CONSUMER_NAME', () => {
     const last = paymentReceived('o1', { paymentId: 'P-49', amount: 1 });
     expect((await t.send('pay-49', 'PaymentReceived', last, 2)).outcome.kind, 'its redelivery').toBe('duplicate');
     expect((await t.send('pay-49', 'PaymentReceived', last, 1)).outcome.kind, 'a copy under the same MessageId').toBe('duplicate');
-    expect((await t.send('pay-49-copy', 'PaymentReceived', { ...last, receivedAt: '2026-11-30T09:05:00Z' })).outcome.kind, 'a copy under another MessageId').toBe('duplicate');
-    expect((await t.send('pay-49~resubmit-1', 'PaymentReceived', last, 1, { 'idempotency-key': 'pay-49' })).outcome.kind, 'a resubmitted copy').toBe('duplicate');
+    expect(
+      (await t.send('pay-49-copy', 'PaymentReceived', { ...last, receivedAt: '2026-11-30T09:05:00Z' })).outcome.kind,
+      'a copy under another MessageId',
+    ).toBe('duplicate');
+    expect((await t.send('pay-49~resubmit-1', 'PaymentReceived', last, 1, { 'idempotency-key': 'pay-49' })).outcome.kind, 'a resubmitted copy').toBe(
+      'duplicate',
+    );
     expect((await t.send('pay-49-other', 'PaymentReceived', { ...last, amount: 2 })).outcome.kind, 'another amount').toBe('conflict');
     expect(await t.order('o1')).toMatchObject({ amountPaid: 49, paymentCount: 49 });
     // The sweeper's marker is the consumer's, under the scoped key; the claim only the scoped one.
