@@ -1,5 +1,5 @@
 import type { ServiceBusSender } from '@azure/service-bus';
-import { joinKeyParts, replace } from '../idempotency/index.js';
+import { consumerKeyPrefix, replace } from '../idempotency/index.js';
 import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
 import { idempotencyKeyProperty } from '../orders/index.js';
 import { deriveMessageId } from '../servicebus/index.js';
@@ -219,6 +219,6 @@ const planDetail = (item: ParkedItemDocument) =>
 
 /** The key as the producer gave it: the consumer adds its own name back when it reads the copy. */
 function producerKeyOf(dedupKey: string, consumerName?: string): string {
-  const prefix = consumerName ? `${joinKeyParts([consumerName])}|` : '';
+  const prefix = consumerKeyPrefix(consumerName);
   return prefix && dedupKey.startsWith(prefix) ? dedupKey.slice(prefix.length) : dedupKey;
 }
