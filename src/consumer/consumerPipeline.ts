@@ -5,7 +5,7 @@ import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
 import type { LogSink, OutcomeReport } from '../telemetry/index.js';
 import type { ConsumeResult, ConsumerDefinition, InvocationInfo, MessageFacts } from './consumerDefinition.js';
 import type { ConsumerRuntime } from './consumerRuntime.js';
-import { deliveryHistoryOf } from './deliveryHistory.js';
+import { afterAnEarlierRound, deliveryHistoryOf } from './deliveryHistory.js';
 import type { DeliveryHistory } from './deliveryHistory.js';
 import { readReceivedMessage } from './receivedMessage.js';
 import type { ReceivedMessage } from './receivedMessage.js';
@@ -90,10 +90,19 @@ export class ConsumerPipeline<P, I = undefined> {
     return Promise.resolve(retry(known, error));
   }
 
-  /** One attempt at the parsed message, for each round of the retry layers; the delivery history is read once, before the first. */
+  /**
+   * One attempt at the parsed message, for each round of the retry layers; the delivery history is
+   * read once, before the first. A later round follows an attempt of this invocation whose write may
+   * have been applied with its answer lost (a 408 or a dropped connection after the commit): it reads
+   * first, as a redelivery does, so that nothing is judged against its own effect.
+   */
   private handler(message: ReceivedMessage, parsed: P, invocation: I): () => Promise<ConsumeResult> {
     const history = this.historyOf(message);
-    return () => this.handle(message, parsed, history, invocation);
+    let rounds = 0;
+    return () => {
+      rounds += 1;
+      return this.handle(message, parsed, rounds === 1 ? history : afterAnEarlierRound, invocation);
+    };
   }
 
   private async handle(message: ReceivedMessage, parsed: P, history: DeliveryHistory, invocation: I): Promise<ConsumeResult> {

@@ -17,6 +17,9 @@ export interface DeliveryHistory {
 
 export const firstDelivery: DeliveryHistory = { previousAttemptMayHaveWritten: false };
 
+/** An in-invocation retry: the invocation's own earlier attempt may have written, its answer lost. */
+export const afterAnEarlierRound: DeliveryHistory = { previousAttemptMayHaveWritten: true };
+
 /**
  * Only what a sender cannot set counts: the broker's delivery count (Service Bus sets it), or the
  * retry state of a delayed-retry copy when its signature verifies (retryState.ts). A sender's own
