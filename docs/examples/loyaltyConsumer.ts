@@ -4,8 +4,8 @@
 import { z } from 'zod';
 import { ConsumerPipeline, contentOf, keyOf } from '../../src/consumer/index.js';
 import type { ConsumerDefinition, ConsumerRuntime, PipelineOptions, ReceivedMessage } from '../../src/consumer/index.js';
-import { PermanentMessageError, create, createOrClassify, failureCodes, fingerprintPayload, replace } from '../../src/idempotency/index.js';
-import type { ProcessingOutcome } from '../../src/idempotency/index.js';
+import { PermanentMessageError, create, createOrClassify, failureCodes, fingerprintPayload, readAndClassify, replace } from '../../src/idempotency/index.js';
+import type { ExistingRecord, ProcessingOutcome } from '../../src/idempotency/index.js';
 
 // 1. One schema per message type.
 const points = z.number().int().positive().max(1_000_000);
@@ -36,40 +36,41 @@ const handlers: Record<LoyaltyType, (m: LoyaltyMessage, balance: number) => numb
     m.points <= balance ? balance - m.points : new PermanentMessageError(loyaltyFailure.NotEnoughPoints, `${m.points} points asked, ${balance} held`, m.key),
 };
 
+// Its own container, partitioned on /customerId: every document carries the key it is stored under.
 interface Account {
   id: string;
+  customerId: string;
   balance: number;
 }
 
 /** The marker and the balance commit in one batch: either both exist or neither. */
 async function applyOnce(m: LoyaltyMessage, runtime: ConsumerRuntime): Promise<ProcessingOutcome> {
-  const marker = { id: `inbox|${m.key}`, fingerprint: m.fingerprint, ttl: runtime.markerTtlSeconds };
+  const marker = { id: `inbox|${m.key}`, customerId: m.customerId, fingerprint: m.fingerprint, ttl: runtime.markerTtlSeconds };
+  const isSame = (stored: typeof marker) => stored.fingerprint === m.fingerprint;
   for (let attempt = 1; attempt <= runtime.maxConcurrencyAttempts; attempt += 1) {
     const account = await runtime.store.read<Account>(m.customerId, m.customerId);
     const balance = handlers[m.type](m, account?.document.balance ?? 0);
-    if (balance instanceof PermanentMessageError) return { kind: 'invalid', error: balance };
-    const next = { id: m.customerId, balance };
+    if (balance instanceof PermanentMessageError) {
+      // A refusal judged on a balance this very message may already have changed (its commit applied,
+      // the answer lost, the message delivered again): its marker decides first.
+      const earlier = await readAndClassify(runtime.store, m.customerId, marker.id, isSame);
+      return earlier.kind === 'vanished' ? { kind: 'invalid', error: balance } : outcomeOf(earlier, m);
+    }
+    const next = { id: m.customerId, customerId: m.customerId, balance };
     // The core's one duplicate-or-conflict decision: on the marker's 409 it reads the marker once and compares.
-    const result = await createOrClassify(
-      runtime.store,
-      m.customerId,
-      [create(marker), account ? replace(next, account.etag) : create(next)],
-      (stored: typeof marker) => stored.fingerprint === m.fingerprint,
-    );
+    const result = await createOrClassify(runtime.store, m.customerId, [create(marker), account ? replace(next, account.etag) : create(next)], isSame);
     if (result.kind === 'committed') return { kind: 'created' };
-    if (result.kind === 'same-request') return { kind: 'duplicate' };
-    if (result.kind === 'other-request')
-      return {
-        kind: 'conflict',
-        error: new PermanentMessageError(
-          'PayloadConflict',
-          `another message under this key (stored fingerprint ${result.existing.document.fingerprint})`,
-          m.key,
-        ),
-      };
+    if (result.kind === 'same-request' || result.kind === 'other-request') return outcomeOf(result, m);
     // vanished (the marker expired between the 409 and the read) or the account changed: read again.
   }
   return { kind: 'retry', reason: 'the account kept changing' };
+}
+
+/** The marker found: this message again (a duplicate), or another one under its key (a conflict, never silently dropped). */
+function outcomeOf(found: ExistingRecord<{ id: string; fingerprint: string }>, m: LoyaltyMessage): ProcessingOutcome {
+  if (found.kind === 'same-request') return { kind: 'duplicate' };
+  const description = `another message under this key (stored fingerprint ${found.existing.document.fingerprint})`;
+  return { kind: 'conflict', error: new PermanentMessageError('PayloadConflict', description, m.key) };
 }
 
 export function loyaltyConsumer(options: PipelineOptions): ConsumerPipeline<LoyaltyMessage> {
