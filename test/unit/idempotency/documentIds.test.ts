@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { documentId, escapeIdPart, isCosmosSafeId } from '../../../src/cosmos/index.js';
+import { documentId, escapeIdPart, isCosmosSafeId } from '../../../src/idempotency/index.js';
 
 describe('documentId', () => {
   it('keeps ordinary keys readable', () => {
@@ -34,5 +34,16 @@ describe('documentId', () => {
 
   it('counts escaped characters in the length, which can push a short key over', () => {
     expect(documentId('inbox', '/'.repeat(100)).length).toBeLessThanOrEqual(255);
+  });
+});
+
+describe('isCosmosSafeId', () => {
+  it('takes an id of 1 to 255 characters with none of the four Cosmos DB refuses nor a control character', () => {
+    expect([isCosmosSafeId('a'), isCosmosSafeId('x'.repeat(255)), isCosmosSafeId('inbox|key%2F1')]).toEqual([true, true, true]);
+  });
+
+  it('refuses an empty id, one of 256 characters, and each of / \\ ? # and a control character', () => {
+    const refused = ['', 'x'.repeat(256), 'a/b', 'a\\b', 'a?b', 'a#b', 'a\u0000b', 'a\nb', 'a\u007fb'];
+    expect(refused.filter((id) => isCosmosSafeId(id))).toEqual([]);
   });
 });
