@@ -1,5 +1,6 @@
+import type { ConsumerRuntime } from '../consumer/index.js';
 import { TransientStoreError, classifyRecord, create, createOrClassify, replace } from '../idempotency/index.js';
-import type { CommitResult, CreateOrClassifyResult, DocumentStore, OutcomeKind, VersionedDocument, WriteOperation } from '../idempotency/index.js';
+import type { CommitResult, CreateOrClassifyResult, OutcomeKind, VersionedDocument, WriteOperation } from '../idempotency/index.js';
 import { messageIdNamingBody, newOutboxDocument, orderIntakeSource } from '../outbox/index.js';
 import type { OutboxDocument } from '../outbox/index.js';
 import { intakeKeyRecordId, leaseIsLive, orderIntakeClaimId, orderPlacedOutboxId } from './intakeDocuments.js';
@@ -15,14 +16,12 @@ export interface CallerOrderRequest extends OrderRequest {
   readonly caller: IntakeCaller;
 }
 
-export interface IntakeContext {
-  readonly store: DocumentStore;
-  readonly now: () => Date;
+/** The runtime every root resolves (its store, clock and race limit), and what the intake adds to it. */
+export interface IntakeContext extends Pick<ConsumerRuntime, 'store' | 'now' | 'maxConcurrencyAttempts'> {
   /** Where OrderPlaced goes: the orders queue, whose consumer creates the order. */
   readonly ordersQueueName: string;
   readonly keyRetentionSeconds: number;
   readonly leaseSeconds: number;
-  readonly maxConcurrencyAttempts: number;
   /** Whom a key and an order belong to: one shared scope, or the Entra ID principal (INTAKE_CALLER_IDENTITY). */
   readonly callerIdentity: CallerIdentityMode;
 }

@@ -1,14 +1,14 @@
 import { TransientStoreError, replace } from '../idempotency/index.js';
-import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
+import type { ConsumerRuntime } from '../consumer/index.js';
+import type { VersionedDocument } from '../idempotency/index.js';
 import { TransientSendError } from './eventSender.js';
 import type { EventSender, SendOutcome } from './eventSender.js';
 import type { OutboxDocument } from './outboxDocument.js';
 import { settleBounded } from './settleBounded.js';
 
-export interface PublishContext {
-  readonly store: DocumentStore;
+/** The runtime every root resolves (its store and clock), and what publishing adds to it. */
+export interface PublishContext extends Pick<ConsumerRuntime, 'store' | 'now'> {
   readonly sender: EventSender;
-  readonly now: () => Date;
   /** How long a published entry stays before it expires (it is history, not state). */
   readonly publishedTtlSeconds: number;
   /** Marks in flight at once (OUTBOX_MARK_CONCURRENCY): each is its own replace, in its entry's partition. */
