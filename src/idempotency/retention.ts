@@ -94,7 +94,8 @@ export type ResubmitHorizonCheck =
       readonly kind: 'safe';
       readonly ageMs: number;
       readonly markersKeptUntilEpochMs: number;
-      /** How long the copy may wait in the queue: its time-to-live. */ readonly copyTimeToLiveMs: number;
+      /** How long the copy may wait in the queue: its time-to-live. */
+      readonly copyTimeToLiveMs: number;
     }
   | { readonly kind: 'markers-may-have-expired'; readonly ageMs: number; readonly markersKeptUntilEpochMs: number };
 
