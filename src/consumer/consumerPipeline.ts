@@ -1,7 +1,7 @@
 import { PermanentMessageError } from '../idempotency/index.js';
-import type { RetryPolicy, StoredDocument } from '../idempotency/index.js';
+import type { StoredDocument } from '../idempotency/index.js';
 import { withoutFieldsTheBodyMayHaveWritten } from '../servicebus/index.js';
-import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
+import type { MessageEnvelope } from '../servicebus/index.js';
 import type { LogSink, OutcomeReport } from '../telemetry/index.js';
 import type { ConsumeResult, ConsumerDefinition, InvocationInfo, MessageFacts } from './consumerDefinition.js';
 import type { ConsumerRuntime } from './consumerRuntime.js';
@@ -13,19 +13,12 @@ import { RejectedDeliveries } from './rejectedDeliveries.js';
 import { recordRejection } from './rejections.js';
 import { rememberedForm, textHeldBy } from './rememberedForm.js';
 import { decideWithRetryLayers } from './retryLayers.js';
+import type { RetryLayers } from './retryLayers.js';
 
 /** What the pipeline runs with, besides the definition: the runtime, the limits, the retry layers and telemetry. */
-export interface PipelineOptions extends ConsumerRuntime {
+export interface PipelineOptions extends ConsumerRuntime, RetryLayers {
   readonly maxMessageBytes: number;
   readonly telemetry: { report(report: OutcomeReport, log: LogSink): void };
-  /** The two retry layers; without it, a failure is handed straight back to Service Bus. */
-  readonly retry?: RetryPolicy;
-  /** Sends delayed-retry copies; without it, a failure past the in-invocation retries is handed back. */
-  readonly scheduler?: RetryScheduler;
-  /** RETRY_STATE_SIGNING_KEY: signs delayed-retry state and keys copy MessageIds. */
-  readonly retryStateKey?: string;
-  /** RETRY_STATE_SIGNING_KEY_PREVIOUS: also accepted when verifying, during a rotation. */
-  readonly retryStatePreviousKey?: string;
   /** How many rejected broker messages to remember (rejectedDeliveries.ts); a test's small number shows the bound. */
   readonly rejectedDeliveriesCapacity?: number;
 }
