@@ -1,6 +1,7 @@
 export { ConsumerPipeline } from './consumerPipeline.js';
 export type { PipelineOptions } from './consumerPipeline.js';
 export type { ConsumeResult, ConsumerDefinition, Delivery, Handled, InvocationInfo, MessageFacts } from './consumerDefinition.js';
+export { realSleep } from './consumerRuntime.js';
 export type { ConsumerRuntime } from './consumerRuntime.js';
 export { firstDelivery, deliveryHistoryOf } from './deliveryHistory.js';
 export type { DeliveryHistory } from './deliveryHistory.js';
