@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { documentId } from '../cosmos/index.js';
+import { documentId } from '../idempotency/index.js';
 
 /**
  * Where the previous release kept every invalid message's rejection: one logical partition (20 GB
