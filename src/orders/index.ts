@@ -1,9 +1,8 @@
 export { createOrderConsumer } from './createOrderConsumer.js';
-export type { ConsumerOverrides } from './createOrderConsumer.js';
 export { OrderConsumer } from './orderConsumer.js';
 export { orderMessages } from './orderMessages.js';
 export { createParkedItemSweeper } from './createParkedItemSweeper.js';
-export type { ParkedItemSweeper, SweeperOverrides } from './createParkedItemSweeper.js';
+export type { ParkedItemSweeper } from './createParkedItemSweeper.js';
 export { orderNeverArrived, sweepParkedItems } from './sweepParkedItems.js';
 export type { SweepOptions, SweepResult } from './sweepParkedItems.js';
 export { parkedItemId, parkingLotId } from './parkedItems.js';
