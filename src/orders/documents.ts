@@ -11,9 +11,6 @@ import type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, Pa
  */
 export type DocType = 'order' | 'outbox' | 'inbox' | 'conflict' | 'rejection';
 
-export { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectedMessagesPartitionCount, rejectionDocumentId } from '../consumer/index.js';
-export type { RejectionDocument } from '../consumer/index.js';
-
 interface Processed {
   readonly messageId?: string;
   readonly dedupKey: string;
