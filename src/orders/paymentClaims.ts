@@ -1,10 +1,9 @@
-import { documentId } from '../idempotency/index.js';
-import { createOrClassify, readAndClassify, replace } from '../idempotency/index.js';
-import type { ProcessingOutcome, VersionedDocument } from '../idempotency/index.js';
+import { createOrClassify, documentId, readAndClassify, replace } from '../idempotency/index.js';
+import type { ProcessingOutcome } from '../idempotency/index.js';
 import { recordConflict } from './detectDuplicate.js';
 import { inboxMarkerId } from './documents.js';
 import type { FlowContext } from './flowContext.js';
-import { documentId as parkedDocumentId } from '../idempotency/index.js';
+import { parkedPaymentId } from './parkedItems.js';
 import type { ParkedItemDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { findRejectionRecord } from '../consumer/index.js';
@@ -40,7 +39,7 @@ export interface PaymentClaimDocument {
 }
 
 /** Where a payment's claim is: the partition and the id, from the paymentId (and the consumer's name). */
-export function paymentClaimLocation(paymentId: string, consumerName?: string): { readonly partitionKey: string; readonly id: string } {
+function paymentClaimLocation(paymentId: string, consumerName?: string): { readonly partitionKey: string; readonly id: string } {
   const id = consumerName ? documentId('payment', consumerName, paymentId) : documentId('payment', paymentId);
   return { partitionKey: `#${id}`, id };
 }
@@ -49,7 +48,7 @@ export function paymentClaimLocation(paymentId: string, consumerName?: string): 
  * The claim outlives the marker of its effect: a payment may wait parked for its order (the parked
  * horizon, at most the marker TTL by the retention check) before the marker's TTL even starts.
  */
-export const claimTtlSeconds = (markerTtlSeconds: number): number => 2 * markerTtlSeconds;
+const claimTtlSeconds = (markerTtlSeconds: number): number => 2 * markerTtlSeconds;
 
 export type PaymentClaimDecision =
   /** Apply this message (or find it applied) under the key the claim records: its own or the first copy's. */
@@ -63,7 +62,7 @@ export type PaymentClaimDecision =
  * duplicate; a copy naming another order, amount or currency, or another payload under the
  * claimer's own key, is a conflict, recorded and dead-lettered.
  */
-export async function claimPayment(message: PaymentMessage, ctx: FlowContext & { readonly consumerName?: string }): Promise<PaymentClaimDecision> {
+export async function claimPayment(message: PaymentMessage, ctx: FlowContext): Promise<PaymentClaimDecision> {
   const claim = newPaymentClaim(message, ctx);
   const isSame = (stored: PaymentClaimDocument): boolean => sameRequestOrCopy(message, stored);
   const created = await createOrClassify(ctx.store, claim.orderId, claim, isSame);
@@ -95,13 +94,10 @@ function sameRequestOrCopy(message: PaymentMessage, claim: PaymentClaimDocument)
  * message will apply it later. Without a recorded rejection the claimer may still be on its way to
  * its effect (a crash between the claim and the batch): the claim holds, never two effects.
  */
-async function isVoid(claim: PaymentClaimDocument, ctx: FlowContext & { readonly consumerName?: string }): Promise<boolean> {
+async function isVoid(claim: PaymentClaimDocument, ctx: FlowContext): Promise<boolean> {
   const orderId = claim.paymentOrderId;
   if (await ctx.store.read(orderId, inboxMarkerId(claim.dedupKey))) return false;
-  const parked: VersionedDocument<ParkedItemDocument> | undefined = await ctx.store.read<ParkedItemDocument>(
-    orderId,
-    parkedDocumentId('parked', 'payment', claim.dedupKey),
-  );
+  const parked = await ctx.store.read<ParkedItemDocument>(orderId, parkedPaymentId(claim.dedupKey));
   if (parked) return parked.document.state === 'rejected';
   return claim.messageId !== undefined && (await findRejectionRecord(ctx.store, claim.messageId, orderId, ctx.consumerName)) !== undefined;
 }
@@ -117,7 +113,7 @@ function decideAgainstClaim(message: PaymentMessage, claim: PaymentClaimDocument
 }
 
 /** The same payment: the same order, amount and currency (the time it was received may differ between copies). */
-export function isSamePayment(payment: PaymentReceived, stored: Pick<PaymentClaimDocument, 'paymentOrderId' | 'amount' | 'currency'>): boolean {
+function isSamePayment(payment: PaymentReceived, stored: Pick<PaymentClaimDocument, 'paymentOrderId' | 'amount' | 'currency'>): boolean {
   return payment.orderId === stored.paymentOrderId && payment.amount === stored.amount && payment.currency === stored.currency;
 }
 
@@ -127,7 +123,7 @@ function asCopyOf(message: PaymentMessage, claim: PaymentClaimDocument): Payment
   return { ...rest, key: { value: claim.dedupKey, source: message.key.source }, fingerprint: claim.fingerprint };
 }
 
-function newPaymentClaim(message: PaymentMessage, ctx: FlowContext & { readonly consumerName?: string }): PaymentClaimDocument {
+function newPaymentClaim(message: PaymentMessage, ctx: FlowContext): PaymentClaimDocument {
   const payment = message.payload;
   const { partitionKey, id } = paymentClaimLocation(payment.paymentId, ctx.consumerName);
   return {
