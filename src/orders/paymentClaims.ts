@@ -74,7 +74,8 @@ export async function claimPayment(message: PaymentMessage, ctx: FlowContext): P
     if (decision.kind === 'vanished')
       return { kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claim.id} was reported to exist but could not be read` } };
     const existing = decision.existing;
-    if (decision.kind === 'same-request' || !(await isVoid(existing.document, ctx))) return decideAgainstClaim(message, existing.document, ctx);
+    if (decision.kind === 'same-request') return { kind: 'apply', message: underTheClaim(message, existing.document) };
+    if (!(await isVoid(existing.document, ctx))) return { kind: 'decided', outcome: conflictWithClaim(message, existing.document, ctx) };
     // The claimer was rejected and holds no effect: its claim names nothing; this message takes it over.
     const takeover = await ctx.store.commit(claim.orderId, [replace(claim, existing.etag)]);
     if (takeover.kind === 'committed') return { kind: 'apply', message };
@@ -102,14 +103,14 @@ async function isVoid(claim: PaymentClaimDocument, ctx: FlowContext): Promise<bo
   return claim.messageId !== undefined && (await findRejectionRecord(ctx.store, claim.messageId, orderId, ctx.consumerName)) !== undefined;
 }
 
-function decideAgainstClaim(message: PaymentMessage, claim: PaymentClaimDocument, ctx: FlowContext): PaymentClaimDecision {
-  if (claim.dedupKey === message.key.value) {
-    if (isSameRequest(message, claim.fingerprint)) return { kind: 'apply', message };
-  } else if (isSamePayment(message.payload, claim)) {
-    return { kind: 'apply', message: asCopyOf(message, claim) };
-  }
+/** A claim this message may go on under (sameRequestOrCopy): the claimer itself again, or a copy seen as the claimer. */
+function underTheClaim(message: PaymentMessage, claim: PaymentClaimDocument): PaymentMessage {
+  return claim.dedupKey === message.key.value ? message : asCopyOf(message, claim);
+}
+
+function conflictWithClaim(message: PaymentMessage, claim: PaymentClaimDocument, ctx: FlowContext): ProcessingOutcome {
   const detail = `payment ${claim.paymentId} was claimed for order ${claim.paymentOrderId} (${claim.amount} ${claim.currency}, key ${claim.dedupKey}); this one names order ${message.payload.orderId} (${message.payload.amount} ${message.payload.currency})`;
-  return { kind: 'decided', outcome: recordConflict(message, { id: claim.id, fingerprint: claim.fingerprint, messageId: claim.messageId }, ctx, detail) };
+  return recordConflict(message, { id: claim.id, fingerprint: claim.fingerprint, messageId: claim.messageId }, ctx, detail);
 }
 
 /** The same payment: the same order, amount and currency (the time it was received may differ between copies). */
