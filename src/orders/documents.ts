@@ -144,6 +144,12 @@ export function appliedStatusFingerprint(order: OrderDocument, version: number):
   return order.statusHistory?.[String(version)];
 }
 
+/** Why the payment cannot be counted on the order, if it is in another currency than the order's. */
+export function paymentCurrencyMismatch(order: OrderDocument, payment: PaymentReceived): string | undefined {
+  if (payment.currency === order.currency) return undefined;
+  return `PaymentReceived.currency ${payment.currency} differs from order ${order.orderId}'s ${order.currency}`;
+}
+
 /**
  * Why the payment cannot be counted on the order, if it cannot: each payment is bounded (schemas.ts),
  * but their number is not, and `amountPaid` must stay an exact sum.

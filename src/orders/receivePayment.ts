@@ -2,7 +2,7 @@ import { PermanentMessageError, create, createOrClassify, replace } from '../ide
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { outcomeOf, sameRequestAs } from './detectDuplicate.js';
 import { orderFailure } from './failureCodes.js';
-import { inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment } from './documents.js';
+import { inboxMarkerId, orderDocumentId, paymentCurrencyMismatch, paymentOutOfRange, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
@@ -10,11 +10,9 @@ import { claimPayment } from './paymentClaims.js';
 import type { PaymentMessage } from './paymentClaims.js';
 import { findPaymentStoredWithoutClaim } from './paymentsBeforeClaims.js';
 import { orderArrived, parkUntilOrderArrives } from './parkEarlyArrival.js';
-import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { firstDelivery } from '../consumer/index.js';
 import type { DeliveryHistory } from '../consumer/index.js';
 import { isSameRequest } from './sameRequest.js';
-import type { PaymentReceived } from './schemas.js';
 
 /**
  * PaymentReceived adds to `amountPaid`, so applying it twice would count the money twice. Its
@@ -37,7 +35,9 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
   let claimed: PaymentMessage | undefined;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
     const current = await ctx.store.read<OrderDocument>(orderId, orderDocumentId(orderId));
-    if (current && current.document.currency !== message.payload.currency) return currencyMismatch(message, current.document);
+    const otherCurrency = current && paymentCurrencyMismatch(current.document, message.payload);
+    if (otherCurrency !== undefined)
+      return { kind: 'invalid', error: new PermanentMessageError(orderFailure.CurrencyMismatch, otherCurrency, message.key.value) };
     if (!claimed) {
       const decided = (await findPaymentStoredWithoutClaim(message, current?.document, ctx)) ?? (await claimAndDecide(message, ctx));
       if (!('payload' in decided)) return decided;
@@ -96,9 +96,4 @@ function newInboxMarker(message: PaymentMessage, ctx: FlowContext): InboxMarkerD
     payload: message.payload,
     ttl: ctx.markerTtlSeconds,
   };
-}
-
-function currencyMismatch(message: ParsedOrderMessage, order: OrderDocument): ProcessingOutcome {
-  const description = `PaymentReceived.currency ${(message.payload as PaymentReceived).currency} differs from order ${order.orderId}'s ${order.currency}`;
-  return { kind: 'invalid', error: new PermanentMessageError(orderFailure.CurrencyMismatch, description, message.key.value) };
 }
