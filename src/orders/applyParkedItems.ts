@@ -1,6 +1,15 @@
 import { create, replace } from '../idempotency/index.js';
 import type { FailureCode, ParkedItemRejected, VersionedDocument, WriteOperation } from '../idempotency/index.js';
-import { appliedStatusFingerprint, inboxMarkerId, orderDocumentId, paymentCurrencyMismatch, paymentOutOfRange, withPayment, withStatus } from './documents.js';
+import {
+  appliedStatusFingerprint,
+  inboxMarkerId,
+  newPaymentMarker,
+  orderDocumentId,
+  paymentCurrencyMismatch,
+  paymentOutOfRange,
+  withPayment,
+  withStatus,
+} from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { orderFailure } from './failureCodes.js';
 import { pauseAfterLostRace } from '../consumer/index.js';
@@ -91,7 +100,7 @@ export function planParkedApplication(
       } else {
         current = withPayment(current, payment, item.claimed === true);
         markerItems.set(operations.length, item.id);
-        operations.push(create(markerFor(item, payment, at, ctx.markerTtlSeconds)));
+        operations.push(create(newPaymentMarker({ ...item, payload: payment }, at, ctx.markerTtlSeconds)));
         operations.push(done({ state: 'applied', appliedAs: 'payment' }));
         applied += 1;
       }
@@ -167,19 +176,4 @@ function compareParked(a: ParkedItemDocument, b: ParkedItemDocument): number {
   if (a.messageType === 'OrderStatusChanged') return (b.payload as OrderStatusChanged).version - (a.payload as OrderStatusChanged).version;
   if (a.parkedAt !== b.parkedAt) return a.parkedAt < b.parkedAt ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
-function markerFor(item: ParkedItemDocument, payment: PaymentReceived, processedAt: string, ttl: number): InboxMarkerDocument {
-  return {
-    id: inboxMarkerId(item.dedupKey),
-    orderId: item.orderId,
-    docType: 'inbox',
-    messageType: 'PaymentReceived',
-    messageId: item.messageId,
-    dedupKey: item.dedupKey,
-    fingerprint: item.fingerprint,
-    processedAt,
-    payload: payment,
-    ttl,
-  };
 }

@@ -82,6 +82,31 @@ export const outboxDocumentId = (orderId: string): string => documentId('outbox'
 export const inboxMarkerId = (dedupKey: string): string => documentId('inbox', dedupKey);
 export const conflictDocumentId = (dedupKey: string, incomingFingerprint: string): string => documentId('conflict', dedupKey, incomingFingerprint);
 
+/** A payment as its inbox marker records it: the message's own, or that of the item it was parked as. */
+export interface CountedPayment {
+  readonly orderId: string;
+  readonly messageId?: string;
+  readonly dedupKey: string;
+  readonly fingerprint: string;
+  readonly payload: PaymentReceived;
+}
+
+/** The marker written in the batch that counts the payment: its 409 on a later copy proves the payment counted. */
+export function newPaymentMarker(payment: CountedPayment, processedAt: string, ttl: number): InboxMarkerDocument {
+  return {
+    id: inboxMarkerId(payment.dedupKey),
+    orderId: payment.orderId,
+    docType: 'inbox',
+    messageType: 'PaymentReceived',
+    messageId: payment.messageId,
+    dedupKey: payment.dedupKey,
+    fingerprint: payment.fingerprint,
+    processedAt,
+    payload: payment.payload,
+    ttl,
+  };
+}
+
 export function newOrderDocument(order: OrderPlaced, processed: Processed): OrderDocument {
   return {
     id: orderDocumentId(order.orderId),

@@ -2,7 +2,7 @@ import { PermanentMessageError, create, createOrClassify, replace } from '../ide
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { outcomeOf, sameRequestAs } from './detectDuplicate.js';
 import { orderFailure } from './failureCodes.js';
-import { inboxMarkerId, orderDocumentId, paymentCurrencyMismatch, paymentOutOfRange, withPayment } from './documents.js';
+import { inboxMarkerId, newPaymentMarker, orderDocumentId, paymentCurrencyMismatch, paymentOutOfRange, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
@@ -51,7 +51,11 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
     }
     const outOfRange = paymentOutOfRange(current.document, message.payload);
     if (outOfRange !== undefined) return { kind: 'invalid', error: new PermanentMessageError(orderFailure.AmountOutOfRange, outOfRange, message.key.value) };
-    const marker = newInboxMarker(claimed, ctx);
+    const marker = newPaymentMarker(
+      { ...claimed, orderId: claimed.payload.orderId, dedupKey: claimed.key.value },
+      ctx.now().toISOString(),
+      ctx.markerTtlSeconds,
+    );
     const decision = await createOrClassify(
       ctx.store,
       orderId,
@@ -81,19 +85,4 @@ async function appliedUnderItsOwnKey(message: PaymentMessage, ctx: FlowContext):
 async function claimAndDecide(message: PaymentMessage, ctx: FlowContext): Promise<PaymentMessage | ProcessingOutcome> {
   const claim = await claimPayment(message, ctx);
   return claim.kind === 'apply' ? claim.message : claim.outcome;
-}
-
-function newInboxMarker(message: PaymentMessage, ctx: FlowContext): InboxMarkerDocument {
-  return {
-    id: inboxMarkerId(message.key.value),
-    orderId: message.payload.orderId,
-    docType: 'inbox',
-    messageType: message.type,
-    messageId: message.messageId,
-    dedupKey: message.key.value,
-    fingerprint: message.fingerprint,
-    processedAt: ctx.now().toISOString(),
-    payload: message.payload,
-    ttl: ctx.markerTtlSeconds,
-  };
 }
