@@ -1,17 +1,16 @@
+import { firstDelivery, pauseAfterLostRace } from '../consumer/index.js';
+import type { DeliveryHistory } from '../consumer/index.js';
 import { PermanentMessageError, create, createOrClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { outcomeOf, sameRequestAs } from './detectDuplicate.js';
 import { orderFailure } from './failureCodes.js';
 import { inboxMarkerId, newPaymentMarker, orderDocumentId, paymentCurrencyMismatch, paymentOutOfRange, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
-import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
 import { claimPayment } from './paymentClaims.js';
 import type { PaymentMessage } from './paymentClaims.js';
 import { findPaymentStoredWithoutClaim } from './paymentsBeforeClaims.js';
 import { orderArrived, parkUntilOrderArrives } from './parkEarlyArrival.js';
-import { firstDelivery } from '../consumer/index.js';
-import type { DeliveryHistory } from '../consumer/index.js';
 import { isSameRequest } from './sameRequest.js';
 
 /**
