@@ -26,7 +26,7 @@ export type RetentionCheck =
  *
  * A marker that expires earlier lets that copy apply its effect twice.
  */
-export function requiredMarkerRetentionSeconds(i: Omit<RetentionInputs, 'markerTtlSeconds'>): number {
+function requiredMarkerRetentionSeconds(i: Omit<RetentionInputs, 'markerTtlSeconds'>): number {
   return i.maxDeliveryCount * (i.lockRenewalMaxSeconds + i.lockDurationSeconds) + i.messageTimeToLiveSeconds + i.retryBudgetSeconds + i.resubmitHorizonSeconds;
 }
 
