@@ -1,6 +1,6 @@
 import { createOrClassify, documentId, readAndClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
-import { recordConflict } from './detectDuplicate.js';
+import { recordConflict } from './duplicateOrConflict.js';
 import { inboxMarkerId } from './documents.js';
 import type { FlowContext } from './flowContext.js';
 import { parkedPaymentId } from './parkedItems.js';

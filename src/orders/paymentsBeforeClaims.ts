@@ -1,6 +1,6 @@
 import { consumerKeyPrefix } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
-import { recordConflict } from './detectDuplicate.js';
+import { recordConflict } from './duplicateOrConflict.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import type { FlowContext } from './flowContext.js';
 import type { PaymentMessage } from './paymentClaims.js';

@@ -4,7 +4,7 @@ import { classifyRecord, create, createOrClassify, replace } from '../idempotenc
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { describeRejection, drainParkedItems, findParked, maxBatchOperations, planParkedApplication } from './applyParkedItems.js';
 import type { ParkedItemsResult } from './applyParkedItems.js';
-import { classifyExistingRecord, outcomeOf, sameRequestAs } from './detectDuplicate.js';
+import { classifyExistingRecord, outcomeOf, sameRequestAs } from './duplicateOrConflict.js';
 import { newOrderAcceptedOutbox, newOrderDocument } from './documents.js';
 import type { OrderDocument } from './documents.js';
 import type { FlowContext } from './flowContext.js';

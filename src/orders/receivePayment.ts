@@ -2,7 +2,7 @@ import { firstDelivery, pauseAfterLostRace } from '../consumer/index.js';
 import type { DeliveryHistory } from '../consumer/index.js';
 import { PermanentMessageError, create, createOrClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
-import { outcomeOf, sameRequestAs } from './detectDuplicate.js';
+import { outcomeOf, sameRequestAs } from './duplicateOrConflict.js';
 import { orderFailure } from './failureCodes.js';
 import { inboxMarkerId, newPaymentMarker, orderDocumentId, paymentCurrencyMismatch, paymentOutOfRange, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
