@@ -7,7 +7,7 @@ import { parkedPaymentId } from './parkedItems.js';
 import type { ParkedItemDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { findRejectionRecord } from '../consumer/index.js';
-import { isSameRequest } from './sameRequest.js';
+import { isSamePayment, isSameRequest } from './sameRequest.js';
 import type { PaymentReceived } from './schemas.js';
 
 export type PaymentMessage = ParsedOrderMessage & { readonly payload: PaymentReceived };
@@ -85,7 +85,9 @@ export async function claimPayment(message: PaymentMessage, ctx: FlowContext): P
 
 /** What the claim would let this message go on with, without asking whether the claim still holds. */
 function sameRequestOrCopy(message: PaymentMessage, claim: PaymentClaimDocument): boolean {
-  return claim.dedupKey === message.key.value ? isSameRequest(message, claim.fingerprint) : isSamePayment(message.payload, claim);
+  return claim.dedupKey === message.key.value
+    ? isSameRequest(message, claim.fingerprint)
+    : isSamePayment(message.payload, { orderId: claim.paymentOrderId, amount: claim.amount, currency: claim.currency });
 }
 
 /**
@@ -111,11 +113,6 @@ function underTheClaim(message: PaymentMessage, claim: PaymentClaimDocument): Pa
 function conflictWithClaim(message: PaymentMessage, claim: PaymentClaimDocument, ctx: FlowContext): ProcessingOutcome {
   const detail = `payment ${claim.paymentId} was claimed for order ${claim.paymentOrderId} (${claim.amount} ${claim.currency}, key ${claim.dedupKey}); this one names order ${message.payload.orderId} (${message.payload.amount} ${message.payload.currency})`;
   return recordConflict(message, { id: claim.id, fingerprint: claim.fingerprint, messageId: claim.messageId }, ctx, detail);
-}
-
-/** The same payment: the same order, amount and currency (the time it was received may differ between copies). */
-function isSamePayment(payment: PaymentReceived, stored: Pick<PaymentClaimDocument, 'paymentOrderId' | 'amount' | 'currency'>): boolean {
-  return payment.orderId === stored.paymentOrderId && payment.amount === stored.amount && payment.currency === stored.currency;
 }
 
 /** The copy, seen as the message that claimed the payment: same key and fingerprint, its own MessageId. */
