@@ -189,3 +189,8 @@ export function withPayment(order: OrderDocument, payment: PaymentReceived, clai
   const claimedPaymentCount = (order.claimedPaymentCount ?? 0) + (claimed ? 1 : 0);
   return { ...order, amountPaid: addMoney(order.amountPaid, payment.amount), paymentCount: order.paymentCount + 1, claimedPaymentCount };
 }
+
+/** The order with its shipment booked: written by src/shipments in the batch that completes the shipment record. */
+export function withShipment(order: OrderDocument, shipmentId: string, bookedAt: Date): OrderDocument {
+  return { ...order, shipmentId, shipmentBookedAt: bookedAt.toISOString() };
+}
