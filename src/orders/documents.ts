@@ -4,13 +4,6 @@ import type { OutboxDocument } from '../outbox/index.js';
 import { addMoney, isExactAmount, maxExactAmount, multiplyMoney } from './money.js';
 import type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, PaymentReceived } from './schemas.js';
 
-/**
- * Every document lives in the orders container, partitioned by `orderId`, and says what it is in
- * `docType`. Ids other than the order's carry a namespace and `|`, which an order id may not
- * contain, so an inbox marker keyed by a MessageId equal to the order id can never collide with it.
- */
-export type DocType = 'order' | 'outbox' | 'inbox' | 'conflict' | 'rejection';
-
 interface Processed {
   readonly messageId?: string;
   readonly dedupKey: string;
@@ -77,6 +70,11 @@ export interface ConflictDocument {
   readonly ttl?: number;
 }
 
+/**
+ * Every document lives in the orders container, partitioned by `orderId`, and says what it is in
+ * `docType`. Ids other than the order's carry a namespace and `|`, which an order id may not
+ * contain, so an inbox marker keyed by a MessageId equal to the order id can never collide with it.
+ */
 export const orderDocumentId = (orderId: string): string => orderId;
 export const outboxDocumentId = (orderId: string): string => documentId('outbox', 'OrderAccepted', orderId);
 export const inboxMarkerId = (dedupKey: string): string => documentId('inbox', dedupKey);

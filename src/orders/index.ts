@@ -24,6 +24,6 @@ export type { ConsumeResult, RejectionDocument } from '../consumer/index.js';
 export { parseOrderMessage, resolveMessageType } from './parseOrderMessage.js';
 export type { OrderMessage, ParsedOrderMessage, ParseOptions } from './parseOrderMessage.js';
 export { conflictDocumentId, inboxMarkerId, orderDocumentId, outboxDocumentId, withShipment } from './documents.js';
-export type { ConflictDocument, DocType, InboxMarkerDocument, OrderDocument } from './documents.js';
+export type { ConflictDocument, InboxMarkerDocument, OrderDocument } from './documents.js';
 export { describeIssues, issuePaths, orderIdSchema, orderMessageTypes, orderPlacedSchema, orderStatuses } from './schemas.js';
 export type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, PaymentReceived } from './schemas.js';
