@@ -1,7 +1,7 @@
 import { PermanentMessageError } from '../idempotency/index.js';
-import type { RetryPolicy, StoredDocument } from '../idempotency/index.js';
+import type { StoredDocument } from '../idempotency/index.js';
 import { withoutFieldsTheBodyMayHaveWritten } from '../servicebus/index.js';
-import type { MessageEnvelope, RetryScheduler } from '../servicebus/index.js';
+import type { MessageEnvelope } from '../servicebus/index.js';
 import type { LogSink, OutcomeReport } from '../telemetry/index.js';
 import type { ConsumeResult, ConsumerDefinition, InvocationInfo, MessageFacts } from './consumerDefinition.js';
 import type { ConsumerRuntime } from './consumerRuntime.js';
@@ -13,19 +13,12 @@ import { RejectedDeliveries } from './rejectedDeliveries.js';
 import { recordRejection } from './rejections.js';
 import { rememberedForm, textHeldBy } from './rememberedForm.js';
 import { decideWithRetryLayers } from './retryLayers.js';
+import type { RetryLayers } from './retryLayers.js';
 
 /** What the pipeline runs with, besides the definition: the runtime, the limits, the retry layers and telemetry. */
-export interface PipelineOptions extends ConsumerRuntime {
+export interface PipelineOptions extends ConsumerRuntime, RetryLayers {
   readonly maxMessageBytes: number;
   readonly telemetry: { report(report: OutcomeReport, log: LogSink): void };
-  /** The two retry layers; without it, a failure is handed straight back to Service Bus. */
-  readonly retry?: RetryPolicy;
-  /** Sends delayed-retry copies; without it, a failure past the in-invocation retries is handed back. */
-  readonly scheduler?: RetryScheduler;
-  /** RETRY_STATE_SIGNING_KEY: signs delayed-retry state and keys copy MessageIds. */
-  readonly retryStateKey?: string;
-  /** RETRY_STATE_SIGNING_KEY_PREVIOUS: also accepted when verifying, during a rotation. */
-  readonly retryStatePreviousKey?: string;
   /** How many rejected broker messages to remember (rejectedDeliveries.ts); a test's small number shows the bound. */
   readonly rejectedDeliveriesCapacity?: number;
 }
@@ -83,11 +76,16 @@ export class ConsumerPipeline<P, I = undefined> {
     return deliveryHistoryOf(message, { keys, nowMs: this.options.now().getTime() });
   }
 
-  /** A message that could not be parsed: a verdict on the broker message alone, which its redeliveries may be given. */
-  private refuse(message: ReceivedMessage, error: unknown): Promise<ConsumeResult> {
+  /**
+   * A message that could not be parsed: a verdict on the broker message alone, so once its record is
+   * written, its redeliveries are answered from memory.
+   */
+  private async refuse(message: ReceivedMessage, error: unknown): Promise<ConsumeResult> {
     const known = this.definition.factsOf(undefined);
-    if (error instanceof PermanentMessageError) return this.rejectOrRetry(message.envelope, error, known, true);
-    return Promise.resolve(retry(known, error));
+    if (!(error instanceof PermanentMessageError)) return retry(known, error);
+    const result = await this.rejectOrRetry(message.envelope, error, known);
+    if (result.outcome.kind === 'invalid') this.rejectedDeliveries.remember(message.envelope, rememberedForm(result, error));
+    return result;
   }
 
   /**
@@ -112,30 +110,20 @@ export class ConsumerPipeline<P, I = undefined> {
       const result: ConsumeResult = { ...known, ...handled.facts, outcome: handled.outcome };
       const { outcome } = handled;
       if (outcome.kind !== 'conflict' && outcome.kind !== 'invalid') return result;
-      return await this.recorded(message.envelope, outcome.error, result, () => result, outcome.kind === 'conflict' ? outcome.evidence : undefined);
+      return await this.recorded(message.envelope, outcome.error, result, outcome.kind === 'conflict' ? outcome.evidence : undefined);
     } catch (error) {
       if (error instanceof PermanentMessageError) return this.rejectOrRetry(message.envelope, error, known);
       return retry(known, error);
     }
   }
 
-  /** `unreadable`: the message failed its parse, so its redeliveries may be answered from memory. */
-  private rejectOrRetry(envelope: MessageEnvelope, error: PermanentMessageError, known: MessageFacts, unreadable = false): Promise<ConsumeResult> {
+  private rejectOrRetry(envelope: MessageEnvelope, error: PermanentMessageError, known: MessageFacts): Promise<ConsumeResult> {
     const result: ConsumeResult = { outcome: { kind: 'invalid', error }, ...known, dedupKey: known.dedupKey ?? error.dedupKey };
-    return this.recorded(envelope, error, result, () => {
-      if (unreadable) this.rejectedDeliveries.remember(envelope, rememberedForm(result, error));
-      return result;
-    });
+    return this.recorded(envelope, error, result);
   }
 
   /** A rejection is reported only once its record is written; a record that cannot be written hands the message back. */
-  private async recorded(
-    envelope: MessageEnvelope,
-    error: PermanentMessageError,
-    result: ConsumeResult,
-    then: () => ConsumeResult,
-    evidence?: StoredDocument,
-  ): Promise<ConsumeResult> {
+  private async recorded(envelope: MessageEnvelope, error: PermanentMessageError, result: ConsumeResult, evidence?: StoredDocument): Promise<ConsumeResult> {
     const namesTheOrder = this.definition.rejectionRecords === 'name-the-order';
     const details = {
       error,
@@ -150,7 +138,7 @@ export class ConsumerPipeline<P, I = undefined> {
       const { outcome: _rejected, ...known } = result;
       return { ...known, outcome: { kind: 'retry', reason: `could not record rejection: ${errorText(recordingError)}`, cause: recordingError } };
     }
-    return then();
+    return result;
   }
 }
 

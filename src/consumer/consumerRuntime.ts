@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import type { DocumentStore } from '../idempotency/index.js';
 
 /**
@@ -18,4 +19,9 @@ export interface ConsumerRuntime {
   readonly markerTtlSeconds: number;
   /** Rounds of read-modify-replace before a lost race is handed back to Service Bus as a retry. */
   readonly maxConcurrencyAttempts: number;
+}
+
+/** The pause when none is injected: a real timer. */
+export function realSleep(ms: number): Promise<void> {
+  return setTimeout(ms).then(() => undefined);
 }

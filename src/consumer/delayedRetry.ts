@@ -13,10 +13,10 @@ import { readRetryState, retryProperties, signRetryState } from './retryState.js
  * second is a duplicate) and the round's state, signed (`retry-signature`): a state that does not
  * verify is a first attempt (retryState.ts). The copy's MessageId is an HMAC of this delivery's
  * MessageId, sequence number (a digest of its body when the body named one: deliveryName) and the
- * round: the same on a second scheduling of the same round (a
- * crash between schedule and complete; duplicate detection drops it), unknowable to a sender, and
- * never derived from a property a sender could set. The original is completed only once the copy is
- * accepted. Past the budget: the dead-letter path.
+ * round: the same on a second scheduling of the same round (a crash between schedule and complete;
+ * duplicate detection drops it), unknowable to a sender, and never derived from a property a sender
+ * could set. The original is completed only once the copy is accepted. Past the budget: the
+ * dead-letter path.
  */
 export async function scheduleDelayedRetry(
   message: ReceivedMessage,
@@ -78,7 +78,6 @@ export async function scheduleDelayedRetry(
   return { kind: 'rescheduled', attempt: decision.attempt, copyMessageId: copy.messageId, enqueueAt: enqueueAt.toISOString(), reason };
 }
 
-/** The host hands JSON bodies over parsed: the copy carries them as JSON text again. */
 /**
  * What tells this broker message from another under the same MessageId: its sequence number, or,
  * when that is unknown (the body named one, which the host wrote over the broker's), a digest of
@@ -89,6 +88,7 @@ function deliveryName(envelope: MessageEnvelope, body: unknown): string {
   return `body:${createHash('sha256').update(copyBody(body)).digest('hex')}`;
 }
 
+/** The host hands JSON bodies over parsed: the copy carries them as JSON text again. */
 function copyBody(body: unknown): string | Uint8Array {
   if (typeof body === 'string' || body instanceof Uint8Array) return body;
   return JSON.stringify(body) ?? '';

@@ -1,15 +1,16 @@
 export { ConsumerPipeline } from './consumerPipeline.js';
 export type { PipelineOptions } from './consumerPipeline.js';
 export type { ConsumeResult, ConsumerDefinition, Delivery, Handled, InvocationInfo, MessageFacts } from './consumerDefinition.js';
+export { realSleep } from './consumerRuntime.js';
 export type { ConsumerRuntime } from './consumerRuntime.js';
-export { firstDelivery, deliveryHistoryOf } from './deliveryHistory.js';
+export { firstDelivery } from './deliveryHistory.js';
 export type { DeliveryHistory } from './deliveryHistory.js';
 export { scheduleDelayedRetry } from './delayedRetry.js';
 export { dedupKeyOf, idempotencyKeyProperty, keyOf } from './messageKey.js';
 export { pauseAfterLostRace } from './pauseAfterLostRace.js';
 export { RejectedDeliveries, rejectedDeliveriesCapacity, rejectedDeliveriesMaxWeight } from './rejectedDeliveries.js';
 export type { RememberedRejection } from './rejectedDeliveries.js';
-export { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectedMessagesPartitionCount, rejectionDocumentId } from './rejectionDocument.js';
+export { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectionDocumentId } from './rejectionDocument.js';
 export type { RejectionDocument } from './rejectionDocument.js';
 export { findRejectionRecord, recordRejection } from './rejections.js';
 export type { RejectionContext, RejectionDetails } from './rejections.js';

@@ -18,10 +18,15 @@ export function dedupKeyOf(envelope: MessageEnvelope, body: unknown, consumerNam
   } catch {
     cloudEvent = undefined; // an unreadable body still has its MessageId or idempotency-key
   }
+  return usableKeyOf(envelope, cloudEvent, consumerName);
+}
+
+/** The key's value by the key rule (keyOf), or undefined when there is none: a declared key that is unusable is no key here. */
+export function usableKeyOf(envelope: MessageEnvelope, cloudEvent: CloudEventAttributes | undefined, consumerName?: string): string | undefined {
   try {
     return keyOf(envelope, cloudEvent, consumerName)?.value;
   } catch (error) {
-    if (error instanceof PermanentMessageError) return undefined; // a declared key that is unusable is no key
+    if (error instanceof PermanentMessageError) return undefined;
     throw error;
   }
 }

@@ -1,7 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { realSleep } from './consumerRuntime.js';
 import type { ConsumerRuntime } from './consumerRuntime.js';
-
-const realSleep = (ms: number): Promise<void> => sleep(ms).then(() => undefined);
 
 /** A short random pause after a lost race (up to 4 ms per attempt), so that writers contending for one order spread out. */
 export async function pauseAfterLostRace(attempt: number, runtime: Pick<ConsumerRuntime, 'sleep' | 'random'>): Promise<void> {

@@ -1,7 +1,7 @@
-import { PermanentMessageError } from '../idempotency/index.js';
+import type { PermanentMessageError } from '../idempotency/index.js';
 import { decodeJsonBody, refuseAmbiguousPropertyNames, refusingUnreadable, unwrapCloudEvent } from '../servicebus/index.js';
 import type { CloudEventAttributes, MessageEnvelope } from '../servicebus/index.js';
-import { dedupKeyOf, keyOf } from './messageKey.js';
+import { dedupKeyOf, usableKeyOf } from './messageKey.js';
 
 /** The body as JSON, out of its CloudEvent when it came in one. */
 export interface MessageContent {
@@ -56,10 +56,5 @@ function readContent(envelope: MessageEnvelope, body: unknown, maxMessageBytes: 
 function retryKeyOf(envelope: MessageEnvelope, body: unknown, content: ReceivedMessage['content']): string | undefined {
   // Only a message whose body could not be read (its rejection not recorded, so it is retried) is walked again, for what key it has.
   if ('unreadable' in content) return dedupKeyOf(envelope, body);
-  try {
-    return keyOf(envelope, content.cloudEvent)?.value;
-  } catch (error) {
-    if (error instanceof PermanentMessageError) return undefined; // a declared key that is unusable is no key
-    throw error;
-  }
+  return usableKeyOf(envelope, content.cloudEvent);
 }

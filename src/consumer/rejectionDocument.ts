@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { documentId } from '../cosmos/index.js';
+import { documentId } from '../idempotency/index.js';
 
 /**
  * Where the previous release kept every invalid message's rejection: one logical partition (20 GB
@@ -8,7 +8,7 @@ import { documentId } from '../cosmos/index.js';
 export const legacyRejectedMessagesPartition = '#rejected';
 
 /** How many partitions invalid messages' rejections are spread over: each holds about 1/16 of them. */
-export const rejectedMessagesPartitionCount = 16;
+const rejectedMessagesPartitionCount = 16;
 
 /**
  * The partition for the rejection of a message that may have no order id at all, derived from its

@@ -5,6 +5,18 @@ import type { ConsumerRuntime } from './consumerRuntime.js';
 import { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectionDocumentId } from './rejectionDocument.js';
 import type { RejectionDocument } from './rejectionDocument.js';
 
+/** `consumerName` scopes the record's id (`rejection|<consumer>|<MessageId>`); it lives as long as the inbox markers. */
+export type RejectionContext = Pick<ConsumerRuntime, 'store' | 'now' | 'consumerName' | 'markerTtlSeconds'>;
+
+export interface RejectionDetails {
+  readonly error: PermanentMessageError;
+  readonly dedupKey?: string;
+  readonly messageType?: string;
+  readonly orderId?: string;
+  /** The conflict's own record, written in the same batch as the rejection. */
+  readonly evidence?: StoredDocument;
+}
+
 /**
  * The Functions Service Bus trigger cannot dead-letter with a reason: a throw only abandons. So a
  * rejected message is thrown until Service Bus dead-letters it (MaxDeliveryCountExceeded), and the
@@ -20,18 +32,6 @@ import type { RejectionDocument } from './rejectionDocument.js';
  * rejected is not recorded again: a flood's redeliveries never all read that one partition. That
  * read can go once its records have expired (INBOX_MARKER_TTL_SECONDS after the deploy).
  */
-/** `consumerName` scopes the record's id (`rejection|<consumer>|<MessageId>`); it lives as long as the inbox markers. */
-export type RejectionContext = Pick<ConsumerRuntime, 'store' | 'now' | 'consumerName' | 'markerTtlSeconds'>;
-
-export interface RejectionDetails {
-  readonly error: PermanentMessageError;
-  readonly dedupKey?: string;
-  readonly messageType?: string;
-  readonly orderId?: string;
-  /** The conflict's own record, written in the same batch as the rejection. */
-  readonly evidence?: StoredDocument;
-}
-
 export async function recordRejection(envelope: MessageEnvelope, details: RejectionDetails, ctx: RejectionContext): Promise<void> {
   const inOrder = details.evidence !== undefined && details.orderId !== undefined;
   if (envelope.messageId === undefined) {

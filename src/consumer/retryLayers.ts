@@ -1,7 +1,7 @@
-import { setTimeout } from 'node:timers/promises';
 import { inInvocationPauseMs } from '../idempotency/index.js';
 import type { PermanentMessageError, ProcessingOutcome, RetryPolicy } from '../idempotency/index.js';
 import type { RetryScheduler } from '../servicebus/index.js';
+import { realSleep } from './consumerRuntime.js';
 import { scheduleDelayedRetry } from './delayedRetry.js';
 import type { ReceivedMessage } from './receivedMessage.js';
 
@@ -31,7 +31,7 @@ export async function decideWithRetryLayers<R extends { readonly outcome: Proces
   const { retry, scheduler } = layers;
   let result = await decide();
   if (!retry) return result;
-  const sleep = layers.sleep ?? ((ms: number) => setTimeout(ms).then(() => undefined));
+  const sleep = layers.sleep ?? realSleep;
   const clock = () => layers.now().getTime();
   const failedAt = clock();
   const deadline = failedAt + retry.inInvocationMs;

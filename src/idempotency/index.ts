@@ -1,14 +1,7 @@
 export { canonicalJson, fingerprintPayload } from './fingerprint.js';
 export { consumerKeyPrefix, joinKeyParts, maxDedupKeyLength, resolveDedupKey } from './dedupKey.js';
 export type { DedupKey, DedupKeyCandidates, DedupKeySource } from './dedupKey.js';
-export {
-  checkMarkerRetention,
-  checkParkedItemRetention,
-  checkRequestKeyRetention,
-  checkResubmitHorizon,
-  requiredMarkerRetentionSeconds,
-  resubmitMarginSeconds,
-} from './retention.js';
+export { checkMarkerRetention, checkParkedItemRetention, checkRequestKeyRetention, checkResubmitHorizon, resubmitMarginSeconds } from './retention.js';
 export type {
   ParkedItemRetentionInputs,
   RequestKeyRetentionInputs,

@@ -26,7 +26,7 @@ export type RetentionCheck =
  *
  * A marker that expires earlier lets that copy apply its effect twice.
  */
-export function requiredMarkerRetentionSeconds(i: Omit<RetentionInputs, 'markerTtlSeconds'>): number {
+function requiredMarkerRetentionSeconds(i: Omit<RetentionInputs, 'markerTtlSeconds'>): number {
   return i.maxDeliveryCount * (i.lockRenewalMaxSeconds + i.lockDurationSeconds) + i.messageTimeToLiveSeconds + i.retryBudgetSeconds + i.resubmitHorizonSeconds;
 }
 
@@ -94,7 +94,8 @@ export type ResubmitHorizonCheck =
       readonly kind: 'safe';
       readonly ageMs: number;
       readonly markersKeptUntilEpochMs: number;
-      /** How long the copy may wait in the queue: its time-to-live. */ readonly copyTimeToLiveMs: number;
+      /** How long the copy may wait in the queue: its time-to-live. */
+      readonly copyTimeToLiveMs: number;
     }
   | { readonly kind: 'markers-may-have-expired'; readonly ageMs: number; readonly markersKeptUntilEpochMs: number };
 

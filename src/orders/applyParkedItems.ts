@@ -1,6 +1,15 @@
 import { create, replace } from '../idempotency/index.js';
 import type { FailureCode, ParkedItemRejected, VersionedDocument, WriteOperation } from '../idempotency/index.js';
-import { appliedStatusFingerprint, inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment, withStatus } from './documents.js';
+import {
+  appliedStatusFingerprint,
+  inboxMarkerId,
+  newPaymentMarker,
+  orderDocumentId,
+  paymentCurrencyMismatch,
+  paymentOutOfRange,
+  withPayment,
+  withStatus,
+} from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import { orderFailure } from './failureCodes.js';
 import { pauseAfterLostRace } from '../consumer/index.js';
@@ -76,21 +85,22 @@ export function planParkedApplication(
     if (item.messageType === 'PaymentReceived') {
       const payment = item.payload as PaymentReceived;
       const found = markerFound.get(item.id);
+      const otherCurrency = paymentCurrencyMismatch(current, payment);
+      const outOfRange = paymentOutOfRange(current, payment);
       if (found === 'same') {
         operations.push(done({ state: 'applied', appliedAs: 'payment' }));
         applied += 1;
       } else if (found === 'other') {
         const description = `PaymentReceived ${item.dedupKey} for order ${current.orderId} differs from the payment already applied under that key`;
         reject('PayloadConflict', description);
-      } else if (payment.currency !== current.currency) {
-        const description = `PaymentReceived.currency ${payment.currency} differs from order ${current.orderId}'s ${current.currency}`;
-        reject(orderFailure.CurrencyMismatch, description);
-      } else if (paymentOutOfRange(current, payment) !== undefined) {
-        reject(orderFailure.AmountOutOfRange, paymentOutOfRange(current, payment) as string);
+      } else if (otherCurrency !== undefined) {
+        reject(orderFailure.CurrencyMismatch, otherCurrency);
+      } else if (outOfRange !== undefined) {
+        reject(orderFailure.AmountOutOfRange, outOfRange);
       } else {
         current = withPayment(current, payment, item.claimed === true);
         markerItems.set(operations.length, item.id);
-        operations.push(create(markerFor(item, payment, at, ctx.markerTtlSeconds)));
+        operations.push(create(newPaymentMarker({ ...item, payload: payment }, at, ctx.markerTtlSeconds)));
         operations.push(done({ state: 'applied', appliedAs: 'payment' }));
         applied += 1;
       }
@@ -166,19 +176,4 @@ function compareParked(a: ParkedItemDocument, b: ParkedItemDocument): number {
   if (a.messageType === 'OrderStatusChanged') return (b.payload as OrderStatusChanged).version - (a.payload as OrderStatusChanged).version;
   if (a.parkedAt !== b.parkedAt) return a.parkedAt < b.parkedAt ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
-function markerFor(item: ParkedItemDocument, payment: PaymentReceived, processedAt: string, ttl: number): InboxMarkerDocument {
-  return {
-    id: inboxMarkerId(item.dedupKey),
-    orderId: item.orderId,
-    docType: 'inbox',
-    messageType: 'PaymentReceived',
-    messageId: item.messageId,
-    dedupKey: item.dedupKey,
-    fingerprint: item.fingerprint,
-    processedAt,
-    payload: payment,
-    ttl,
-  };
 }

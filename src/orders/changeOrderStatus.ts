@@ -1,6 +1,6 @@
 import { replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
-import { recordConflict } from './detectDuplicate.js';
+import { recordConflict } from './duplicateOrConflict.js';
 import { appliedStatusFingerprint, orderDocumentId, withStatus } from './documents.js';
 import type { OrderDocument } from './documents.js';
 import { pauseAfterLostRace } from '../consumer/index.js';

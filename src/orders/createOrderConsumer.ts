@@ -5,10 +5,8 @@ import { ServiceBusRetryScheduler } from '../servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../telemetry/index.js';
 import { OrderConsumer } from './orderConsumer.js';
 
-export type ConsumerOverrides = RuntimeOverrides;
-
 /** The composition root: one Cosmos client and one consumer per process, from validated settings. */
-export function createOrderConsumer(settings: Settings, overrides: ConsumerOverrides = {}): OrderConsumer {
+export function createOrderConsumer(settings: Settings, overrides: RuntimeOverrides = {}): OrderConsumer {
   const { meter, ...runtime } = resolveRuntime(settings, overrides);
   return new OrderConsumer({
     ...runtime,

@@ -6,14 +6,12 @@ import type { LogSink } from '../telemetry/index.js';
 import { sweepParkedItems } from './sweepParkedItems.js';
 import type { SweepResult } from './sweepParkedItems.js';
 
-export type SweeperOverrides = RuntimeOverrides;
-
 export interface ParkedItemSweeper {
   sweep(log: LogSink): Promise<SweepResult>;
 }
 
 /** The sweeper's composition root: the orders store, the horizon from settings, one log line per run. */
-export function createParkedItemSweeper(settings: Settings, overrides: SweeperOverrides = {}): ParkedItemSweeper {
+export function createParkedItemSweeper(settings: Settings, overrides: RuntimeOverrides = {}): ParkedItemSweeper {
   const { meter, ...runtime } = resolveRuntime(settings, overrides);
   const ctx = { ...runtime, orderEventsDestination: settings.outbox.orderEventsTopicName, statusVersionMaxStep: settings.statusVersionMaxStep };
   const parkedMetrics = new ParkedItemMetrics(meter);

@@ -4,16 +4,6 @@ import type { OutboxDocument } from '../outbox/index.js';
 import { addMoney, isExactAmount, maxExactAmount, multiplyMoney } from './money.js';
 import type { OrderMessageType, OrderPlaced, OrderStatus, OrderStatusChanged, PaymentReceived } from './schemas.js';
 
-/**
- * Every document lives in the orders container, partitioned by `orderId`, and says what it is in
- * `docType`. Ids other than the order's carry a namespace and `|`, which an order id may not
- * contain, so an inbox marker keyed by a MessageId equal to the order id can never collide with it.
- */
-export type DocType = 'order' | 'outbox' | 'inbox' | 'conflict' | 'rejection';
-
-export { legacyRejectedMessagesPartition, rejectedMessagesPartition, rejectedMessagesPartitionCount, rejectionDocumentId } from '../consumer/index.js';
-export type { RejectionDocument } from '../consumer/index.js';
-
 interface Processed {
   readonly messageId?: string;
   readonly dedupKey: string;
@@ -80,10 +70,40 @@ export interface ConflictDocument {
   readonly ttl?: number;
 }
 
+/**
+ * Every document lives in the orders container, partitioned by `orderId`, and says what it is in
+ * `docType`. Ids other than the order's carry a namespace and `|`, which an order id may not
+ * contain, so an inbox marker keyed by a MessageId equal to the order id can never collide with it.
+ */
 export const orderDocumentId = (orderId: string): string => orderId;
 export const outboxDocumentId = (orderId: string): string => documentId('outbox', 'OrderAccepted', orderId);
 export const inboxMarkerId = (dedupKey: string): string => documentId('inbox', dedupKey);
 export const conflictDocumentId = (dedupKey: string, incomingFingerprint: string): string => documentId('conflict', dedupKey, incomingFingerprint);
+
+/** A payment as its inbox marker records it: the message's own, or that of the item it was parked as. */
+export interface CountedPayment {
+  readonly orderId: string;
+  readonly messageId?: string;
+  readonly dedupKey: string;
+  readonly fingerprint: string;
+  readonly payload: PaymentReceived;
+}
+
+/** The marker written in the batch that counts the payment: its 409 on a later copy proves the payment counted. */
+export function newPaymentMarker(payment: CountedPayment, processedAt: string, ttl: number): InboxMarkerDocument {
+  return {
+    id: inboxMarkerId(payment.dedupKey),
+    orderId: payment.orderId,
+    docType: 'inbox',
+    messageType: 'PaymentReceived',
+    messageId: payment.messageId,
+    dedupKey: payment.dedupKey,
+    fingerprint: payment.fingerprint,
+    processedAt,
+    payload: payment.payload,
+    ttl,
+  };
+}
 
 export function newOrderDocument(order: OrderPlaced, processed: Processed): OrderDocument {
   return {
@@ -147,6 +167,12 @@ export function appliedStatusFingerprint(order: OrderDocument, version: number):
   return order.statusHistory?.[String(version)];
 }
 
+/** Why the payment cannot be counted on the order, if it is in another currency than the order's. */
+export function paymentCurrencyMismatch(order: OrderDocument, payment: PaymentReceived): string | undefined {
+  if (payment.currency === order.currency) return undefined;
+  return `PaymentReceived.currency ${payment.currency} differs from order ${order.orderId}'s ${order.currency}`;
+}
+
 /**
  * Why the payment cannot be counted on the order, if it cannot: each payment is bounded (schemas.ts),
  * but their number is not, and `amountPaid` must stay an exact sum.
@@ -160,4 +186,9 @@ export function paymentOutOfRange(order: OrderDocument, payment: PaymentReceived
 export function withPayment(order: OrderDocument, payment: PaymentReceived, claimed: boolean): OrderDocument {
   const claimedPaymentCount = (order.claimedPaymentCount ?? 0) + (claimed ? 1 : 0);
   return { ...order, amountPaid: addMoney(order.amountPaid, payment.amount), paymentCount: order.paymentCount + 1, claimedPaymentCount };
+}
+
+/** The order with its shipment booked: written by src/shipments in the batch that completes the shipment record. */
+export function withShipment(order: OrderDocument, shipmentId: string, bookedAt: Date): OrderDocument {
+  return { ...order, shipmentId, shipmentBookedAt: bookedAt.toISOString() };
 }

@@ -4,8 +4,6 @@ import type { FlowContext } from './flowContext.js';
 import { orderMessages } from './orderMessages.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 
-export type { ConsumeResult } from '../consumer/index.js';
-
 export interface OrderConsumerOptions extends FlowContext, PipelineOptions {}
 
 /** The consumer of the orders queue: the orders definition (orderMessages.ts) on the one pipeline. It never settles the message itself. */

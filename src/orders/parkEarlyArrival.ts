@@ -1,6 +1,6 @@
 import { create, createOrClassify, replace } from '../idempotency/index.js';
 import type { ExistingRecord, ProcessingOutcome, VanishedRecord, WriteOperation } from '../idempotency/index.js';
-import { recordConflict } from './detectDuplicate.js';
+import { recordConflict } from './duplicateOrConflict.js';
 import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
 import { newParkedItem, parkingLot, parkingLotId, withState } from './parkedItems.js';

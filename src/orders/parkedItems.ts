@@ -67,8 +67,11 @@ export interface ParkingLotDocument {
  */
 export function parkedItemId(message: ParsedOrderMessage): string {
   if (message.type === 'OrderStatusChanged') return documentId('parked', 'status', String(message.payload.version));
-  return documentId('parked', 'payment', message.key.value);
+  return parkedPaymentId(message.key.value);
 }
+
+/** Where a payment parked under this dedup key is (a claim names the key; paymentClaims.ts looks there). */
+export const parkedPaymentId = (dedupKey: string): string => documentId('parked', 'payment', dedupKey);
 
 export const parkingLotId = (orderId: string): string => documentId('parking-lot', orderId);
 

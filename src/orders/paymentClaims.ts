@@ -1,14 +1,13 @@
-import { documentId } from '../idempotency/index.js';
-import { createOrClassify, readAndClassify, replace } from '../idempotency/index.js';
-import type { ProcessingOutcome, VersionedDocument } from '../idempotency/index.js';
-import { recordConflict } from './detectDuplicate.js';
+import { createOrClassify, documentId, readAndClassify, replace } from '../idempotency/index.js';
+import type { ProcessingOutcome } from '../idempotency/index.js';
+import { recordConflict } from './duplicateOrConflict.js';
 import { inboxMarkerId } from './documents.js';
 import type { FlowContext } from './flowContext.js';
-import { documentId as parkedDocumentId } from '../idempotency/index.js';
+import { parkedPaymentId } from './parkedItems.js';
 import type { ParkedItemDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { findRejectionRecord } from '../consumer/index.js';
-import { isSameRequest } from './sameRequest.js';
+import { isSamePayment, isSameRequest } from './sameRequest.js';
 import type { PaymentReceived } from './schemas.js';
 
 export type PaymentMessage = ParsedOrderMessage & { readonly payload: PaymentReceived };
@@ -40,7 +39,7 @@ export interface PaymentClaimDocument {
 }
 
 /** Where a payment's claim is: the partition and the id, from the paymentId (and the consumer's name). */
-export function paymentClaimLocation(paymentId: string, consumerName?: string): { readonly partitionKey: string; readonly id: string } {
+function paymentClaimLocation(paymentId: string, consumerName?: string): { readonly partitionKey: string; readonly id: string } {
   const id = consumerName ? documentId('payment', consumerName, paymentId) : documentId('payment', paymentId);
   return { partitionKey: `#${id}`, id };
 }
@@ -49,7 +48,7 @@ export function paymentClaimLocation(paymentId: string, consumerName?: string): 
  * The claim outlives the marker of its effect: a payment may wait parked for its order (the parked
  * horizon, at most the marker TTL by the retention check) before the marker's TTL even starts.
  */
-export const claimTtlSeconds = (markerTtlSeconds: number): number => 2 * markerTtlSeconds;
+const claimTtlSeconds = (markerTtlSeconds: number): number => 2 * markerTtlSeconds;
 
 export type PaymentClaimDecision =
   /** Apply this message (or find it applied) under the key the claim records: its own or the first copy's. */
@@ -63,7 +62,7 @@ export type PaymentClaimDecision =
  * duplicate; a copy naming another order, amount or currency, or another payload under the
  * claimer's own key, is a conflict, recorded and dead-lettered.
  */
-export async function claimPayment(message: PaymentMessage, ctx: FlowContext & { readonly consumerName?: string }): Promise<PaymentClaimDecision> {
+export async function claimPayment(message: PaymentMessage, ctx: FlowContext): Promise<PaymentClaimDecision> {
   const claim = newPaymentClaim(message, ctx);
   const isSame = (stored: PaymentClaimDocument): boolean => sameRequestOrCopy(message, stored);
   const created = await createOrClassify(ctx.store, claim.orderId, claim, isSame);
@@ -75,7 +74,8 @@ export async function claimPayment(message: PaymentMessage, ctx: FlowContext & {
     if (decision.kind === 'vanished')
       return { kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claim.id} was reported to exist but could not be read` } };
     const existing = decision.existing;
-    if (decision.kind === 'same-request' || !(await isVoid(existing.document, ctx))) return decideAgainstClaim(message, existing.document, ctx);
+    if (decision.kind === 'same-request') return { kind: 'apply', message: underTheClaim(message, existing.document) };
+    if (!(await isVoid(existing.document, ctx))) return { kind: 'decided', outcome: conflictWithClaim(message, existing.document, ctx) };
     // The claimer was rejected and holds no effect: its claim names nothing; this message takes it over.
     const takeover = await ctx.store.commit(claim.orderId, [replace(claim, existing.etag)]);
     if (takeover.kind === 'committed') return { kind: 'apply', message };
@@ -85,7 +85,9 @@ export async function claimPayment(message: PaymentMessage, ctx: FlowContext & {
 
 /** What the claim would let this message go on with, without asking whether the claim still holds. */
 function sameRequestOrCopy(message: PaymentMessage, claim: PaymentClaimDocument): boolean {
-  return claim.dedupKey === message.key.value ? isSameRequest(message, claim.fingerprint) : isSamePayment(message.payload, claim);
+  return claim.dedupKey === message.key.value
+    ? isSameRequest(message, claim.fingerprint)
+    : isSamePayment(message.payload, { orderId: claim.paymentOrderId, amount: claim.amount, currency: claim.currency });
 }
 
 /**
@@ -95,30 +97,22 @@ function sameRequestOrCopy(message: PaymentMessage, claim: PaymentClaimDocument)
  * message will apply it later. Without a recorded rejection the claimer may still be on its way to
  * its effect (a crash between the claim and the batch): the claim holds, never two effects.
  */
-async function isVoid(claim: PaymentClaimDocument, ctx: FlowContext & { readonly consumerName?: string }): Promise<boolean> {
+async function isVoid(claim: PaymentClaimDocument, ctx: FlowContext): Promise<boolean> {
   const orderId = claim.paymentOrderId;
   if (await ctx.store.read(orderId, inboxMarkerId(claim.dedupKey))) return false;
-  const parked: VersionedDocument<ParkedItemDocument> | undefined = await ctx.store.read<ParkedItemDocument>(
-    orderId,
-    parkedDocumentId('parked', 'payment', claim.dedupKey),
-  );
+  const parked = await ctx.store.read<ParkedItemDocument>(orderId, parkedPaymentId(claim.dedupKey));
   if (parked) return parked.document.state === 'rejected';
   return claim.messageId !== undefined && (await findRejectionRecord(ctx.store, claim.messageId, orderId, ctx.consumerName)) !== undefined;
 }
 
-function decideAgainstClaim(message: PaymentMessage, claim: PaymentClaimDocument, ctx: FlowContext): PaymentClaimDecision {
-  if (claim.dedupKey === message.key.value) {
-    if (isSameRequest(message, claim.fingerprint)) return { kind: 'apply', message };
-  } else if (isSamePayment(message.payload, claim)) {
-    return { kind: 'apply', message: asCopyOf(message, claim) };
-  }
-  const detail = `payment ${claim.paymentId} was claimed for order ${claim.paymentOrderId} (${claim.amount} ${claim.currency}, key ${claim.dedupKey}); this one names order ${message.payload.orderId} (${message.payload.amount} ${message.payload.currency})`;
-  return { kind: 'decided', outcome: recordConflict(message, { id: claim.id, fingerprint: claim.fingerprint, messageId: claim.messageId }, ctx, detail) };
+/** A claim this message may go on under (sameRequestOrCopy): the claimer itself again, or a copy seen as the claimer. */
+function underTheClaim(message: PaymentMessage, claim: PaymentClaimDocument): PaymentMessage {
+  return claim.dedupKey === message.key.value ? message : asCopyOf(message, claim);
 }
 
-/** The same payment: the same order, amount and currency (the time it was received may differ between copies). */
-export function isSamePayment(payment: PaymentReceived, stored: Pick<PaymentClaimDocument, 'paymentOrderId' | 'amount' | 'currency'>): boolean {
-  return payment.orderId === stored.paymentOrderId && payment.amount === stored.amount && payment.currency === stored.currency;
+function conflictWithClaim(message: PaymentMessage, claim: PaymentClaimDocument, ctx: FlowContext): ProcessingOutcome {
+  const detail = `payment ${claim.paymentId} was claimed for order ${claim.paymentOrderId} (${claim.amount} ${claim.currency}, key ${claim.dedupKey}); this one names order ${message.payload.orderId} (${message.payload.amount} ${message.payload.currency})`;
+  return recordConflict(message, { id: claim.id, fingerprint: claim.fingerprint, messageId: claim.messageId }, ctx, detail);
 }
 
 /** The copy, seen as the message that claimed the payment: same key and fingerprint, its own MessageId. */
@@ -127,7 +121,7 @@ function asCopyOf(message: PaymentMessage, claim: PaymentClaimDocument): Payment
   return { ...rest, key: { value: claim.dedupKey, source: message.key.source }, fingerprint: claim.fingerprint };
 }
 
-function newPaymentClaim(message: PaymentMessage, ctx: FlowContext & { readonly consumerName?: string }): PaymentClaimDocument {
+function newPaymentClaim(message: PaymentMessage, ctx: FlowContext): PaymentClaimDocument {
   const payment = message.payload;
   const { partitionKey, id } = paymentClaimLocation(payment.paymentId, ctx.consumerName);
   return {

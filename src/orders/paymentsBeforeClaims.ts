@@ -1,12 +1,12 @@
 import { consumerKeyPrefix } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
-import { recordConflict } from './detectDuplicate.js';
+import { recordConflict } from './duplicateOrConflict.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
 import type { FlowContext } from './flowContext.js';
 import type { PaymentMessage } from './paymentClaims.js';
 import { parkingLotId } from './parkedItems.js';
 import type { ParkedItemDocument, ParkingLotDocument } from './parkedItems.js';
-import { isSameAsParked, isSameRequest } from './sameRequest.js';
+import { isSameAsParked, isSamePayment, isSameRequest } from './sameRequest.js';
 import type { PaymentReceived } from './schemas.js';
 
 /**
@@ -44,7 +44,7 @@ async function findInMarkers(message: PaymentMessage, ctx: FlowContext): Promise
     .map((m) => m.document)
     .find((m) => m.messageType === 'PaymentReceived' && isOwnKey(m.dedupKey, ctx) && m.payload?.paymentId === message.payload.paymentId);
   if (!marker) return undefined;
-  const same = marker.dedupKey === message.key.value ? isSameRequest(message, marker.fingerprint) : isSamePaymentAs(message.payload, marker.payload);
+  const same = marker.dedupKey === message.key.value ? isSameRequest(message, marker.fingerprint) : isSamePayment(message.payload, marker.payload);
   return same ? { kind: 'duplicate' } : recordConflict(message, marker, ctx, `payment ${message.payload.paymentId} was applied under key ${marker.dedupKey}`);
 }
 
@@ -62,7 +62,7 @@ async function findInParked(message: PaymentMessage, ctx: FlowContext): Promise<
     .map((i) => i.document)
     .find((i) => i.messageType === 'PaymentReceived' && i.claimed !== true && isOwnKey(i.dedupKey, ctx) && isLiveCopyOf(message, i));
   if (!item) return undefined;
-  const same = isSameAsParked(message, item) || (item.dedupKey !== message.key.value && isSamePaymentAs(message.payload, item.payload as PaymentReceived));
+  const same = isSameAsParked(message, item) || (item.dedupKey !== message.key.value && isSamePayment(message.payload, item.payload as PaymentReceived));
   return same ? { kind: 'duplicate' } : recordConflict(message, item, ctx, `payment ${message.payload.paymentId} is parked under key ${item.dedupKey}`);
 }
 
@@ -79,8 +79,4 @@ function isLiveCopyOf(message: PaymentMessage, item: ParkedItemDocument): boolea
  */
 function isOwnKey(dedupKey: string | undefined, ctx: Pick<FlowContext, 'consumerName'>): boolean {
   return dedupKey === undefined || dedupKey.startsWith(consumerKeyPrefix(ctx.consumerName));
-}
-
-function isSamePaymentAs(payment: PaymentReceived, stored: PaymentReceived | undefined): boolean {
-  return stored !== undefined && payment.orderId === stored.orderId && payment.amount === stored.amount && payment.currency === stored.currency;
 }

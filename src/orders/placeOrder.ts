@@ -1,17 +1,16 @@
+import { firstDelivery, pauseAfterLostRace } from '../consumer/index.js';
+import type { DeliveryHistory } from '../consumer/index.js';
 import { classifyRecord, create, createOrClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { describeRejection, drainParkedItems, findParked, maxBatchOperations, planParkedApplication } from './applyParkedItems.js';
 import type { ParkedItemsResult } from './applyParkedItems.js';
-import { classifyExistingRecord, outcomeOf, sameRequestAs } from './detectDuplicate.js';
+import { classifyExistingRecord, outcomeOf, sameRequestAs } from './duplicateOrConflict.js';
 import { newOrderAcceptedOutbox, newOrderDocument } from './documents.js';
 import type { OrderDocument } from './documents.js';
-import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
 import { parkingLot, parkingLotId } from './parkedItems.js';
 import type { ParkingLotDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
-import { firstDelivery } from '../consumer/index.js';
-import type { DeliveryHistory } from '../consumer/index.js';
 import type { OrderPlaced } from './schemas.js';
 
 /**

@@ -1,20 +1,17 @@
+import { firstDelivery, pauseAfterLostRace } from '../consumer/index.js';
+import type { DeliveryHistory } from '../consumer/index.js';
 import { PermanentMessageError, create, createOrClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
-import { outcomeOf, sameRequestAs } from './detectDuplicate.js';
+import { outcomeOf, sameRequestAs } from './duplicateOrConflict.js';
 import { orderFailure } from './failureCodes.js';
-import { inboxMarkerId, orderDocumentId, paymentOutOfRange, withPayment } from './documents.js';
+import { inboxMarkerId, newPaymentMarker, orderDocumentId, paymentCurrencyMismatch, paymentOutOfRange, withPayment } from './documents.js';
 import type { InboxMarkerDocument, OrderDocument } from './documents.js';
-import { pauseAfterLostRace } from '../consumer/index.js';
 import type { FlowContext } from './flowContext.js';
 import { claimPayment } from './paymentClaims.js';
 import type { PaymentMessage } from './paymentClaims.js';
 import { findPaymentStoredWithoutClaim } from './paymentsBeforeClaims.js';
 import { orderArrived, parkUntilOrderArrives } from './parkEarlyArrival.js';
-import type { ParsedOrderMessage } from './parseOrderMessage.js';
-import { firstDelivery } from '../consumer/index.js';
-import type { DeliveryHistory } from '../consumer/index.js';
 import { isSameRequest } from './sameRequest.js';
-import type { PaymentReceived } from './schemas.js';
 
 /**
  * PaymentReceived adds to `amountPaid`, so applying it twice would count the money twice. Its
@@ -37,7 +34,9 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
   let claimed: PaymentMessage | undefined;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
     const current = await ctx.store.read<OrderDocument>(orderId, orderDocumentId(orderId));
-    if (current && current.document.currency !== message.payload.currency) return currencyMismatch(message, current.document);
+    const otherCurrency = current && paymentCurrencyMismatch(current.document, message.payload);
+    if (otherCurrency !== undefined)
+      return { kind: 'invalid', error: new PermanentMessageError(orderFailure.CurrencyMismatch, otherCurrency, message.key.value) };
     if (!claimed) {
       const decided = (await findPaymentStoredWithoutClaim(message, current?.document, ctx)) ?? (await claimAndDecide(message, ctx));
       if (!('payload' in decided)) return decided;
@@ -51,7 +50,11 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
     }
     const outOfRange = paymentOutOfRange(current.document, message.payload);
     if (outOfRange !== undefined) return { kind: 'invalid', error: new PermanentMessageError(orderFailure.AmountOutOfRange, outOfRange, message.key.value) };
-    const marker = newInboxMarker(claimed, ctx);
+    const marker = newPaymentMarker(
+      { ...claimed, orderId: claimed.payload.orderId, dedupKey: claimed.key.value },
+      ctx.now().toISOString(),
+      ctx.markerTtlSeconds,
+    );
     const decision = await createOrClassify(
       ctx.store,
       orderId,
@@ -81,24 +84,4 @@ async function appliedUnderItsOwnKey(message: PaymentMessage, ctx: FlowContext):
 async function claimAndDecide(message: PaymentMessage, ctx: FlowContext): Promise<PaymentMessage | ProcessingOutcome> {
   const claim = await claimPayment(message, ctx);
   return claim.kind === 'apply' ? claim.message : claim.outcome;
-}
-
-function newInboxMarker(message: PaymentMessage, ctx: FlowContext): InboxMarkerDocument {
-  return {
-    id: inboxMarkerId(message.key.value),
-    orderId: message.payload.orderId,
-    docType: 'inbox',
-    messageType: message.type,
-    messageId: message.messageId,
-    dedupKey: message.key.value,
-    fingerprint: message.fingerprint,
-    processedAt: ctx.now().toISOString(),
-    payload: message.payload,
-    ttl: ctx.markerTtlSeconds,
-  };
-}
-
-function currencyMismatch(message: ParsedOrderMessage, order: OrderDocument): ProcessingOutcome {
-  const description = `PaymentReceived.currency ${(message.payload as PaymentReceived).currency} differs from order ${order.orderId}'s ${order.currency}`;
-  return { kind: 'invalid', error: new PermanentMessageError(orderFailure.CurrencyMismatch, description, message.key.value) };
 }

@@ -1,6 +1,7 @@
 import { fingerprintPayload } from '../idempotency/index.js';
 import type { ParkedItemDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
+import type { PaymentReceived } from './schemas.js';
 
 /**
  * Whether a fingerprint stored for a key names this message: the one over the body as received
@@ -41,4 +42,12 @@ export function isSameAsParked(
   item: Pick<ParkedItemDocument, 'fingerprint' | 'messageType' | 'payload' | 'receivedJson'>,
 ): boolean {
   return fingerprintsOfParked(item).some((stored) => isSameRequest(message, stored));
+}
+
+/**
+ * The same payment under another key: the same order, amount and currency (the time it was received
+ * may differ between copies). What a claim, an inbox marker or a parked item recorded of it counts.
+ */
+export function isSamePayment(payment: PaymentReceived, stored: Pick<PaymentReceived, 'orderId' | 'amount' | 'currency'> | undefined): boolean {
+  return stored !== undefined && payment.orderId === stored.orderId && payment.amount === stored.amount && payment.currency === stored.currency;
 }

@@ -3,7 +3,6 @@ export type { OutboxPublisher, OutboxPublisherOverrides } from './createOutboxPu
 export { TransientSendError } from './eventSender.js';
 export type { EventSender, SendOutcome } from './eventSender.js';
 export {
-  diagnosticIdProperty,
   isPendingOutbox,
   maxMessageIdLength,
   messageIdFor,

@@ -62,7 +62,7 @@ export interface NewOutboxEvent {
 }
 
 /** The application property the Service Bus SDKs and the Functions host read a message's trace context from. */
-export const diagnosticIdProperty = 'Diagnostic-Id';
+const diagnosticIdProperty = 'Diagnostic-Id';
 
 /** Where the HTTP intake's OrderPlaced events say they come from. */
 export const orderIntakeSource = '/idempotent-order-consumer/intake';

@@ -1,6 +1,7 @@
 import { PermanentMessageError, classifyRecord, createOrClassify, replace } from '../idempotency/index.js';
 import type { ConsumerRuntime } from '../consumer/index.js';
 import type { CreateOrClassifyResult, ProcessingOutcome, VersionedDocument } from '../idempotency/index.js';
+import { orderDocumentId, withShipment } from '../orders/index.js';
 import type { OrderDocument } from '../orders/index.js';
 import { CarrierUnavailableError } from './carrierClient.js';
 import type { BookingAnswer, CarrierClient } from './carrierClient.js';
@@ -178,14 +179,11 @@ async function writeAnswer(
     return refusedOutcome({ ...record, refusal: { reason: answer.reason } });
   }
   for (let round = 1; round <= ctx.maxConcurrencyAttempts; round += 1) {
-    const order = await ctx.store.read<OrderDocument>(record.orderId, record.orderId);
+    const order = await ctx.store.read<OrderDocument>(record.orderId, orderDocumentId(record.orderId));
     if (!order) return retry(`order ${record.orderId} is not stored, so its shipment cannot be recorded on it`);
     const done = completed(record, answer.shipmentId, { ...answer.answer, via }, now);
     const operations = [replace(done, stored.etag)];
-    if (order.document.shipmentId !== answer.shipmentId) {
-      const withShipment: OrderDocument = { ...order.document, shipmentId: answer.shipmentId, shipmentBookedAt: now.toISOString() };
-      operations.push(replace(withShipment, order.etag));
-    }
+    if (order.document.shipmentId !== answer.shipmentId) operations.push(replace(withShipment(order.document, answer.shipmentId, now), order.etag));
     const result = await ctx.store.commit(record.orderId, operations);
     if (result.kind === 'committed') return { outcome: { kind: 'created' }, shipmentId: answer.shipmentId, via };
     if (result.kind === 'lost-race' && result.operationIndex === 0) return 'lost-race';

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout } from 'node:timers/promises';
 import type { Settings } from '../config.js';
-import { resolveRuntime } from '../consumer/index.js';
+import { realSleep, resolveRuntime } from '../consumer/index.js';
 import type { ConsumerRuntime, RuntimeOverrides } from '../consumer/index.js';
 import { ConfigurationError } from '../configurationError.js';
 import { ServiceBusRetryScheduler } from '../servicebus/index.js';
@@ -30,7 +29,7 @@ export function createShipmentConsumer(settings: Settings, overrides: ShipmentOv
     retry: settings.retry,
     retryStateKey: settings.retry.stateSigningKey,
     retryStatePreviousKey: settings.retry.previousStateSigningKey,
-    sleep: runtime.sleep ?? ((ms: number) => setTimeout(ms).then(() => undefined)),
+    sleep: runtime.sleep ?? realSleep,
     // Copies go to the topic addressed to this subscription (`to`), which the rules route to it alone.
     scheduler: settings.retry.delayedRetryEnabled
       ? new ServiceBusRetryScheduler(settings.serviceBus, settings.outbox.orderEventsTopicName, shipments.fulfilmentSubscriptionName)

@@ -12,6 +12,6 @@ export { reconcileShipments } from './reconcileShipments.js';
 export type { ReconcileItem, ReconcileOptions, ReconcileResult, ReconciledAs } from './reconcileShipments.js';
 export { ShipmentConsumer } from './shipmentConsumer.js';
 export { shipmentMessages } from './shipmentMessages.js';
-export type { InvocationInfo, ShipmentConsumeResult, ShipmentConsumerOptions } from './shipmentConsumer.js';
+export type { ShipmentConsumerOptions } from './shipmentConsumer.js';
 export { leaseIsLive, shipmentRecordId } from './shipmentRecord.js';
 export type { ShipmentRecord, ShipmentState } from './shipmentRecord.js';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { PermanentMessageError, fingerprintPayload } from '../idempotency/index.js';
-import { orderIdSchema } from '../orders/index.js';
-import { describeIssues } from '../orders/index.js';
+import { describeIssues, orderIdSchema } from '../orders/index.js';
 import { contentOf, keyOf, readReceivedMessage } from '../consumer/index.js';
 import type { ReceivedMessage } from '../consumer/index.js';
 import { refusingUnreadable } from '../servicebus/index.js';
