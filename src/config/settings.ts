@@ -133,12 +133,22 @@ export function toSettings(s: ParsedSettings): Settings {
       fullyQualifiedNamespace: s.ServiceBusConnection__fullyQualifiedNamespace,
       clientId: s.ServiceBusConnection__clientId,
     },
-    queue: {
-      maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
-      lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
-      lockRenewalMaxSeconds: s.LOCK_RENEWAL_MAX_SECONDS,
-      messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
-      resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
-    },
+    queue: queueSettingsOf(s),
+  };
+}
+
+/** The queue's properties the retention rule is checked against: the app reads them, and the doctor compares them with the queue. */
+export function queueSettingsOf(
+  s: Pick<
+    ParsedSettings,
+    'QUEUE_MAX_DELIVERY_COUNT' | 'QUEUE_LOCK_DURATION_SECONDS' | 'LOCK_RENEWAL_MAX_SECONDS' | 'QUEUE_MESSAGE_TTL_SECONDS' | 'DLQ_RESUBMIT_HORIZON_SECONDS'
+  >,
+): Settings['queue'] {
+  return {
+    maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
+    lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
+    lockRenewalMaxSeconds: s.LOCK_RENEWAL_MAX_SECONDS,
+    messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
+    resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
   };
 }
