@@ -4,7 +4,7 @@ import type { SettingProblem } from '../configurationError.js';
 import { checkMarkerRetention, checkParkedItemRetention, checkRequestKeyRetention } from '../idempotency/index.js';
 import { deepFreeze, parseOrThrow } from './environment.js';
 import type { Environment } from './environment.js';
-import { toSettings } from './settings.js';
+import { parkingHorizonSecondsOf, toSettings } from './settings.js';
 import type { Settings } from './settings.js';
 import { settingsSchema } from './settingsSchema.js';
 
@@ -55,7 +55,7 @@ export function loadSettings(env: Environment = process.env): Readonly<Settings>
   // Conflict and rejection records and rejected parked items are kept as long as markers: the rule above covers the resubmit horizon.
   const parkedRetention = checkParkedItemRetention({
     itemTtlSeconds: s.INBOX_MARKER_TTL_SECONDS,
-    parkingHorizonSeconds: s.PARKED_ITEM_HORIZON_SECONDS ?? s.DLQ_RESUBMIT_HORIZON_SECONDS,
+    parkingHorizonSeconds: parkingHorizonSecondsOf(s),
     resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
   });
   if (!parkedRetention.ok) problems.push({ setting: 'INBOX_MARKER_TTL_SECONDS', problem: parkedRetention.explanation });

@@ -92,7 +92,7 @@ export function toSettings(s: ParsedSettings): Settings {
     maxConcurrencyAttempts: s.MAX_CONCURRENCY_ATTEMPTS,
     statusVersionMaxStep: s.STATUS_VERSION_MAX_STEP,
     parking: {
-      horizonSeconds: s.PARKED_ITEM_HORIZON_SECONDS ?? s.DLQ_RESUBMIT_HORIZON_SECONDS,
+      horizonSeconds: parkingHorizonSecondsOf(s),
       sweepMinAgeSeconds: s.PARKED_SWEEP_MIN_AGE_SECONDS,
       sweepMaxItemsPerRun: s.SWEEP_MAX_ITEMS_PER_RUN,
     },
@@ -151,4 +151,9 @@ export function queueSettingsOf(
     messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
     resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
   };
+}
+
+/** How long an early arrival waits for its order: unset, as long as its dead-lettered message could still be resubmitted. */
+export function parkingHorizonSecondsOf(s: Pick<ParsedSettings, 'PARKED_ITEM_HORIZON_SECONDS' | 'DLQ_RESUBMIT_HORIZON_SECONDS'>): number {
+  return s.PARKED_ITEM_HORIZON_SECONDS ?? s.DLQ_RESUBMIT_HORIZON_SECONDS;
 }
