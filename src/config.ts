@@ -14,6 +14,7 @@ export {
   setupSettingNames,
 } from './config/index.js';
 export type {
+  CallerIdentityMode,
   ResubmitRetentionSettings,
   SettingDeclaration,
   SettingDeclarations,

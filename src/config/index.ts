@@ -10,5 +10,4 @@ export { settingDefaults } from './settingDefaults.js';
 export type { Settings } from './settings.js';
 export { loadSetupSettings, setupSettingNames } from './setupSettings.js';
 export type { SetupSettings } from './setupSettings.js';
-export { callerIdentityModes } from './intakeSettings.js';
 export type { CallerIdentityMode } from './intakeSettings.js';

@@ -1,6 +1,6 @@
 export { acceptOrderOnce, inProgressRetryAfterSeconds, releaseKey } from './acceptOrder.js';
 export type { CallerOrderRequest, IntakeContext, IntakeResult } from './acceptOrder.js';
-export { callerIdentityModes, callerScope, readIntakeCaller, sharedCaller } from './intakeCaller.js';
+export { callerScope, readIntakeCaller, sharedCaller } from './intakeCaller.js';
 export type { CallerIdentityMode, IntakeCaller } from './intakeCaller.js';
 export { intakeKeyRecordId, orderIntakeClaimId, orderPlacedOutboxId } from './intakeDocuments.js';
 export type { IntakeKeyRecord, OrderIntakeClaim } from './intakeDocuments.js';
