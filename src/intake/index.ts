@@ -8,6 +8,5 @@ export { accepted, problem, problemTypeBase, replayedHeader } from './intakeResp
 export type { IntakeResponse, ProblemCode } from './intakeResponse.js';
 export { OrderIntake, createOrderIntake, unavailableRetryAfterSeconds } from './orderIntake.js';
 export type { IntakeInvocation, IntakeOverrides, RequestLogRecord } from './orderIntake.js';
-export { maxIdempotencyKeyLength } from '../http/index.js';
 export { readOrderRequest } from './readOrderRequest.js';
 export type { IntakeHttpRequest, OrderRequest } from './readOrderRequest.js';
