@@ -9,6 +9,7 @@ import { exitCodeOf, formatCheckLine } from '../doctor/index.js';
 import type { CheckResult } from '../doctor/index.js';
 import type { DlqIo } from './dlqIo.js';
 import { checkCosmos, checkServiceBus } from './readSetup.js';
+import { endpointHostOf } from './serviceBusConnection.js';
 
 /** The global options the doctor reads (the operator tool's, see globalOptions.ts). */
 interface DoctorGlobals {
@@ -79,7 +80,7 @@ async function checkServiceBusOf(settings: SetupSettings, globals: DoctorGlobals
   const admin = connectionString
     ? new ServiceBusAdministrationClient(connectionString, loopbackTls(connectionString))
     : new ServiceBusAdministrationClient(globals.namespace ?? '', new DefaultAzureCredential());
-  const namespace = globals.namespace ?? /Endpoint=sb:\/\/([^;/]+)/i.exec(connectionString ?? '')?.[1] ?? '(from the connection string)';
+  const namespace = globals.namespace ?? endpointHostOf(connectionString) ?? '(from the connection string)';
   return checkServiceBus(settings, { admin, namespace, timeoutMs: globals.timeout });
 }
 
@@ -89,7 +90,7 @@ async function checkServiceBusOf(settings: SetupSettings, globals: DoctorGlobals
  * certificate check, as the Cosmos client does for a loopback endpoint; every other stays verified.
  */
 function loopbackTls(connectionString: string): { agent?: Agent } {
-  const host = /Endpoint=sb:\/\/([^;/]+)/i.exec(connectionString)?.[1];
+  const host = endpointHostOf(connectionString);
   return host && isLoopbackEndpoint(`https://${host}`) ? { agent: new Agent({ rejectUnauthorized: false }) } : {};
 }
 

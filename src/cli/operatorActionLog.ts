@@ -11,6 +11,7 @@ import { OperatorActionError, finishedAction, justificationProblem, operatorActi
 import type { CommandKind, OperatorActionDocument, TokenPrincipal } from './operatorAction.js';
 import { bulkSelectors, plansOnly } from './bulkCommands.js';
 import { defaultPurgeExportPath } from './purgeExport.js';
+import { endpointHostOf } from './serviceBusConnection.js';
 
 /**
  * Every command of the tool, by its path, and whether it changes anything. One table, so a test can
@@ -159,7 +160,7 @@ async function startRecord(program: Command, action: Command, io: ProgramIo): Pr
 
 /** The non-secret coordinates of what the tool talks to: never the connection string or key. */
 function scopeOf(globals: GlobalView): Record<string, string> {
-  const namespace = globals.namespace ?? /Endpoint=sb:\/\/([^;/]+)/i.exec(globals.connectionString ?? '')?.[1];
+  const namespace = globals.namespace ?? endpointHostOf(globals.connectionString);
   const entries = Object.entries({
     namespace,
     queue: globals.topic ? undefined : globals.queue,

@@ -23,5 +23,10 @@ export function commandClientOf(options: ServiceBusConnectionOptions, timeoutMs:
 /** How the namespace was named, for error messages: `--namespace`, or the connection string's Endpoint. */
 export function namespaceOf(options: ServiceBusConnectionOptions): string {
   if (options.namespace) return options.namespace;
-  return /Endpoint=sb:\/\/([^;/]+)/i.exec(options.connectionString ?? '')?.[1] ?? '(from the connection string)';
+  return endpointHostOf(options.connectionString) ?? '(from the connection string)';
+}
+
+/** The host (and port) a connection string's `Endpoint=sb://` names: what the tool may show of it, never its key. */
+export function endpointHostOf(connectionString: string | undefined): string | undefined {
+  return /Endpoint=sb:\/\/([^;/]+)/i.exec(connectionString ?? '')?.[1];
 }
