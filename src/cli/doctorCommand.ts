@@ -8,20 +8,15 @@ import { createCosmosClient, isLoopbackEndpoint } from '../cosmos/index.js';
 import { exitCodeOf, formatCheckLine } from '../doctor/index.js';
 import type { CheckResult } from '../doctor/index.js';
 import type { DlqIo } from './dlqIo.js';
+import type { GlobalOptions } from './globalOptions.js';
 import { checkCosmos, checkServiceBus } from './readSetup.js';
 import { endpointHostOf } from './serviceBusConnection.js';
 
-/** The global options the doctor reads (the operator tool's, see globalOptions.ts). */
-interface DoctorGlobals {
-  connectionString?: string;
-  namespace?: string;
-  queue?: string;
-  cosmosEndpoint?: string;
-  cosmosKey?: string;
-  cosmosDatabase: string;
-  cosmosContainer: string;
-  timeout: number;
-}
+/** The global options the doctor reads. */
+type DoctorGlobals = Pick<
+  GlobalOptions,
+  'connectionString' | 'namespace' | 'queue' | 'cosmosEndpoint' | 'cosmosKey' | 'cosmosDatabase' | 'cosmosContainer' | 'timeout'
+>;
 
 interface DoctorOptions {
   adminConnectionString?: string;

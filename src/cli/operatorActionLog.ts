@@ -10,6 +10,7 @@ import type { DocumentStore } from '../idempotency/index.js';
 import { OperatorActionError, finishedAction, justificationProblem, operatorActionDocument, principalOfToken, resolveOperator } from './operatorAction.js';
 import type { CommandKind, OperatorActionDocument, TokenPrincipal } from './operatorAction.js';
 import { bulkSelectors, plansOnly } from './bulkCommands.js';
+import type { GlobalOptions } from './globalOptions.js';
 import { defaultPurgeExportPath } from './purgeExport.js';
 import { endpointHostOf } from './serviceBusConnection.js';
 
@@ -54,18 +55,13 @@ interface ProgramIo {
   readonly actions?: OperatorActionIo;
 }
 
-interface GlobalView {
-  connectionString?: string;
-  namespace?: string;
-  queue?: string;
-  topic?: string;
-  subscription?: string;
-  cosmosEndpoint?: string;
-  cosmosKey?: string;
-  cosmosDatabase?: string;
-  cosmosContainer?: string;
-  operator?: string;
-}
+/** The global options the log reads, and `--operator`, which it adds. */
+type GlobalView = Partial<
+  Pick<
+    GlobalOptions,
+    'connectionString' | 'namespace' | 'queue' | 'topic' | 'subscription' | 'cosmosEndpoint' | 'cosmosKey' | 'cosmosDatabase' | 'cosmosContainer'
+  >
+> & { operator?: string };
 
 /** A command's path from the root, e.g. `parked discard`. */
 export function commandPath(command: Command): string {
