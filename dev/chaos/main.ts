@@ -10,7 +10,7 @@ import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/servic
 import { Command, InvalidArgumentError } from 'commander';
 import Long from 'long';
 import { createCosmosClient } from '../../src/cosmos/index.js';
-import { parseDuration } from '../../src/cli/deadLetterSelection.js';
+import { durationOption } from '../../src/cli/durationOption.js';
 import { localContainer, localDatabase, startLocalStack } from '../local/localStack.js';
 import type { LocalStack } from '../local/localStack.js';
 import { waitUntil } from '../local/waitUntil.js';
@@ -45,13 +45,6 @@ const whole = (min: number, max: number) => (value: string) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`a whole number from ${min} to ${max}`);
   return n;
-};
-const duration = (value: string) => {
-  try {
-    return parseDuration(value);
-  } catch (error) {
-    throw new InvalidArgumentError((error as Error).message);
-  }
 };
 const share = (value: string) => {
   const match = /^(\d{1,3})%$/.exec(value.trim());
@@ -89,19 +82,19 @@ async function main(): Promise<void> {
     )
     .option('--messages <n>', 'about this many sends', whole(50, 200_000), 3_000)
     .option('--consumers <n>', 'consumer processes', whole(1, 16), 3)
-    .option('--outage <duration>', 'how long Cosmos DB answers 503 to everything', duration, 20_000)
-    .option('--outage-after <duration>', 'when the outage starts', duration, 5_000)
+    .option('--outage <duration>', 'how long Cosmos DB answers 503 to everything', durationOption, 20_000)
+    .option('--outage-after <duration>', 'when the outage starts', durationOption, 5_000)
     .option('--reversed <share>', 'orders whose payments and status changes are sent first', share, 0.1)
-    .option('--kill-every <duration>', 'a consumer is SIGKILLed this often (0s: never)', duration, 4_000)
+    .option('--kill-every <duration>', 'a consumer is SIGKILLed this often (0s: never)', durationOption, 4_000)
     .option('--ambiguous <share>', 'writes Cosmos DB applies and then loses the answer of (a 408, a 503 or a dropped connection, a third each)', share, 0)
     .option('--seed <n>', 'the same seed, the same workload', whole(0, 2 ** 31), 1)
-    .option('--timeout <duration>', 'give up draining after this long', duration, 900_000)
+    .option('--timeout <duration>', 'give up draining after this long', durationOption, 900_000)
     .option('--flood <n>', 'instead: the flood run, this many invalid and orphan messages mixed with --valid orders', whole(1, 200_000))
     .option('--valid <n>', 'valid orders in each half of the flood run', whole(1, 10_000), 200)
     // 120 s: 10,000 flood messages then ask for about 340 deliveries a second, within what a 2-core
     // machine gives the broker, the store and the consumers together (about 550); over 60 s they ask
     // for more, the queue grows for the whole spread, and the run measures that capacity.
-    .option('--flood-spread <duration>', 'how long the flood run spreads its sends over', duration, 120_000)
+    .option('--flood-spread <duration>', 'how long the flood run spreads its sends over', durationOption, 120_000)
     .option(
       '--rounds <n>',
       'paired rounds of the flood run (each without, then with the flood, or the other way round); the verdict is the median of their p99 ratios',

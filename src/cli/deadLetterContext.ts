@@ -5,15 +5,13 @@ import type { EntityAddress } from './deadLetterQueue.js';
 import type { DlqContext, Output } from './dlqCommands.js';
 import type { DlqIo } from './dlqIo.js';
 import type { GlobalOptions } from './globalOptions.js';
-import { namespaceOf, serviceBusClientOf } from './serviceBusConnection.js';
-import { checkCosmosContainer, checkServiceBusEntity } from './setupChecks.js';
+import { commandClientOf } from './serviceBusConnection.js';
+import { checkCosmosContainer, probeServiceBusEntity } from './setupChecks.js';
 
 /** The dead-letter queue the options name (and, given an account, the store), checked before `run` and closed after it. */
 export async function withDeadLetterContext(options: GlobalOptions, io: DlqIo, run: (ctx: DlqContext) => Promise<void>): Promise<void> {
   const address = entityOf(options);
-  // The SDK's own retries stay inside --timeout, so no single call hangs for a minute.
-  const client = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 });
-  const probe = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 0 });
+  const client = commandClientOf(options, options.timeout);
   const cosmos = options.cosmosEndpoint
     ? createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey, credential: io.cosmosCredential })
     : undefined;
@@ -21,7 +19,7 @@ export async function withDeadLetterContext(options: GlobalOptions, io: DlqIo, r
   const receiver = deadLetterReceiver(client, address);
   const out: Output = { line: io.stdout, progress: io.stderr };
   try {
-    await checkServiceBusEntity({ client: probe, address, namespace: namespaceOf(options), timeoutMs: options.timeout }).finally(() => probe.close());
+    await probeServiceBusEntity(options, address, options.timeout);
     if (container && options.cosmosEndpoint) await checkCosmosContainer({ container, endpoint: options.cosmosEndpoint, timeoutMs: options.timeout });
     await run({
       receiver,

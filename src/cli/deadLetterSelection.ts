@@ -1,8 +1,5 @@
 import type { BulkFilter } from './bulkFilter.js';
 
-// Where it has always been imported from; it lives in duration.ts, which timeWindow.ts also reads.
-export { parseDuration } from './duration.js';
-
 /** A dead-lettered message as the tool sees it (a subset of ServiceBusReceivedMessage). */
 export interface DeadLetteredMessage {
   readonly sequenceNumber: number;

@@ -8,19 +8,15 @@ import { createCosmosClient, isLoopbackEndpoint } from '../cosmos/index.js';
 import { exitCodeOf, formatCheckLine } from '../doctor/index.js';
 import type { CheckResult } from '../doctor/index.js';
 import type { DlqIo } from './dlqIo.js';
+import type { GlobalOptions } from './globalOptions.js';
 import { checkCosmos, checkServiceBus } from './readSetup.js';
+import { endpointHostOf } from './serviceBusConnection.js';
 
-/** The global options the doctor reads (the operator tool's, see globalOptions.ts). */
-interface DoctorGlobals {
-  connectionString?: string;
-  namespace?: string;
-  queue?: string;
-  cosmosEndpoint?: string;
-  cosmosKey?: string;
-  cosmosDatabase: string;
-  cosmosContainer: string;
-  timeout: number;
-}
+/** The global options the doctor reads. */
+type DoctorGlobals = Pick<
+  GlobalOptions,
+  'connectionString' | 'namespace' | 'queue' | 'cosmosEndpoint' | 'cosmosKey' | 'cosmosDatabase' | 'cosmosContainer' | 'timeout'
+>;
 
 interface DoctorOptions {
   adminConnectionString?: string;
@@ -79,7 +75,7 @@ async function checkServiceBusOf(settings: SetupSettings, globals: DoctorGlobals
   const admin = connectionString
     ? new ServiceBusAdministrationClient(connectionString, loopbackTls(connectionString))
     : new ServiceBusAdministrationClient(globals.namespace ?? '', new DefaultAzureCredential());
-  const namespace = globals.namespace ?? /Endpoint=sb:\/\/([^;/]+)/i.exec(connectionString ?? '')?.[1] ?? '(from the connection string)';
+  const namespace = globals.namespace ?? endpointHostOf(connectionString) ?? '(from the connection string)';
   return checkServiceBus(settings, { admin, namespace, timeoutMs: globals.timeout });
 }
 
@@ -89,7 +85,7 @@ async function checkServiceBusOf(settings: SetupSettings, globals: DoctorGlobals
  * certificate check, as the Cosmos client does for a loopback endpoint; every other stays verified.
  */
 function loopbackTls(connectionString: string): { agent?: Agent } {
-  const host = /Endpoint=sb:\/\/([^;/]+)/i.exec(connectionString)?.[1];
+  const host = endpointHostOf(connectionString);
   return host && isLoopbackEndpoint(`https://${host}`) ? { agent: new Agent({ rejectUnauthorized: false }) } : {};
 }
 

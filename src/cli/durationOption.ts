@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { parseDuration } from './deadLetterSelection.js';
+import { parseDuration } from './duration.js';
 
 /** A duration option (`30m`, `2h`) in milliseconds; a bad one is a usage error naming the option. */
 export function durationOption(value: string): number {

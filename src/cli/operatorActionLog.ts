@@ -10,7 +10,9 @@ import type { DocumentStore } from '../idempotency/index.js';
 import { OperatorActionError, finishedAction, justificationProblem, operatorActionDocument, principalOfToken, resolveOperator } from './operatorAction.js';
 import type { CommandKind, OperatorActionDocument, TokenPrincipal } from './operatorAction.js';
 import { bulkSelectors, plansOnly } from './bulkCommands.js';
+import type { GlobalOptions } from './globalOptions.js';
 import { defaultPurgeExportPath } from './purgeExport.js';
+import { endpointHostOf } from './serviceBusConnection.js';
 
 /**
  * Every command of the tool, by its path, and whether it changes anything. One table, so a test can
@@ -53,18 +55,13 @@ interface ProgramIo {
   readonly actions?: OperatorActionIo;
 }
 
-interface GlobalView {
-  connectionString?: string;
-  namespace?: string;
-  queue?: string;
-  topic?: string;
-  subscription?: string;
-  cosmosEndpoint?: string;
-  cosmosKey?: string;
-  cosmosDatabase?: string;
-  cosmosContainer?: string;
-  operator?: string;
-}
+/** The global options the log reads, and `--operator`, which it adds. */
+type GlobalView = Partial<
+  Pick<
+    GlobalOptions,
+    'connectionString' | 'namespace' | 'queue' | 'topic' | 'subscription' | 'cosmosEndpoint' | 'cosmosKey' | 'cosmosDatabase' | 'cosmosContainer'
+  >
+> & { operator?: string };
 
 /** A command's path from the root, e.g. `parked discard`. */
 export function commandPath(command: Command): string {
@@ -159,7 +156,7 @@ async function startRecord(program: Command, action: Command, io: ProgramIo): Pr
 
 /** The non-secret coordinates of what the tool talks to: never the connection string or key. */
 function scopeOf(globals: GlobalView): Record<string, string> {
-  const namespace = globals.namespace ?? /Endpoint=sb:\/\/([^;/]+)/i.exec(globals.connectionString ?? '')?.[1];
+  const namespace = globals.namespace ?? endpointHostOf(globals.connectionString);
   const entries = Object.entries({
     namespace,
     queue: globals.topic ? undefined : globals.queue,

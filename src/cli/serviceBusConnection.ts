@@ -15,8 +15,18 @@ export function serviceBusClientOf(options: ServiceBusConnectionOptions, retryOp
   throw new Error('give --namespace <fqdn> (with az login / managed identity) or --connection-string (or SERVICEBUS_CONNECTION_STRING)');
 }
 
+/** A command's client: the SDK's own retries stay inside --timeout, so no single call hangs for a minute. */
+export function commandClientOf(options: ServiceBusConnectionOptions, timeoutMs: number): ServiceBusClient {
+  return serviceBusClientOf(options, { timeoutInMs: timeoutMs, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 });
+}
+
 /** How the namespace was named, for error messages: `--namespace`, or the connection string's Endpoint. */
 export function namespaceOf(options: ServiceBusConnectionOptions): string {
   if (options.namespace) return options.namespace;
-  return /Endpoint=sb:\/\/([^;/]+)/i.exec(options.connectionString ?? '')?.[1] ?? '(from the connection string)';
+  return endpointHostOf(options.connectionString) ?? '(from the connection string)';
+}
+
+/** The host (and port) a connection string's `Endpoint=sb://` names: what the tool may show of it, never its key. */
+export function endpointHostOf(connectionString: string | undefined): string | undefined {
+  return /Endpoint=sb:\/\/([^;/]+)/i.exec(connectionString ?? '')?.[1];
 }

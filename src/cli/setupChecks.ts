@@ -2,6 +2,8 @@ import type { Container } from '@azure/cosmos';
 import type { ServiceBusClient } from '@azure/service-bus';
 import { deadLetterReceiver, entityPath } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
+import { namespaceOf, serviceBusClientOf } from './serviceBusConnection.js';
+import type { ServiceBusConnectionOptions } from './serviceBusConnection.js';
 
 /** The tool cannot start: a wrong name, a refused credential, an unreachable service. Exit code 2. */
 export class DlqSetupError extends Error {
@@ -22,7 +24,7 @@ export interface ServiceBusTarget {
  * refused credential or an unreachable namespace is named within the timeout instead of surfacing
  * as an empty error after the SDK's retries (about 90 s).
  */
-export async function checkServiceBusEntity(target: ServiceBusTarget): Promise<void> {
+async function checkServiceBusEntity(target: ServiceBusTarget): Promise<void> {
   const receiver = deadLetterReceiver(target.client, target.address);
   const startedAt = Date.now();
   let lastError: unknown;
@@ -43,6 +45,12 @@ export async function checkServiceBusEntity(target: ServiceBusTarget): Promise<v
   } finally {
     await receiver.close().catch(() => undefined);
   }
+}
+
+/** `checkServiceBusEntity` on a client of its own that does not retry by itself, closed after the check. */
+export async function probeServiceBusEntity(options: ServiceBusConnectionOptions, address: EntityAddress, timeoutMs: number): Promise<void> {
+  const probe = serviceBusClientOf(options, { timeoutInMs: timeoutMs, maxRetries: 0 });
+  await checkServiceBusEntity({ client: probe, address, namespace: namespaceOf(options), timeoutMs }).finally(() => probe.close());
 }
 
 /** Failures that another try within seconds cannot mend. */

@@ -3,8 +3,8 @@ import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
 import type { DlqIo } from './dlqIo.js';
 import type { GlobalOptions } from './globalOptions.js';
 import type { ParkedContext } from './parkedCommands.js';
-import { namespaceOf, serviceBusClientOf } from './serviceBusConnection.js';
-import { checkCosmosContainer, checkServiceBusEntity } from './setupChecks.js';
+import { commandClientOf } from './serviceBusConnection.js';
+import { checkCosmosContainer, probeServiceBusEntity } from './setupChecks.js';
 
 /** The orders container (and, to resubmit, the queue) for the commands whose records live in Cosmos DB: parked items, outbox entries, shipments. */
 export async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>): Promise<void> {
@@ -12,17 +12,10 @@ export async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQ
     throw new Error('parked items, outbox entries and shipment records live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
   const cosmos = createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey, credential: io.cosmosCredential });
   const container = cosmos.database(options.cosmosDatabase).container(options.cosmosContainer);
-  const client = needsQueue
-    ? serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 })
-    : undefined;
+  const client = needsQueue ? commandClientOf(options, options.timeout) : undefined;
   try {
     await checkCosmosContainer({ container, endpoint: options.cosmosEndpoint, timeoutMs: options.timeout });
-    if (client) {
-      const probe = serviceBusClientOf(options, { timeoutInMs: options.timeout, maxRetries: 0 });
-      await checkServiceBusEntity({ client: probe, address: { queue: options.queue }, namespace: namespaceOf(options), timeoutMs: options.timeout }).finally(
-        () => probe.close(),
-      );
-    }
+    if (client) await probeServiceBusEntity(options, { queue: options.queue }, options.timeout);
     await run({
       store: new CosmosDocumentStore(container),
       sender: () => {

@@ -1,5 +1,6 @@
 import { entityPath } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
+import { endpointHostOf } from './serviceBusConnection.js';
 import { escapeControls } from './terminalText.js';
 
 export interface Whereabouts {
@@ -20,7 +21,7 @@ export interface Whereabouts {
  * endpoint only, never its key.
  */
 export function whereLine(where: Whereabouts): string {
-  const endpoint = /Endpoint=sb:\/\/([^;/]+)/i.exec(where.connectionString ?? '')?.[1];
+  const endpoint = endpointHostOf(where.connectionString);
   const namespace = where.namespace ?? (endpoint ? `${endpoint} (connection string)` : '(no namespace given)');
   const cosmos = where.cosmosEndpoint ? `Cosmos DB ${where.cosmosEndpoint} ${where.cosmosDatabase}/${where.cosmosContainer}` : 'no Cosmos DB';
   const consumer = where.consumerName ? `, consumer ${where.consumerName}` : '';

@@ -1,12 +1,13 @@
 import { days } from './days.js';
 import { oneOf, wholeNumber } from './settingKinds.js';
 
+const callerIdentityModes = ['shared', 'entra'] as const;
+
 /**
  * Whom the intake takes a caller to be (INTAKE_CALLER_IDENTITY): `shared`, everyone who reaches it
  * with the function key; `entra`, the principal App Service authentication names (src/intake/intakeCaller.ts).
  */
-export type CallerIdentityMode = 'shared' | 'entra';
-export const callerIdentityModes: readonly CallerIdentityMode[] = ['shared', 'entra'];
+export type CallerIdentityMode = (typeof callerIdentityModes)[number];
 
 /** The HTTP intake, POST /api/orders. */
 export const intakeSettings = {
@@ -52,15 +53,10 @@ export const intakeSettings = {
     },
   ),
   // entra only behind App Service authentication: without it, x-ms-client-principal is whatever the client sent.
-  INTAKE_CALLER_IDENTITY: oneOf(
-    callerIdentityModes as readonly [CallerIdentityMode, ...CallerIdentityMode[]],
-    'shared',
-    'must be shared or entra (entra only with App Service authentication on: intakeAuthEnabled)',
-    {
-      table: 'app',
-      readBy: ['app'],
-      description:
-        "Whom Idempotency-Keys and orders belong to. `shared`: every caller of the intake (anyone with the function key) is one scope, and `x-ms-client-principal*` headers are ignored. `entra`: the Entra ID principal App Service authentication names (the `oid` claim of `x-ms-client-principal`, else `x-ms-client-principal-id`): each principal has its own keys, and an order belongs to the principal that submitted it; a request without a principal is `401 caller-unauthenticated`. Set `entra` **only** with App Service authentication on (`intakeAuthEnabled`, which sets it): only then are those headers the platform's and not the client's.",
-    },
-  ),
+  INTAKE_CALLER_IDENTITY: oneOf(callerIdentityModes, 'shared', 'must be shared or entra (entra only with App Service authentication on: intakeAuthEnabled)', {
+    table: 'app',
+    readBy: ['app'],
+    description:
+      "Whom Idempotency-Keys and orders belong to. `shared`: every caller of the intake (anyone with the function key) is one scope, and `x-ms-client-principal*` headers are ignored. `entra`: the Entra ID principal App Service authentication names (the `oid` claim of `x-ms-client-principal`, else `x-ms-client-principal-id`): each principal has its own keys, and an order belongs to the principal that submitted it; a request without a principal is `401 caller-unauthenticated`. Set `entra` **only** with App Service authentication on (`intakeAuthEnabled`, which sets it): only then are those headers the platform's and not the client's.",
+  }),
 };

@@ -92,7 +92,7 @@ export function toSettings(s: ParsedSettings): Settings {
     maxConcurrencyAttempts: s.MAX_CONCURRENCY_ATTEMPTS,
     statusVersionMaxStep: s.STATUS_VERSION_MAX_STEP,
     parking: {
-      horizonSeconds: s.PARKED_ITEM_HORIZON_SECONDS ?? s.DLQ_RESUBMIT_HORIZON_SECONDS,
+      horizonSeconds: parkingHorizonSecondsOf(s),
       sweepMinAgeSeconds: s.PARKED_SWEEP_MIN_AGE_SECONDS,
       sweepMaxItemsPerRun: s.SWEEP_MAX_ITEMS_PER_RUN,
     },
@@ -133,12 +133,27 @@ export function toSettings(s: ParsedSettings): Settings {
       fullyQualifiedNamespace: s.ServiceBusConnection__fullyQualifiedNamespace,
       clientId: s.ServiceBusConnection__clientId,
     },
-    queue: {
-      maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
-      lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
-      lockRenewalMaxSeconds: s.LOCK_RENEWAL_MAX_SECONDS,
-      messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
-      resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
-    },
+    queue: queueSettingsOf(s),
   };
+}
+
+/** The queue's properties the retention rule is checked against: the app reads them, and the doctor compares them with the queue. */
+export function queueSettingsOf(
+  s: Pick<
+    ParsedSettings,
+    'QUEUE_MAX_DELIVERY_COUNT' | 'QUEUE_LOCK_DURATION_SECONDS' | 'LOCK_RENEWAL_MAX_SECONDS' | 'QUEUE_MESSAGE_TTL_SECONDS' | 'DLQ_RESUBMIT_HORIZON_SECONDS'
+  >,
+): Settings['queue'] {
+  return {
+    maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
+    lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
+    lockRenewalMaxSeconds: s.LOCK_RENEWAL_MAX_SECONDS,
+    messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
+    resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
+  };
+}
+
+/** How long an early arrival waits for its order: unset, as long as its dead-lettered message could still be resubmitted. */
+export function parkingHorizonSecondsOf(s: Pick<ParsedSettings, 'PARKED_ITEM_HORIZON_SECONDS' | 'DLQ_RESUBMIT_HORIZON_SECONDS'>): number {
+  return s.PARKED_ITEM_HORIZON_SECONDS ?? s.DLQ_RESUBMIT_HORIZON_SECONDS;
 }

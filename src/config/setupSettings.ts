@@ -1,5 +1,6 @@
 import { deepFreeze, parseOrThrow } from './environment.js';
 import type { Environment } from './environment.js';
+import { queueSettingsOf } from './settings.js';
 import type { Settings } from './settings.js';
 import { settingsSchema } from './settingsSchema.js';
 
@@ -44,12 +45,6 @@ export function loadSetupSettings(env: Environment): Readonly<SetupSettings> {
     cosmos: { databaseName: s.COSMOS_DATABASE, ordersContainerName: s.COSMOS_ORDERS_CONTAINER, leasesContainerName: s.COSMOS_LEASES_CONTAINER },
     markerTtlSeconds: s.INBOX_MARKER_TTL_SECONDS,
     retryBudgetSeconds: s.TRANSIENT_RETRY_BUDGET_SECONDS,
-    queue: {
-      maxDeliveryCount: s.QUEUE_MAX_DELIVERY_COUNT,
-      lockDurationSeconds: s.QUEUE_LOCK_DURATION_SECONDS,
-      lockRenewalMaxSeconds: s.LOCK_RENEWAL_MAX_SECONDS,
-      messageTimeToLiveSeconds: s.QUEUE_MESSAGE_TTL_SECONDS,
-      resubmitHorizonSeconds: s.DLQ_RESUBMIT_HORIZON_SECONDS,
-    },
+    queue: queueSettingsOf(s),
   });
 }

@@ -1,6 +1,6 @@
 export { acceptOrderOnce, inProgressRetryAfterSeconds, releaseKey } from './acceptOrder.js';
 export type { CallerOrderRequest, IntakeContext, IntakeResult } from './acceptOrder.js';
-export { callerIdentityModes, callerScope, readIntakeCaller, sharedCaller } from './intakeCaller.js';
+export { callerScope, readIntakeCaller, sharedCaller } from './intakeCaller.js';
 export type { CallerIdentityMode, IntakeCaller } from './intakeCaller.js';
 export { intakeKeyRecordId, orderIntakeClaimId, orderPlacedOutboxId } from './intakeDocuments.js';
 export type { IntakeKeyRecord, OrderIntakeClaim } from './intakeDocuments.js';
@@ -8,6 +8,5 @@ export { accepted, problem, problemTypeBase, replayedHeader } from './intakeResp
 export type { IntakeResponse, ProblemCode } from './intakeResponse.js';
 export { OrderIntake, createOrderIntake, unavailableRetryAfterSeconds } from './orderIntake.js';
 export type { IntakeInvocation, IntakeOverrides, RequestLogRecord } from './orderIntake.js';
-export { maxIdempotencyKeyLength } from '../http/index.js';
 export { readOrderRequest } from './readOrderRequest.js';
 export type { IntakeHttpRequest, OrderRequest } from './readOrderRequest.js';

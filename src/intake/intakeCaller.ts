@@ -1,9 +1,9 @@
-import type { CallerIdentityMode } from '../config/index.js';
+import type { CallerIdentityMode } from '../config.js';
 import { problem } from './intakeResponse.js';
 import type { IntakeResponse } from './intakeResponse.js';
 
 /**
- * Whom the intake takes a caller to be (INTAKE_CALLER_IDENTITY):
+ * Whom the intake takes a caller to be (INTAKE_CALLER_IDENTITY, declared with the settings):
  * - `shared`: everyone who can reach the intake (with the function key) is one caller; the
  *   x-ms-client-principal* headers are ignored, since nothing stops a client from sending them.
  * - `entra`: the Entra ID principal that App Service authentication put in x-ms-client-principal.
@@ -11,9 +11,7 @@ import type { IntakeResponse } from './intakeResponse.js';
  *   sets its own ("External requests aren't allowed to set these headers":
  *   https://learn.microsoft.com/azure/app-service/configure-authentication-user-identities).
  */
-// A setting's values are the settings' to declare (src/config imports no app folder); re-exported here.
-export { callerIdentityModes } from '../config/index.js';
-export type { CallerIdentityMode } from '../config/index.js';
+export type { CallerIdentityMode } from '../config.js';
 
 /** The scope an Idempotency-Key and an order's claim belong to. */
 export type IntakeCaller = { readonly kind: 'shared' } | { readonly kind: 'entra'; readonly objectId: string };

@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import { fingerprintPayload } from '../idempotency/index.js';
-import { readBoundedBody } from '../http/index.js';
-import { readIdempotencyKey } from '../http/index.js';
+import { readBoundedBody, readIdempotencyKey } from '../http/index.js';
 import { issuePaths, orderPlacedSchema } from '../orders/index.js';
 import type { OrderPlaced } from '../orders/index.js';
 import { problem } from './intakeResponse.js';
