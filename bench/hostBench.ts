@@ -89,7 +89,8 @@ export async function runHostBench(argv: readonly string[]): Promise<boolean> {
       } finally {
         for (const side of sides) await side.close();
       }
-      if (profileDir) profiles.push(...profileLines(path.name, layout, profileDir));
+      const windows = results.find((r) => r.path === path.name && r.layout === layout)?.rounds.map((r) => r.app.window);
+      if (profileDir) profiles.push(...profileLines(path.name, layout, profileDir, windows ?? []));
     }
   }
   const { lines, ok } = hostReport(
@@ -100,19 +101,20 @@ export async function runHostBench(argv: readonly string[]): Promise<boolean> {
   if (profiles.length > 0) {
     console.log(
       '',
-      `Self time of the app's consumer process by layer (${options.profile}; the whole process life: start-up, warm-up and every round, idle between drains):`,
+      `Self time of the app's consumer process by layer (${options.profile}; the samples of the timed drains, from the first delivery to the empty queue):`,
     );
     for (const line of profiles) console.log(line);
   }
   return ok;
 }
 
-function profileLines(path: string, layout: Layout, dir: string): string[] {
+/** The profile's samples taken during the timed drains (first delivery to empty queue), by layer. */
+function profileLines(path: string, layout: Layout, dir: string, windows: readonly (readonly [number, number])[]): string[] {
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
   if (files.length === 0) return [`  ${path} (${layout}): no .cpuprofile in ${dir}`];
   const totals = new Map<Layer, number>();
   for (const file of files)
-    for (const [layer, ms] of selfTimeByLayer(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile))
+    for (const [layer, ms] of selfTimeByLayer(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, windows))
       totals.set(layer, (totals.get(layer) ?? 0) + ms);
   return renderLayers(`${path} (${layout})`, totals);
 }

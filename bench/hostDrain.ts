@@ -11,6 +11,8 @@ export interface DrainResult {
   readonly messages: number;
   /** From the first delivery to the empty queue. */
   readonly ms: number;
+  /** The same stretch on the monotonic clock (ms), to pick the drain's samples out of a CPU profile. */
+  readonly window: readonly [number, number];
   readonly deliveries: number;
   readonly failed: number;
   readonly deadLettered: number;
@@ -77,5 +79,6 @@ export async function drain(side: Side, path: HostPath, count: number, maxDelive
       .filter(([key, value]) => got[key as keyof typeof got] !== value)
       .map(([key, value]) => `${key}: ${got[key as keyof typeof got]}, expected ${value}`),
   ];
-  return { messages: count, ms: drained.at - (stopped.firstAt ?? Number.NaN), ...got, cpuMs, problems };
+  const firstAt = stopped.firstAt ?? Number.NaN;
+  return { messages: count, ms: drained.at - firstAt, window: [firstAt, drained.at], ...got, cpuMs, problems };
 }

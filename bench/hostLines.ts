@@ -12,7 +12,10 @@ export type HostCommand =
   /** Close everything and exit (so that a CPU profile is written). */
   | { readonly cmd: 'quit' };
 
-/** What a child reports. Times are epoch milliseconds with a fraction (performance.timeOrigin + performance.now()). */
+/**
+ * What a child reports. Times are milliseconds with a fraction on the machine's monotonic clock
+ * (process.hrtime, CLOCK_MONOTONIC: the same in every process, and the clock of V8's CPU profiles).
+ */
 export type HostReport =
   /** Ready for commands; `settings` when it runs the stack (the app settings pointing at it). */
   | { readonly host: 'ready'; readonly settings?: Readonly<Record<string, string>> }
@@ -25,4 +28,4 @@ export type HostReport =
 
 export const hostLine = (report: HostReport): string => `${JSON.stringify(report)}\n`;
 export const commandLine = (command: HostCommand): string => `${JSON.stringify(command)}\n`;
-export const preciseNow = (): number => performance.timeOrigin + performance.now();
+export const preciseNow = (): number => Number(process.hrtime.bigint()) / 1e6;

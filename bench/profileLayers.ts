@@ -23,6 +23,7 @@ export const layers = [
   'broker client (@azure/service-bus, rhea)',
   'stand-ins (in process)',
   'other libraries',
+  'TypeScript loader (tsx)',
   'bench harness',
   'node internals',
   'garbage collector',
@@ -32,7 +33,7 @@ export type Layer = (typeof layers)[number];
 
 const byUrl: readonly [RegExp, Layer][] = [
   [/\/emulators\/functions-host\/|\/node_modules\/@azure\/functions\//, 'functions host (metadata, invocation)'],
-  [/\/emulators\/|\/dev\/local\//, 'stand-ins (in process)'],
+  [/\/emulators\/|\/dev\/local\/|\/node_modules\/@vercel\/cosmosdb-server\//, 'stand-ins (in process)'],
   [/\/src\/servicebus\//, 'envelope (src/servicebus)'],
   [/\/src\/orders\/(schemas|parseOrderMessage|orderMessages)\.|\/node_modules\/zod\//, 'validation (src/orders schemas, zod)'],
   [/\/src\/idempotency\/fingerprint\.|\/node_modules\/canonicalize\//, 'fingerprint (canonical JSON)'],
@@ -43,6 +44,7 @@ const byUrl: readonly [RegExp, Layer][] = [
   ],
   [/\/src\/cosmos\/|\/node_modules\/@azure\/cosmos\//, 'store adapter (src/cosmos, @azure/cosmos)'],
   [/\/node_modules\/(@azure\/service-bus|@azure\/core-amqp|rhea|rhea-promise)\//, 'broker client (@azure/service-bus, rhea)'],
+  [/\/node_modules\/(tsx|esbuild|@esbuild|@babel)\/|^wasm:/, 'TypeScript loader (tsx)'],
   [/\/bench\//, 'bench harness'],
   [/\/node_modules\//, 'other libraries'],
 ];
@@ -57,15 +59,18 @@ export function layerOf(callFrame: { readonly functionName: string; readonly url
 
 /**
  * Self time per layer, in milliseconds. Sample i lasts from its own time to the next sample's (the
- * next delta; the last one to the profile's end), as Chrome's profiler reads them.
+ * next delta; the last one to the profile's end), as Chrome's profiler reads them. With `windows`
+ * (ms on the monotonic clock the profile's microseconds count on), only the samples taken inside one.
  */
-export function selfTimeByLayer(profile: CpuProfile): Map<Layer, number> {
+export function selfTimeByLayer(profile: CpuProfile, windows?: readonly (readonly [number, number])[]): Map<Layer, number> {
   const layerOfNode = new Map(profile.nodes.map((n) => [n.id, layerOf(n.callFrame)]));
   const totals = new Map<Layer, number>(layers.map((l) => [l, 0]));
   let at = profile.startTime;
   const times = profile.timeDeltas.map((delta) => (at += delta));
   profile.samples.forEach((id, i) => {
-    const duration = (times[i + 1] ?? profile.endTime) - (times[i] ?? profile.startTime);
+    const time = times[i] ?? profile.startTime;
+    if (windows && !windows.some(([from, to]) => time >= from * 1000 && time <= to * 1000)) return;
+    const duration = (times[i + 1] ?? profile.endTime) - time;
     const layer = layerOfNode.get(id) ?? 'node internals';
     totals.set(layer, (totals.get(layer) ?? 0) + Math.max(0, duration) / 1000);
   });

@@ -7,6 +7,7 @@ import type { DrainResult } from '../../../bench/hostDrain.js';
 const drained = (ms: number, problems: string[] = []): DrainResult => ({
   messages: 100,
   ms,
+  window: [0, ms],
   deliveries: 100,
   failed: 0,
   deadLettered: 0,

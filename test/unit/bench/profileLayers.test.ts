@@ -21,6 +21,18 @@ describe('profileLayers: self time of a CPU profile by layer', () => {
     });
   });
 
+  it('counts only the samples taken inside the windows given (ms on the clock the profile counts microseconds on)', () => {
+    const totals = selfTimeByLayer(tiny, [
+      [1004.5, 1006.5],
+      [1009, 1009.5],
+    ]);
+    expect(Object.fromEntries([...totals].filter(([, ms]) => ms > 0))).toEqual({
+      'validation (src/orders schemas, zod)': 1,
+      'fingerprint (canonical JSON)': 1,
+      'node internals': 1,
+    });
+  });
+
   it('classifies each layer by the script URL, the compiled app and the TypeScript sources alike', () => {
     expect(at('file:///app/emulators/functions-host/localFunctionsHost.ts')).toBe('functions host (metadata, invocation)');
     expect(at('file:///app/node_modules/@azure/functions/dist/azure-functions.js')).toBe('functions host (metadata, invocation)');
@@ -42,6 +54,9 @@ describe('profileLayers: self time of a CPU profile by layer', () => {
     expect(at('file:///app/node_modules/@azure/core-amqp/dist/index.js')).toBe('broker client (@azure/service-bus, rhea)');
     expect(at('file:///app/emulators/cosmos-emulator/cosmosStandIn.ts')).toBe('stand-ins (in process)');
     expect(at('file:///app/emulators/servicebus-emulator/messageEntity.ts')).toBe('stand-ins (in process)');
+    expect(at('file:///app/node_modules/@vercel/cosmosdb-server/lib/index.js')).toBe('stand-ins (in process)');
+    expect(at('file:///app/node_modules/tsx/dist/esm/index.mjs')).toBe('TypeScript loader (tsx)');
+    expect(at('wasm://wasm/f757504a')).toBe('TypeScript loader (tsx)');
     expect(at('file:///app/node_modules/@azure/core-rest-pipeline/dist/index.js')).toBe('other libraries');
     expect(at('file:///app/bench/hostProcess.ts')).toBe('bench harness');
     expect(at('node:internal/timers')).toBe('node internals');
