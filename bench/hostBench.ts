@@ -99,8 +99,8 @@ export async function runHostBench(argv: readonly string[]): Promise<boolean> {
   );
   for (const line of lines) console.log(line);
   if (profiles.length > 0) {
+    console.log('');
     console.log(
-      '',
       `Self time of the app's consumer process by layer (${options.profile}; the samples of the timed drains, from the first delivery to the empty queue):`,
     );
     for (const line of profiles) console.log(line);
