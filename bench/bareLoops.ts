@@ -37,7 +37,7 @@ export const gateDoc = (orderId: string, state: string) => ({
   changedAt: '2026-11-30T08:00:00Z',
 });
 export const inboxDoc = (orderId: string) => ({ id: `inbox|bare-${orderId}`, orderId, docType: 'inbox', fingerprint: 'f'.repeat(64), ttl: 3600 });
-const parkedDoc = (orderId: string) => ({
+export const parkedDoc = (orderId: string) => ({
   id: `parked|payment|bare-${orderId}`,
   orderId,
   docType: 'parked',
