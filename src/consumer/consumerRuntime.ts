@@ -2,7 +2,7 @@ import { setTimeout } from 'node:timers/promises';
 import type { DocumentStore } from '../idempotency/index.js';
 
 /**
- * What every flow of every consumer runs on, resolved once per process (resolveConsumerRuntime):
+ * What every flow of every consumer runs on, resolved once per process (resolveRuntime):
  * the store, the clock and the pauses, and the limits that hold for every message. A domain adds
  * only its own settings to it (orders: where OrderAccepted events go; shipments: the carrier).
  */

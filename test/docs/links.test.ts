@@ -36,6 +36,21 @@ describe('documentation links', () => {
     expect(broken).toEqual([]);
   });
 
+  // A test or source file a document names (the interleavings table, the testing guide) moves with the code: a
+  // stale name sends a reader nowhere. Globs and placeholders (`*`, `<name>`, `…`) are patterns, not files.
+  it.each(documents)('every file %s names in code exists', (doc) => {
+    const named = [...readFileSync(doc, 'utf8').matchAll(/`((?:src|test|dev|bench|emulators|functions|tools|infra|docs)\/[^`\s]*\.[a-z]+)`/g)]
+      .map((m) => m[1] ?? '')
+      .filter((path) => !/[*<>{}…]|\.\.\./.test(path));
+    expect(named.filter((path) => !existsSync(path))).toEqual([]);
+  });
+
+  it.each(documents)('every test %s quotes after its file is in that file', (doc) => {
+    const quoted = [...readFileSync(doc, 'utf8').matchAll(/`((?:test|emulators)\/[^`\s]*\.test\.ts)`,? "([^"]+)"/g)];
+    const missing = quoted.filter(([, file = '', name = '']) => !readFileSync(file, 'utf8').includes(name.replace(/(…|\.\.\.)$/, '')));
+    expect(missing.map(([, file, name]) => `${file}: ${name}`)).toEqual([]);
+  });
+
   it('the README links every document in docs/', () => {
     const readme = readFileSync('README.md', 'utf8');
     for (const doc of documents.filter((d) => d !== 'README.md')) expect(readme, doc).toContain(`](${doc})`);
