@@ -2,7 +2,7 @@
 // app, processOrder alone) against a bare SDK loop doing the path's minimal store work, measured from
 // outside: messages enqueued on the orders queue as a sender would, then timed from the first delivery
 // to the empty queue. Two layouts (the stand-ins in their own process, or all in one), interleaved
-// rounds (who goes first alternates), medians and paired ratios; `--profile` profiles the app's consumer.
+// rounds (who goes first alternates), medians and paired ratios; `--profile` profiles both consumers.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,7 +47,7 @@ const program = new Command('npm run bench -- --host')
   .option('--rounds <count>', 'interleaved rounds', wholeNumber(1, 20), 3)
   .option('--layout <layout>', 'separate (the stand-ins in their own process), together (all in one), or both', layoutsOf, layoutsOf('both'))
   .option('--paths <names>', "comma list of paths (e.g. 'OrderPlaced, new,PaymentReceived, new'), or all", pathsOf, selectPaths('all'))
-  .option('--profile <dir>', "profile the app's consumer process (--cpu-prof) into <dir>/<path>-<layout> and print its self time by layer")
+  .option('--profile <dir>', 'profile both consumer processes (--cpu-prof) into <dir>/<path>-<layout>[-bare] and print their self time by layer')
   .option('--timeout <seconds>', 'how long one drain may take', wholeNumber(10, 3600), 300)
   .option('--no-build', 'use dist/ as it is instead of compiling the app first')
   .showHelpAfterError();
@@ -71,10 +71,12 @@ export async function runHostBench(argv: readonly string[]): Promise<boolean> {
   const profiles: string[] = [];
   for (const layout of options.layout) {
     for (const path of options.paths) {
+      // Both consumers are profiled alike, so what the app spends beyond the bare loop shows layer by layer.
       const profileDir = options.profile ? profileDirFor(options.profile, path.name, layout) : undefined;
+      const bareProfileDir = profileDir ? `${profileDir}-bare` : undefined;
       const sides: Side[] = [];
       try {
-        sides.push(await startSide('app', layout, profileDir), await startSide('bare', layout));
+        sides.push(await startSide('app', layout, profileDir), await startSide('bare', layout, bareProfileDir));
         // Not timed: connections made, code compiled and optimised in both consumers.
         for (const side of sides) await drain(side, path, Math.min(options.messages, 64), maxDeliveryCount, timeoutMs);
         const rounds: { app: DrainResult; bare: DrainResult }[] = [];
@@ -89,8 +91,23 @@ export async function runHostBench(argv: readonly string[]): Promise<boolean> {
       } finally {
         for (const side of sides) await side.close();
       }
-      const windows = results.find((r) => r.path === path.name && r.layout === layout)?.rounds.map((r) => r.app.window);
-      if (profileDir) profiles.push(...profileLines(path.name, layout, profileDir, windows ?? []));
+      const rounds = results.find((r) => r.path === path.name && r.layout === layout)?.rounds ?? [];
+      if (profileDir)
+        profiles.push(
+          ...profileLines(
+            `${path.name} (${layout}), app`,
+            profileDir,
+            rounds.map((r) => r.app.window),
+          ),
+        );
+      if (bareProfileDir)
+        profiles.push(
+          ...profileLines(
+            `${path.name} (${layout}), bare loop`,
+            bareProfileDir,
+            rounds.map((r) => r.bare.window),
+          ),
+        );
     }
   }
   const { lines, ok } = hostReport(
@@ -101,7 +118,7 @@ export async function runHostBench(argv: readonly string[]): Promise<boolean> {
   if (profiles.length > 0) {
     console.log('');
     console.log(
-      `Self time of the app's consumer process by layer (${options.profile}; the samples of the timed drains, from the first delivery to the empty queue):`,
+      `Self time of each consumer process (the app's, the bare loop's) by layer (${options.profile}; the samples of the timed drains, from the first delivery to the empty queue):`,
     );
     for (const line of profiles) console.log(line);
   }
@@ -109,12 +126,12 @@ export async function runHostBench(argv: readonly string[]): Promise<boolean> {
 }
 
 /** The profile's samples taken during the timed drains (first delivery to empty queue), by layer. */
-function profileLines(path: string, layout: Layout, dir: string, windows: readonly (readonly [number, number])[]): string[] {
+function profileLines(title: string, dir: string, windows: readonly (readonly [number, number])[]): string[] {
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
-  if (files.length === 0) return [`  ${path} (${layout}): no .cpuprofile in ${dir}`];
+  if (files.length === 0) return [`  ${title}: no .cpuprofile in ${dir}`];
   const totals = new Map<Layer, number>();
   for (const file of files)
     for (const [layer, ms] of selfTimeByLayer(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, windows))
       totals.set(layer, (totals.get(layer) ?? 0) + ms);
-  return renderLayers(`${path} (${layout})`, totals);
+  return renderLayers(title, totals);
 }

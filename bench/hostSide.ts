@@ -30,7 +30,7 @@ export interface Side {
   close(): Promise<void>;
 }
 
-/** `profileDir`: the consumer's process runs with --cpu-prof into it (the app's side only, by the caller's choice). */
+/** `profileDir`: the consumer's process runs with --cpu-prof into it. */
 export async function startSide(name: SideName, layout: Layout, profileDir?: string): Promise<Side> {
   const nodeOptions = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const started: HostChild[] = [];

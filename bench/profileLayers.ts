@@ -1,4 +1,4 @@
-// `npm run bench -- --host --profile <dir>`: the app's consumer process's self time split by layer,
+// `npm run bench -- --host --profile <dir>`: each consumer process's self time (the app's, the bare loop's) split by layer,
 // from the V8 CPU profile node writes with --cpu-prof (a .cpuprofile: a call tree of nodes, each with
 // its function's script URL, and the samples: which node ran, and the time since the previous sample).
 
