@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 // A tiny `npm run bench -- --host`: one path, one layout, 20 messages (after 20 to warm up) on each
-// side, one round, the app's consumer profiled. The full run (600 messages x 3 rounds, every path, both
+// side, one round, both consumers profiled. The full run (600 messages x 3 rounds, every path, both
 // layouts) is the lead's measurement; this holds its output's shape and its exactly-once verdict, which
 // the bench reaches by reading every order back from the store and counting deliveries and dead letters.
 describe('npm run bench -- --host (tiny)', () => {
@@ -43,9 +43,11 @@ describe('npm run bench -- --host (tiny)', () => {
       // Each order read back from its side's store: one order, one outbox entry; 20 deliveries, none dead-lettered.
       expect(output).toContain('  ok   app separate OrderPlaced, new: 20 messages, 20 deliveries, 0 dead-lettered, 0 problems');
       expect(output).toContain('  ok   bare separate OrderPlaced, new: 20 messages, 20 deliveries, 0 dead-lettered, 0 problems');
-      expect(output).toMatch(/ {2}OrderPlaced, new \(separate\): \d+ ms busy, \d+ ms idle\n/);
+      expect(output).toMatch(/ {2}OrderPlaced, new \(separate\), app: \d+ ms busy, \d+ ms idle\n/);
+      expect(output).toMatch(/ {2}OrderPlaced, new \(separate\), bare loop: \d+ ms busy, \d+ ms idle\n/);
       expect(output).toMatch(/ {4}store adapter \(src\/cosmos, @azure\/cosmos\) +\d+ ms +\d+\.\d %\n/);
       expect(readdirSync(join(profile, 'OrderPlaced-new-separate')).some((f) => f.endsWith('.cpuprofile'))).toBe(true);
+      expect(readdirSync(join(profile, 'OrderPlaced-new-separate-bare')).some((f) => f.endsWith('.cpuprofile'))).toBe(true);
       expect(run.status).toBe(0);
     } finally {
       rmSync(profile, { recursive: true, force: true });
