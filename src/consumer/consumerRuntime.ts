@@ -22,6 +22,4 @@ export interface ConsumerRuntime {
 }
 
 /** The pause when none is injected: a real timer. */
-export function realSleep(ms: number): Promise<void> {
-  return setTimeout(ms).then(() => undefined);
-}
+export const realSleep = (ms: number): Promise<void> => setTimeout(ms);
