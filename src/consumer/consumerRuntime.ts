@@ -22,4 +22,6 @@ export interface ConsumerRuntime {
 }
 
 /** The pause when none is injected: a real timer. */
-export const realSleep = (ms: number): Promise<void> => setTimeout(ms);
+export function realSleep(ms: number): Promise<void> {
+  return setTimeout(ms);
+}
