@@ -62,8 +62,12 @@ async function dlq(...args: string[]) {
   return dlqAt(undefined, ...args);
 }
 
-/** The tool with its clock moved to `nowMs`. */
+/** The tool with its clock moved to `nowMs`, and `extraEnv` beside the stack's settings. */
 async function dlqAt(nowMs: number | undefined, ...args: string[]) {
+  return dlqWith({}, nowMs, ...args);
+}
+
+async function dlqWith(extraEnv: Record<string, string>, nowMs: number | undefined, ...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
   const env = {
@@ -72,6 +76,7 @@ async function dlqAt(nowMs: number | undefined, ...args: string[]) {
     COSMOS_KEY: stack.settings.COSMOS_KEY,
     COSMOS_ORDERS_CONTAINER: stack.settings.COSMOS_ORDERS_CONTAINER,
     COSMOS_DATABASE: stack.settings.COSMOS_DATABASE,
+    ...extraEnv,
   };
   const code = await runDlqCli(args, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env, ...(nowMs === undefined ? {} : { now: () => nowMs }) });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
@@ -158,6 +163,16 @@ describe('early arrivals on the local stack', () => {
       code: 0,
       stdout: expect.stringContaining('dry run (--yes to act): would-discard 1'),
     });
+    expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toHaveLength(1);
+    // The discarded item is kept INBOX_MARKER_TTL_SECONDS as evidence: a value the app would refuse (blank, not a
+    // number, out of bounds) is refused here too, before anything is written, naming the setting.
+    for (const ttl of ['', 'soon', '0'])
+      expect(await dlqWith({ INBOX_MARKER_TTL_SECONDS: ttl }, undefined, 'parked', 'discard', '--order', orderId, '--yes', '--why', 'cancelled')).toMatchObject(
+        {
+          code: 2,
+          stderr: expect.stringContaining('INBOX_MARKER_TTL_SECONDS'),
+        },
+      );
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toHaveLength(1);
     expect(await dlq('parked', 'discard', '--order', orderId, '--yes', '--why', 'cancelled')).toMatchObject({
       code: 0,
