@@ -1,4 +1,4 @@
-import { settingDefaults } from '../config.js';
+import { loadResubmitRetention } from '../config.js';
 import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
 import type { DlqIo } from './dlqIo.js';
 import type { GlobalOptions } from './globalOptions.js';
@@ -10,6 +10,8 @@ import { checkCosmosContainer, probeServiceBusEntity } from './setupChecks.js';
 export async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>): Promise<void> {
   if (!options.cosmosEndpoint)
     throw new Error('parked items, outbox entries and shipment records live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
+  // How long a discarded or resubmitted item is kept as evidence: read by the app's own rules, before anything is touched.
+  const keepSeconds = loadResubmitRetention(io.env).markerTtlSeconds;
   const cosmos = createCosmosClient({ endpoint: options.cosmosEndpoint, key: options.cosmosKey, credential: io.cosmosCredential });
   const container = cosmos.database(options.cosmosDatabase).container(options.cosmosContainer);
   const client = needsQueue ? commandClientOf(options, options.timeout) : undefined;
@@ -23,7 +25,7 @@ export async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQ
         return client.createSender(options.queue ?? 'orders');
       },
       consumerName: options.consumerName,
-      keepSeconds: Number(io.env.INBOX_MARKER_TTL_SECONDS ?? settingDefaults.INBOX_MARKER_TTL_SECONDS),
+      keepSeconds,
       now: io.now ?? (() => Date.now()),
       out: { line: io.stdout, progress: io.stderr },
     });

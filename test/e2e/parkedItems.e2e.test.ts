@@ -164,9 +164,10 @@ describe('early arrivals on the local stack', () => {
       stdout: expect.stringContaining('dry run (--yes to act): would-discard 1'),
     });
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toHaveLength(1);
-    // The discarded item is kept INBOX_MARKER_TTL_SECONDS as evidence: a value the app would refuse (blank, not a
-    // number, out of bounds) is refused here too, before anything is written, naming the setting.
-    for (const ttl of ['', 'soon', '0'])
+    // The discarded item is kept INBOX_MARKER_TTL_SECONDS as evidence: a value the app would refuse (not a number,
+    // out of bounds) is refused here too, before anything is written, naming the setting. (Blank is the app's
+    // "not set": the default.)
+    for (const ttl of ['soon', '0', '-1', '2147483648'])
       expect(await dlqWith({ INBOX_MARKER_TTL_SECONDS: ttl }, undefined, 'parked', 'discard', '--order', orderId, '--yes', '--why', 'cancelled')).toMatchObject(
         {
           code: 2,
