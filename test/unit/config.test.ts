@@ -195,6 +195,27 @@ describe('loadSettings', () => {
     expect(loadSettings({ ...minimal, PARKED_ITEM_HORIZON_SECONDS: String(16 * 86_400) }).parking.horizonSeconds).toBe(16 * 86_400);
   });
 
+  // Each of these becomes a document's ttl, and Cosmos DB refuses a ttl above 2147483647 s: above it, every write
+  // carrying it would fail (a payment claim keeps twice the marker lifetime).
+  it.each([
+    ['INBOX_MARKER_TTL_SECONDS', 1_073_741_823],
+    ['DLQ_RESUBMIT_HORIZON_SECONDS', 2_147_483_647],
+    ['INTAKE_KEY_RETENTION_SECONDS', 2_147_483_647],
+    ['OUTBOX_PUBLISHED_TTL_SECONDS', 2_147_483_647],
+  ])('bounds %s, a document lifetime, at %i: the largest ttl Cosmos DB takes', (name, most) => {
+    const env = { ...minimal, INBOX_MARKER_TTL_SECONDS: String(1_073_741_823), PARKED_ITEM_HORIZON_SECONDS: '1' };
+    const problemsIfAny = (e: Record<string, string>) => {
+      try {
+        loadSettings(e);
+        return '';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    expect(problemsIfAny({ ...env, [name]: String(most) })).not.toContain(`${name}: must be at most`);
+    expect(problemsOf({ ...env, [name]: String(most + 1) })).toContain(`${name}: must be at most ${most} (Cosmos DB's largest ttl is 2147483647 s`);
+  });
+
   it('bounds a sweep run: SWEEP_MAX_ITEMS_PER_RUN between 1 and 5000, for both sweepers', () => {
     const settings = loadSettings({ ...minimal, SWEEP_MAX_ITEMS_PER_RUN: '40' });
     expect([settings.parking.sweepMaxItemsPerRun, settings.outbox.sweepMaxItemsPerRun]).toEqual([40, 40]);
