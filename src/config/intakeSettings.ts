@@ -1,5 +1,5 @@
 import { days } from './days.js';
-import { oneOf, wholeNumber } from './settingKinds.js';
+import { documentLifetimeAtMost, oneOf, wholeNumber } from './settingKinds.js';
 
 const callerIdentityModes = ['shared', 'entra'] as const;
 
@@ -42,14 +42,14 @@ export const intakeSettings = {
     },
   ),
   INTAKE_KEY_RETENTION_SECONDS: wholeNumber(
-    { min: 1, default: days(2) },
+    { min: 1, default: days(2), atMost: documentLifetimeAtMost() },
     {
       table: 'app',
       readBy: ['app'],
       unit: 's',
       defaultNote: '48 h',
       description:
-        "TTL of an Idempotency-Key's record. Start-up refuses less than `INTAKE_CLIENT_RETRY_HORIZON_SECONDS + INTAKE_LEASE_SECONDS`. After it, the key may be used again for another order; a retry of the same order still gets its stored answer (from the order's claim, kept with the order).",
+        "TTL of an Idempotency-Key's record. Start-up refuses less than `INTAKE_CLIENT_RETRY_HORIZON_SECONDS + INTAKE_LEASE_SECONDS`. After it, the key may be used again for another order; a retry of the same order still gets its stored answer (from the order's claim, kept with the order). At most 2147483647 (Cosmos DB's largest ttl).",
     },
   ),
   // entra only behind App Service authentication: without it, x-ms-client-principal is whatever the client sent.

@@ -1,16 +1,17 @@
 import { days } from './days.js';
-import { wholeNumber } from './settingKinds.js';
+import { documentLifetimeAtMost, wholeNumber } from './settingKinds.js';
 
 /** How long inbox markers live, and the queue's properties the retention rule is checked against. */
 export const retentionSettings = {
   INBOX_MARKER_TTL_SECONDS: wholeNumber(
-    { min: 1, default: days(30) },
+    { min: 1, default: days(30), atMost: documentLifetimeAtMost(2) },
     {
       table: 'app',
       readBy: ['app', 'operator tool'],
       unit: 's',
       defaultNote: '30 d',
-      description: 'Lifetime of inbox markers and rejection records; must cover the retention rule below.',
+      description:
+        "Lifetime of inbox markers and rejection records; must cover the retention rule below (at most 1073741823: payment claims live twice as long, and Cosmos DB's largest ttl is 2147483647 s).",
     },
   ),
   QUEUE_MAX_DELIVERY_COUNT: wholeNumber(
@@ -51,13 +52,13 @@ export const retentionSettings = {
     },
   ),
   DLQ_RESUBMIT_HORIZON_SECONDS: wholeNumber(
-    { min: 0, default: days(14) },
+    { min: 0, default: days(14), atMost: documentLifetimeAtMost() },
     {
       table: 'app',
       readBy: ['app', 'operator tool'],
       unit: 's',
       defaultNote: '14 d',
-      description: 'How long after dead-lettering operators may still resubmit.',
+      description: "How long after dead-lettering operators may still resubmit (at most 2147483647: it is also the operator-action records' ttl).",
     },
   ),
 };

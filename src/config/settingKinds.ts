@@ -62,3 +62,18 @@ export const resolvedSecret = () => optionalString().refine((key) => key === und
 /** A secret that signs retry state: resolved (not a Key Vault reference still) and long enough to be one. */
 export const signingKey = () =>
   resolvedSecret().refine((key) => key === undefined || key.length >= 32, 'must be at least 32 characters (a random secret: `openssl rand -base64 32`)');
+
+/**
+ * Cosmos DB refuses an item whose `ttl` is above 2,147,483,647 seconds (a 32-bit number, about 68
+ * years): a lifetime setting above it would make every write that carries it fail, so it is refused
+ * at start-up instead. `copies`: how many times the longest document kept for it multiplies the
+ * setting (payment claims live twice as long as markers).
+ */
+export const cosmosMaxTtlSeconds = 2_147_483_647;
+export const documentLifetimeAtMost = (copies = 1): readonly [number, string] => {
+  const most = Math.floor(cosmosMaxTtlSeconds / copies);
+  return [
+    most,
+    `must be at most ${most} (Cosmos DB's largest ttl is ${cosmosMaxTtlSeconds} s${copies > 1 ? `, and some documents live ${copies} times this` : ''})`,
+  ];
+};

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { days } from './days.js';
-import { textWithDefault, wholeNumber, withRule } from './settingKinds.js';
+import { documentLifetimeAtMost, textWithDefault, wholeNumber, withRule } from './settingKinds.js';
 
 /** The parked-item sweeper and the outbox publisher and sweeper. */
 export const sweeperSettings = {
@@ -42,13 +42,13 @@ export const sweeperSettings = {
     },
   ),
   OUTBOX_PUBLISHED_TTL_SECONDS: wholeNumber(
-    { min: 1, default: days(7) },
+    { min: 1, default: days(7), atMost: documentLifetimeAtMost() },
     {
       table: 'app',
       readBy: ['app'],
       unit: 's',
       defaultNote: '7 d',
-      description: 'How long a published outbox entry stays (as history) before it expires.',
+      description: "How long a published outbox entry stays (as history) before it expires (at most 2147483647, Cosmos DB's largest ttl).",
     },
   ),
   OUTBOX_SWEEP_SCHEDULE: textWithDefault('30 */1 * * * *', {
