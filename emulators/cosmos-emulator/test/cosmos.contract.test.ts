@@ -99,12 +99,14 @@ describe.each(targets)('Cosmos DB contract: $name', (target) => {
         (e: { code?: unknown }) => e.code,
       );
 
-    it.each([[0], [-2], [1.5], [null], ['60']])('refuses an item ttl of %j with 400', async (ttl) => {
+    // Cosmos DB's ttl is a 32-bit number of seconds: "a nonzero positive integer less than or equal to 2147483647, or -1".
+    it.each([[0], [-2], [1.5], [null], ['60'], [2_147_483_648]])('refuses an item ttl of %j with 400', async (ttl) => {
       expect(await statusOf(container.items.create({ id: randomUUID(), orderId: 'v', ttl: ttl as number }))).toBe(400);
     });
 
-    it('accepts an item ttl of -1 or a positive whole number', async () => {
+    it('accepts an item ttl of -1 or a positive whole number up to 2147483647', async () => {
       expect(await statusOf(container.items.create({ id: randomUUID(), orderId: 'v', ttl: -1 }))).toBe('accepted');
+      expect(await statusOf(container.items.create({ id: randomUUID(), orderId: 'v', ttl: 2_147_483_647 }))).toBe('accepted');
       expect(await statusOf(container.items.create({ id: randomUUID(), orderId: 'v', ttl: 3600 }))).toBe('accepted');
     });
 
