@@ -50,12 +50,12 @@ export function itemProblem(body: Record<string, unknown>): string | undefined {
   if (!('ttl' in body)) return undefined;
   return validTtl(body.ttl)
     ? undefined
-    : `The value of the 'ttl' property (${JSON.stringify(body.ttl)}) is invalid: it must be -1 or a positive whole number of seconds.`;
+    : `The value of the 'ttl' property (${JSON.stringify(body.ttl)}) is invalid: it must be -1 or a whole number of seconds from 1 to ${maxTtlSeconds}.`;
 }
 
 function containerProblem(body: Record<string, unknown>): string | undefined {
   if ('defaultTtl' in body && !validTtl(body.defaultTtl)) {
-    return `The value of 'defaultTtl' (${JSON.stringify(body.defaultTtl)}) is invalid: it must be -1 or a positive whole number of seconds.`;
+    return `The value of 'defaultTtl' (${JSON.stringify(body.defaultTtl)}) is invalid: it must be -1 or a whole number of seconds from 1 to ${maxTtlSeconds}.`;
   }
   const paths = (body.partitionKey as { paths?: unknown } | undefined)?.paths;
   if (paths === undefined) return undefined;
@@ -75,6 +75,9 @@ function validPartitionKeyPath(path: string): boolean {
   return /^(\/("[^"]+"|[^\s/*?"]+))+$/.test(path);
 }
 
+/** Cosmos DB's ttl is a 32-bit number of seconds: -1 (never), or 1 to 2147483647 (about 68 years). */
+const maxTtlSeconds = 2_147_483_647;
+
 function validTtl(value: unknown): boolean {
-  return Number.isInteger(value) && ((value as number) === -1 || (value as number) >= 1);
+  return Number.isInteger(value) && ((value as number) === -1 || ((value as number) >= 1 && (value as number) <= maxTtlSeconds));
 }
