@@ -194,6 +194,54 @@ describe("a takeover that meets the slow owner's claim (found by npm run explore
     expect(t.memory.list('o-1').filter((d) => (d as { docType?: string }).docType === 'outbox')).toHaveLength(1);
   });
 
+  it("answers the claim's 202, not 503, when its own claim batch is refused and the claim it then reads back is the slow owner's: that read decides, the store is not asked again (found by npm run explore -- --property intake, seed 130711543)", async () => {
+    const t = intake();
+    const request = await requestFor('k-1', 'o-1');
+    await leftInProgress(t, request, 'copy-a');
+    t.advance(11);
+    const acceptedAt = t.ctx.now().toISOString();
+    const claim: OrderIntakeClaim = {
+      id: orderIntakeClaimId('o-1'),
+      orderId: 'o-1',
+      docType: 'intake',
+      idempotencyKey: 'k-1',
+      fingerprint: request.fingerprint,
+      response: accepted('o-1', 'o-1~copy-a', acceptedAt),
+      acceptedAt,
+    };
+    const entry = newOutboxDocument({
+      id: orderPlacedOutboxId('o-1'),
+      orderId: 'o-1',
+      eventType: 'OrderPlaced',
+      destination: 'orders',
+      body: request.order,
+      createdAt: acceptedAt,
+      messageId: 'o-1~copy-a',
+      source: orderIntakeSource,
+    });
+    // retry-b has taken the key over and found no claim; copy-a, slow, commits its claim batch now, and retry-b's
+    // own batch is refused (429, nothing applied). Its read back finds copy-a's claim; any later read is refused too.
+    t.advance(1);
+    let claimReads = 0;
+    const refusing: DocumentStore = {
+      read: (pk, id) => {
+        if (pk === 'o-1' && id === orderIntakeClaimId('o-1') && (claimReads += 1) > 2) return Promise.reject(new TransientStoreError('429 (injected)', 429));
+        return t.store.read(pk, id);
+      },
+      find: (query) => t.store.find(query),
+      commit: async (pk, ops) => {
+        if (pk !== 'o-1') return t.store.commit(pk, ops);
+        expect((await t.memory.commit('o-1', [create(claim), create(entry)])).kind).toBe('committed');
+        throw new TransientStoreError('429 on the claim batch (injected)', 429);
+      },
+    };
+
+    const result = await acceptOrderOnce(request, 'retry-b', { ...t.ctx, store: refusing });
+
+    expect(result).toEqual({ outcome: 'duplicate', response: { ...claim.response, headers: { ...claim.response.headers, 'Idempotent-Replayed': 'true' } } });
+    expect(t.memory.list('o-1').filter((d) => (d as { docType?: string }).docType === 'outbox')).toHaveLength(1);
+  });
+
   it.each([
     { failing: 'the claim read (whatever the order read says)', id: orderIntakeClaimId('o-1') },
     { failing: 'the order read, with no claim to decide', id: 'o-1' },
