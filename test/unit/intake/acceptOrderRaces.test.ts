@@ -222,16 +222,19 @@ describe("a takeover that meets the slow owner's claim (found by npm run explore
     // retry-b has taken the key over and found no claim; copy-a, slow, commits its claim batch now, and retry-b's
     // own batch is refused (429, nothing applied). Its read back finds copy-a's claim; any later read is refused too.
     t.advance(1);
-    let claimReads = 0;
+    let claimReadsAfterTheBatch: number | undefined;
     const refusing: DocumentStore = {
       read: (pk, id) => {
-        if (pk === 'o-1' && id === orderIntakeClaimId('o-1') && (claimReads += 1) > 2) return Promise.reject(new TransientStoreError('429 (injected)', 429));
+        const isClaim = pk === 'o-1' && id === orderIntakeClaimId('o-1');
+        if (isClaim && claimReadsAfterTheBatch !== undefined && (claimReadsAfterTheBatch += 1) > 1)
+          return Promise.reject(new TransientStoreError('429 (injected)', 429));
         return t.store.read(pk, id);
       },
       find: (query) => t.store.find(query),
       commit: async (pk, ops) => {
         if (pk !== 'o-1') return t.store.commit(pk, ops);
         expect((await t.memory.commit('o-1', [create(claim), create(entry)])).kind).toBe('committed');
+        claimReadsAfterTheBatch = 0;
         throw new TransientStoreError('429 on the claim batch (injected)', 429);
       },
     };
