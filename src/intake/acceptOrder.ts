@@ -122,6 +122,8 @@ async function carryOut(request: CallerOrderRequest, keyId: string, ctx: IntakeC
   };
   const result = await commitOrJudgeByClaim(newClaim, event, ctx);
   if (result === 'applied-unseen' || result.kind === 'committed') return finish(keyId, { outcome: 'created', response }, ctx);
+  // The claim read back after a failed batch decides, as the first read's would have: reading it again could only fail.
+  if (result.kind === 'claimed-by-another') return settleWithClaim(result.claim, request, keyId, ctx);
   // Stryker disable next-line ConditionalExpression,LogicalOperator: on any other failure there is no claim, so the read below finds none and the order-exists answer follows either way
   if (result.kind === 'already-exists' && result.operationIndex === 0) {
     const winner = await ctx.store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId));
@@ -176,11 +178,16 @@ async function settleWithClaim(claim: OrderIntakeClaim, request: CallerOrderRequ
 /**
  * The claim batch; when the store fails to answer, the batch may have been applied all the same (a
  * timeout, a lost connection), so the claim is read back: our own claim means it was
- * ('applied-unseen'); another claim means it was refused, as a 409 on the claim would have said;
+ * ('applied-unseen'); another claim means it was refused, as a 409 on the claim would have said, and
+ * that claim is returned to decide the answer;
  * none, or no answer to the read either, leaves the outcome unknown, and the error goes on to a 503
  * whose retry will find out (the claim's fixed id keeps that retry from a second event).
  */
-async function commitOrJudgeByClaim(claim: OrderIntakeClaim, event: WriteOperation['document'], ctx: IntakeContext): Promise<CommitResult | 'applied-unseen'> {
+async function commitOrJudgeByClaim(
+  claim: OrderIntakeClaim,
+  event: WriteOperation['document'],
+  ctx: IntakeContext,
+): Promise<CommitResult | 'applied-unseen' | { readonly kind: 'claimed-by-another'; readonly claim: OrderIntakeClaim }> {
   try {
     return await ctx.store.commit(claim.orderId, [create(claim), create(event)]);
   } catch (error) {
@@ -191,7 +198,7 @@ async function commitOrJudgeByClaim(claim: OrderIntakeClaim, event: WriteOperati
     });
     if (!found) throw error;
     if (isSameRequest(found.document, claim) && found.document.acceptedAt === claim.acceptedAt) return 'applied-unseen';
-    return { kind: 'already-exists', operationIndex: 0 };
+    return { kind: 'claimed-by-another', claim: found.document };
   }
 }
 
