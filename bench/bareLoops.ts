@@ -47,6 +47,29 @@ export const parkedDoc = (orderId: string) => ({
   parkedAt: '2026-11-30T08:00:00Z',
 });
 
+/**
+ * After the order's batch met the open gate: the gate and the parked items are read, and this is the
+ * one batch that applies them (the order with its payment, its outbox entry, the gate closed, the
+ * payment's marker, each item applied). Both bare consumers (in process, and through the host) use it.
+ */
+export async function applyingParked(container: Container, orderId: string): Promise<OperationInput[]> {
+  const gate = await container.item(`parking-lot|${orderId}`, orderId).read();
+  const { resources } = await container.items
+    .query<{ id: string; _etag: string }>({ query: "SELECT * FROM c WHERE c.docType = 'parked' AND c.state = 'parked'" }, { partitionKey: orderId })
+    .fetchAll();
+  return [
+    ...creates({ ...orderDoc(orderId), amountPaid: 1, paymentCount: 1 }, outboxDoc(orderId)),
+    { operationType: 'Replace', id: `parking-lot|${orderId}`, resourceBody: gateDoc(orderId, 'closed'), ifMatch: gate.etag },
+    ...creates(inboxDoc(orderId)),
+    ...resources.map((r): OperationInput => ({
+      operationType: 'Replace',
+      id: r.id,
+      resourceBody: { ...parkedDoc(orderId), state: 'applied', ttl: 3600 },
+      ifMatch: r._etag,
+    })),
+  ];
+}
+
 /** `placed(n)`: n orders placed by the consumer itself, as the project's side of the pair prepares them. */
 export function bareLoops(container: Container, placed: (n: number) => Promise<string[]>): Readonly<Record<string, (n: number) => Promise<Deliver>>> {
   const bareNewOrder = (orderId: string) => bareBatch(container, orderId, creates(orderDoc(orderId), outboxDoc(orderId), gateDoc(orderId, 'closed')));
@@ -57,21 +80,7 @@ export function bareLoops(container: Container, placed: (n: number) => Promise<s
   // The order's batch fails on the open gate; the gate and the parked items are read; one batch applies them.
   const bareOrderOverParked = async (orderId: string) => {
     await bareBatch(container, orderId, creates(orderDoc(orderId), outboxDoc(orderId), gateDoc(orderId, 'closed')));
-    const gate = await container.item(`parking-lot|${orderId}`, orderId).read();
-    const { resources } = await container.items
-      .query<{ id: string; _etag: string }>({ query: "SELECT * FROM c WHERE c.docType = 'parked' AND c.state = 'parked'" }, { partitionKey: orderId })
-      .fetchAll();
-    return bareBatch(container, orderId, [
-      ...creates({ ...orderDoc(orderId), amountPaid: 1, paymentCount: 1 }, outboxDoc(orderId)),
-      { operationType: 'Replace', id: `parking-lot|${orderId}`, resourceBody: gateDoc(orderId, 'closed'), ifMatch: gate.etag },
-      ...creates(inboxDoc(orderId)),
-      ...resources.map((r): OperationInput => ({
-        operationType: 'Replace',
-        id: r.id,
-        resourceBody: { ...parkedDoc(orderId), state: 'applied', ttl: 3600 },
-        ifMatch: r._etag,
-      })),
-    ]);
+    return bareBatch(container, orderId, await applyingParked(container, orderId));
   };
   const barePayment = async (orderId: string) => {
     const { resource, etag } = await container.item(orderId, orderId).read();

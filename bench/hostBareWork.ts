@@ -3,7 +3,7 @@
 // logging or telemetry. `redelivered` is the broker's word that an earlier delivery may have written
 // (delivery count above 1): then it reads first. Throwing abandons the delivery, as the app's host does.
 import type { Container, OperationInput } from '@azure/cosmos';
-import { gateDoc, inboxDoc, orderDoc, outboxDoc, parkedDoc } from './bareLoops.js';
+import { applyingParked, gateDoc, orderDoc, outboxDoc, parkedDoc } from './bareLoops.js';
 import { bareOrderPlaced, barePaymentApplied } from './hostPaths.js';
 
 export type BareWork = (container: Container, messageId: string, body: unknown, redelivered: boolean) => Promise<void>;
@@ -27,24 +27,7 @@ async function placeOrReadOrder(container: Container, orderId: string, redeliver
 async function placeOverParked(container: Container, orderId: string): Promise<void> {
   const first = await container.items.batch(creates(orderDoc(orderId), outboxDoc(orderId), gateDoc(orderId, 'closed')), orderId);
   if (first.result?.[0]?.statusCode === 201) return;
-  const gate = await container.item(`parking-lot|${orderId}`, orderId).read();
-  const { resources } = await container.items
-    .query<{ id: string; _etag: string }>({ query: "SELECT * FROM c WHERE c.docType = 'parked' AND c.state = 'parked'" }, { partitionKey: orderId })
-    .fetchAll();
-  await container.items.batch(
-    [
-      ...creates({ ...orderDoc(orderId), amountPaid: 1, paymentCount: 1 }, outboxDoc(orderId)),
-      { operationType: 'Replace', id: `parking-lot|${orderId}`, resourceBody: gateDoc(orderId, 'closed'), ifMatch: gate.etag },
-      ...creates(inboxDoc(orderId)),
-      ...resources.map((r): OperationInput => ({
-        operationType: 'Replace',
-        id: r.id,
-        resourceBody: { ...parkedDoc(orderId), state: 'applied', ttl: 3600 },
-        ifMatch: r._etag,
-      })),
-    ],
-    orderId,
-  );
+  await container.items.batch(await applyingParked(container, orderId), orderId);
 }
 
 async function payOrPark(container: Container, orderId: string, redelivered: boolean): Promise<void> {
