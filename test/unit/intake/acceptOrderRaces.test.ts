@@ -153,6 +153,30 @@ describe('two copies of one request', () => {
   });
 });
 
+/** What the slow copy-a's claim batch for o-1 (key k-1) writes: its claim and its OrderPlaced entry. */
+function slowCopysClaimBatch(request: CallerOrderRequest, acceptedAt: string): { claim: OrderIntakeClaim; entry: OutboxDocument } {
+  const claim: OrderIntakeClaim = {
+    id: orderIntakeClaimId('o-1'),
+    orderId: 'o-1',
+    docType: 'intake',
+    idempotencyKey: 'k-1',
+    fingerprint: request.fingerprint,
+    response: accepted('o-1', 'o-1~copy-a', acceptedAt),
+    acceptedAt,
+  };
+  const entry = newOutboxDocument({
+    id: orderPlacedOutboxId('o-1'),
+    orderId: 'o-1',
+    eventType: 'OrderPlaced',
+    destination: 'orders',
+    body: request.order,
+    createdAt: acceptedAt,
+    messageId: 'o-1~copy-a',
+    source: orderIntakeSource,
+  });
+  return { claim, entry };
+}
+
 describe("a takeover that meets the slow owner's claim (found by npm run explore -- --property intake, seed 7)", () => {
   it("answers the claim's 202, not 503, when the order read beside the claim read fails: the claim alone decides", async () => {
     const t = intake();
@@ -160,26 +184,7 @@ describe("a takeover that meets the slow owner's claim (found by npm run explore
     // copy-a is slow, not dead: its lease runs out, then its claim batch commits just before retry-b's takeover.
     await leftInProgress(t, request, 'copy-a');
     t.advance(11);
-    const acceptedAt = t.ctx.now().toISOString();
-    const claim: OrderIntakeClaim = {
-      id: orderIntakeClaimId('o-1'),
-      orderId: 'o-1',
-      docType: 'intake',
-      idempotencyKey: 'k-1',
-      fingerprint: request.fingerprint,
-      response: accepted('o-1', 'o-1~copy-a', acceptedAt),
-      acceptedAt,
-    };
-    const entry = newOutboxDocument({
-      id: orderPlacedOutboxId('o-1'),
-      orderId: 'o-1',
-      eventType: 'OrderPlaced',
-      destination: 'orders',
-      body: request.order,
-      createdAt: acceptedAt,
-      messageId: 'o-1~copy-a',
-      source: orderIntakeSource,
-    });
+    const { claim, entry } = slowCopysClaimBatch(request, t.ctx.now().toISOString());
     t.store.beforeCommit(isKeyWrite('retry-b'), async () => expect((await t.memory.commit('o-1', [create(claim), create(entry)])).kind).toBe('committed'));
     const orderReadFails: DocumentStore = {
       read: (pk, id) =>
@@ -199,26 +204,7 @@ describe("a takeover that meets the slow owner's claim (found by npm run explore
     const request = await requestFor('k-1', 'o-1');
     await leftInProgress(t, request, 'copy-a');
     t.advance(11);
-    const acceptedAt = t.ctx.now().toISOString();
-    const claim: OrderIntakeClaim = {
-      id: orderIntakeClaimId('o-1'),
-      orderId: 'o-1',
-      docType: 'intake',
-      idempotencyKey: 'k-1',
-      fingerprint: request.fingerprint,
-      response: accepted('o-1', 'o-1~copy-a', acceptedAt),
-      acceptedAt,
-    };
-    const entry = newOutboxDocument({
-      id: orderPlacedOutboxId('o-1'),
-      orderId: 'o-1',
-      eventType: 'OrderPlaced',
-      destination: 'orders',
-      body: request.order,
-      createdAt: acceptedAt,
-      messageId: 'o-1~copy-a',
-      source: orderIntakeSource,
-    });
+    const { claim, entry } = slowCopysClaimBatch(request, t.ctx.now().toISOString());
     // retry-b has taken the key over and found no claim; copy-a, slow, commits its claim batch now, and retry-b's
     // own batch is refused (429, nothing applied). Its read back finds copy-a's claim; any later read is refused too.
     t.advance(1);
