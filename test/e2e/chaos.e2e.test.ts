@@ -15,8 +15,11 @@ describe('npm run chaos (small)', () => {
         '250',
         '--consumers',
         '2',
+        // Longer than the in-invocation retry window (2 s in the run's settings) by 3 s: a delivery that
+        // starts in those 3 s cannot outlast the outage in process and must be rescheduled. With 3 s (a
+        // 1 s window), one loaded CI run had a kill and a slow restart cover it, and nothing was rescheduled.
         '--outage',
-        '3s',
+        '5s',
         '--outage-after',
         '2s',
         '--kill-every',
