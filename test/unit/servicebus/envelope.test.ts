@@ -162,6 +162,10 @@ describe('withoutFieldsTheBodyMayHaveWritten', () => {
     for (const body of ['plain text', ' {"sequenceNumber":1', Buffer.from('[{"sequenceNumber":1}]'), '{', [{ sequenceNumber: 1 }], null, 7]) {
       expect(withoutFieldsTheBodyMayHaveWritten(delivered, body)).toBe(delivered);
     }
+    // White space alone, as text or bytes: the look stops at either end (a byte past the end reads as 0, a blank).
+    for (const body of ['', ' \r\n\t', Buffer.from(''), Buffer.from(' \u00a0\n')]) {
+      expect(withoutFieldsTheBodyMayHaveWritten(delivered, body)).toBe(delivered);
+    }
     const inherited = Object.create({ sequenceNumber: 1 }) as object;
     expect(withoutFieldsTheBodyMayHaveWritten(delivered, inherited)).toBe(delivered);
   });
