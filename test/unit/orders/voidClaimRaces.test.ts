@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import type { WriteOperation } from '../../../src/idempotency/index.js';
+import { sweepParkedItems } from '../../../src/orders/index.js';
+import { orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
+import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
+
+// A void claim (its message rejected, holding no effect) may be taken over by another payment under
+// the same paymentId. Each schedule below makes a claim look void while its message can still apply
+// it, and puts the takeover exactly in the claimer's gap between its claim and its effect.
+type Flow = ReturnType<typeof orderFlow>;
+const payment = (orderId: string, overrides: Record<string, unknown> = {}) => paymentReceived(orderId, { paymentId: 'P-1', amount: 5, ...overrides });
+const writes = (id: string) => (_pk: string, operations: readonly WriteOperation[]) => operations.some((op) => op.document.id === id);
+const sweepOptions = { horizonSeconds: 3600, minAgeSeconds: 60, maxItemsPerRun: 100 };
+
+async function placed(t: Flow, orderId: string): Promise<void> {
+  expect((await t.send(`m-${orderId}`, 'OrderPlaced', orderPlaced(orderId))).outcome.kind).toBe('created');
+}
+
+/** How often P-1 is counted across these orders. */
+async function timesCounted(t: Flow, ...orderIds: string[]): Promise<number> {
+  let count = 0;
+  for (const orderId of orderIds) count += (await t.order(orderId))?.paymentCount ?? 0;
+  return count;
+}
+
+describe('a claim that looks void while its message can still apply it', () => {
+  it('parked, rejected OrderNeverArrived, a late copy re-parks it while another payment under the paymentId takes the claim over: counted once', async () => {
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
+    await placed(t, 'o2');
+    expect((await t.send('pay-1', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('parked');
+    t.advance(3600 + 61);
+    expect((await sweepParkedItems(t.ctx, sweepOptions)).rejected).toEqual([expect.objectContaining({ reason: 'OrderNeverArrived' })]);
+    // A late copy of pay-1 passes the claim (the same payment) and goes to re-park the rejected item;
+    // just before it writes, a payment naming another order under P-1 finds the claim's item rejected.
+    let other: string | undefined;
+    t.store.beforeCommit(writes('parked|payment|pay-1'), async () => {
+      other = (await t.send('pay-2', 'PaymentReceived', payment('o2'))).outcome.kind;
+    });
+    expect((await t.send('pay-1-copy', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('parked');
+    await placed(t, 'o1');
+    expect(await timesCounted(t, 'o1', 'o2')).toBe(1);
+    expect(other).toBe('conflict');
+  });
+
+  it('the claimer reuses the MessageId of a message rejected before: another payment under the paymentId racing its effect does not take the claim over', async () => {
+    const t = orderFlow();
+    await placed(t, 'o1');
+    // Rejected before any claim (the order is stored in EUR), recorded under MessageId pay-1.
+    expect((await t.send('pay-1', 'PaymentReceived', payment('o1', { currency: 'USD' }))).outcome.kind).toBe('invalid');
+    // The sender corrects it and sends it again under the same MessageId: it claims P-1; just before
+    // its effect, another payment under P-1 (another amount) meets the claim.
+    let other: string | undefined;
+    t.store.beforeCommit(writes('inbox|pay-1'), async () => {
+      other = (await t.send('pay-2', 'PaymentReceived', payment('o1', { amount: 6 }))).outcome.kind;
+    });
+    expect((await t.send('pay-1', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('created');
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+    expect(other).toBe('conflict');
+  });
+});
