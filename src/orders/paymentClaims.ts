@@ -1,12 +1,13 @@
 import { createOrClassify, documentId, readAndClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { recordConflict } from './duplicateOrConflict.js';
-import { inboxMarkerId } from './documents.js';
+import { inboxMarkerId, orderDocumentId, paymentCurrencyMismatch, paymentOutOfRange } from './documents.js';
+import type { OrderDocument } from './documents.js';
+import { orderFailure } from './failureCodes.js';
 import type { FlowContext } from './flowContext.js';
 import { parkedPaymentId } from './parkedItems.js';
 import type { ParkedItemDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
-import { findRejectionRecord } from '../consumer/index.js';
 import { isSamePayment, isSameRequest } from './sameRequest.js';
 import type { PaymentReceived } from './schemas.js';
 
@@ -91,19 +92,29 @@ function sameRequestOrCopy(message: PaymentMessage, claim: PaymentClaimDocument)
 }
 
 /**
- * A claim is void when the message that wrote it was rejected (in another currency than its order,
- * found only once the order came, say) and it holds no effect: no inbox marker under its key, and its
- * parked item, if any, rejected. A rejection is decided by the payload alone, so no copy of that
- * message will apply it later. Without a recorded rejection the claimer may still be on its way to
- * its effect (a crash between the claim and the batch): the claim holds, never two effects.
+ * A claim is void when the message that wrote it can never apply it: it holds no effect (no inbox
+ * marker under its key) and the payment it names is refused for good, by what cannot change: its
+ * order is stored in another currency, or its amount would take the order's `amountPaid` (which only
+ * grows) past an exact sum; or its parked item was rejected for one of those reasons. Every attempt
+ * of the claimer checks both on a fresh read of the order before its etag-guarded batch, so none of
+ * its copies, redeliveries or resubmits can apply it later. A rejection that is not final does not
+ * void it: an item rejected `OrderNeverArrived` comes back parked afresh from a late copy or a
+ * resubmit, already past the claim, and a rejection record is only found by MessageId, which the
+ * sender chooses (another message rejected under it says nothing of this one). Without a final
+ * refusal the claimer may still be on its way to its effect (a crash between the claim and the
+ * batch): the claim holds, never two effects.
  */
 async function isVoid(claim: PaymentClaimDocument, ctx: FlowContext): Promise<boolean> {
   const orderId = claim.paymentOrderId;
   if (await ctx.store.read(orderId, inboxMarkerId(claim.dedupKey))) return false;
   const parked = await ctx.store.read<ParkedItemDocument>(orderId, parkedPaymentId(claim.dedupKey));
-  if (parked) return parked.document.state === 'rejected';
-  return claim.messageId !== undefined && (await findRejectionRecord(ctx.store, claim.messageId, orderId, ctx.consumerName)) !== undefined;
+  if (parked) return parked.document.state === 'rejected' && finalRejections.has(parked.document.rejection?.reason ?? '');
+  const order = await ctx.store.read<OrderDocument>(orderId, orderDocumentId(orderId));
+  return order !== undefined && (paymentCurrencyMismatch(order.document, claim) ?? paymentOutOfRange(order.document, claim)) !== undefined;
 }
+
+/** Why a payment is refused that no later attempt of it can overcome: its order's currency is fixed, its amountPaid only grows. */
+const finalRejections: ReadonlySet<string> = new Set([orderFailure.CurrencyMismatch, orderFailure.AmountOutOfRange]);
 
 /** A claim this message may go on under (sameRequestOrCopy): the claimer itself again, or a copy seen as the claimer. */
 function underTheClaim(message: PaymentMessage, claim: PaymentClaimDocument): PaymentMessage {
