@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { replace } from '../../../src/idempotency/index.js';
 import type { WriteOperation } from '../../../src/idempotency/index.js';
+import type { OrderDocument } from '../../../src/orders/index.js';
+import { maxExactAmount } from '../../../src/orders/money.js';
 import { sweepParkedItems } from '../../../src/orders/index.js';
 import { orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
@@ -56,5 +59,45 @@ describe('a claim that looks void while its message can still apply it', () => {
     expect((await t.send('pay-1', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('created');
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
     expect(other).toBe('conflict');
+  });
+});
+
+describe('a claim void because its order refuses the payment for good', () => {
+  /** The order's amountPaid set by hand, this far below the exact-sum bound. */
+  async function paidUpTo(t: Flow, orderId: string, roomLeft: number): Promise<void> {
+    const stored = await t.memory.read<OrderDocument>(orderId, orderId);
+    await t.memory.commit(orderId, [replace({ ...stored!.document, amountPaid: maxExactAmount - roomLeft }, stored!.etag)]);
+  }
+
+  it('claimed, then refused as AmountOutOfRange: the payment under the paymentId with an amount that fits takes it over, once', async () => {
+    const t = orderFlow();
+    await placed(t, 'o1');
+    await paidUpTo(t, 'o1', 10);
+    expect((await t.send('pay-1', 'PaymentReceived', payment('o1', { amount: 11 }))).outcome.kind).toBe('invalid');
+    expect((await t.send('pay-2', 'PaymentReceived', payment('o1', { amount: 7 }))).outcome.kind).toBe('created');
+    // Its redelivery now meets pay-2's claim, with another amount: a conflict, counted nowhere.
+    expect((await t.send('pay-1', 'PaymentReceived', payment('o1', { amount: 11 }), 2)).outcome.kind).toBe('conflict');
+    expect(await t.order('o1')).toMatchObject({ amountPaid: maxExactAmount - 3, paymentCount: 1 });
+  });
+
+  it('applied, and its order filled up since: not void while its marker is there (another amount is a conflict)', async () => {
+    const t = orderFlow();
+    await placed(t, 'o1');
+    expect((await t.send('pay-1', 'PaymentReceived', payment('o1', { amount: 5 }))).outcome.kind).toBe('created');
+    await paidUpTo(t, 'o1', 1);
+    expect((await t.send('pay-2', 'PaymentReceived', payment('o1', { amount: 1 }))).outcome.kind).toBe('conflict');
+    expect(await t.order('o1')).toMatchObject({ amountPaid: maxExactAmount - 1, paymentCount: 1 });
+  });
+
+  it('parked and rejected OrderNeverArrived, its order since stored in its currency: not void (another payment under the paymentId is a conflict)', async () => {
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
+    expect((await t.send('pay-1', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('parked');
+    t.advance(3600 + 61);
+    await sweepParkedItems(t.ctx, sweepOptions);
+    await placed(t, 'o1');
+    expect((await t.send('pay-2', 'PaymentReceived', payment('o1', { amount: 6 }))).outcome.kind).toBe('conflict');
+    // The item comes back (a resubmit under its key) and is applied: the claim held for it.
+    expect((await t.send('pay-1~resubmit-1', 'PaymentReceived', payment('o1'), 1, { 'idempotency-key': 'pay-1' })).outcome.kind).toBe('created');
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
   });
 });
