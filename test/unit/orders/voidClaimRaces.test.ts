@@ -66,7 +66,7 @@ describe('a claim void because its order refuses the payment for good', () => {
   /** The order's amountPaid set by hand, this far below the exact-sum bound. */
   async function paidUpTo(t: Flow, orderId: string, roomLeft: number): Promise<void> {
     const stored = await t.memory.read<OrderDocument>(orderId, orderId);
-    await t.memory.commit(orderId, [replace({ ...stored!.document, amountPaid: maxExactAmount - roomLeft }, stored!.etag)]);
+    await t.memory.commit(orderId, [replace({ ...stored!.document, amountPaid: maxExactAmount - roomLeft } as OrderDocument, stored!.etag)]);
   }
 
   it('claimed, then refused as AmountOutOfRange: the payment under the paymentId with an amount that fits takes it over, once', async () => {
