@@ -101,3 +101,17 @@ describe('a claim void because its order refuses the payment for good', () => {
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
   });
 });
+
+describe('a claim whose item was handed back to its order (a late copy met the order while it re-parked)', () => {
+  it('parked in another currency, its late copy re-parks as the order comes and is refused: the payment in the order currency is applied, once', async () => {
+    const t = orderFlow();
+    expect((await t.send('pay-1', 'PaymentReceived', payment('o1', { currency: 'USD' }))).outcome.kind).toBe('parked');
+    // A late copy read the order as missing; just before it parks, the order comes (in EUR) and
+    // rejects the item; the copy finds the gate closed, hands the item back and is refused itself.
+    t.store.beforeCommit(writes('parked|payment|pay-1'), async () => placed(t, 'o1'));
+    expect((await t.send('pay-1-copy', 'PaymentReceived', payment('o1', { currency: 'USD' }))).outcome.kind).toBe('invalid');
+    expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'resubmitted', rejection: expect.objectContaining({ reason: 'CurrencyMismatch' }) })]);
+    expect((await t.send('pay-2', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('created');
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+  });
+});
