@@ -3,10 +3,7 @@ import type { ProcessingOutcome } from '../idempotency/index.js';
 import { recordConflict } from './duplicateOrConflict.js';
 import { inboxMarkerId, orderDocumentId, paymentCurrencyMismatch, paymentOutOfRange } from './documents.js';
 import type { OrderDocument } from './documents.js';
-import { orderFailure } from './failureCodes.js';
 import type { FlowContext } from './flowContext.js';
-import { parkedPaymentId } from './parkedItems.js';
-import type { ParkedItemDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
 import { isSamePayment, isSameRequest } from './sameRequest.js';
 import type { PaymentReceived } from './schemas.js';
@@ -93,28 +90,23 @@ function sameRequestOrCopy(message: PaymentMessage, claim: PaymentClaimDocument)
 
 /**
  * A claim is void when the message that wrote it can never apply it: it holds no effect (no inbox
- * marker under its key) and the payment it names is refused for good, by what cannot change: its
- * order is stored in another currency, or its amount would take the order's `amountPaid` (which only
- * grows) past an exact sum; or its parked item was rejected for one of those reasons. Every attempt
- * of the claimer checks both on a fresh read of the order before its etag-guarded batch, so none of
- * its copies, redeliveries or resubmits can apply it later. A rejection that is not final does not
- * void it: an item rejected `OrderNeverArrived` comes back parked afresh from a late copy or a
- * resubmit, already past the claim, and a rejection record is only found by MessageId, which the
- * sender chooses (another message rejected under it says nothing of this one). Without a final
- * refusal the claimer may still be on its way to its effect (a crash between the claim and the
- * batch): the claim holds, never two effects.
+ * marker under its key) and its order is stored and refuses the payment the claim names for good,
+ * in another currency (an order's currency never changes) or past the exact-sum bound (`amountPaid`
+ * only grows). Every attempt of the claimer, its copies, redeliveries and resubmits included, checks
+ * both on a fresh read of the order before its etag-guarded batch, and a parked item of it is
+ * rejected for the same reasons when its order's batch or a drain meets it, so none can apply it
+ * later. Nothing else voids a claim: an item rejected `OrderNeverArrived` comes back parked afresh
+ * from a late copy or a resubmit, already past the claim; a rejection record is found by MessageId,
+ * which the sender chooses (another message rejected under it says nothing of this one); and
+ * without a refusal the claimer may still be on its way to its effect (a crash between the claim
+ * and the batch): the claim holds, never two effects.
  */
 async function isVoid(claim: PaymentClaimDocument, ctx: FlowContext): Promise<boolean> {
   const orderId = claim.paymentOrderId;
   if (await ctx.store.read(orderId, inboxMarkerId(claim.dedupKey))) return false;
-  const parked = await ctx.store.read<ParkedItemDocument>(orderId, parkedPaymentId(claim.dedupKey));
-  if (parked) return parked.document.state === 'rejected' && finalRejections.has(parked.document.rejection?.reason ?? '');
   const order = await ctx.store.read<OrderDocument>(orderId, orderDocumentId(orderId));
   return order !== undefined && (paymentCurrencyMismatch(order.document, claim) ?? paymentOutOfRange(order.document, claim)) !== undefined;
 }
-
-/** Why a payment is refused that no later attempt of it can overcome: its order's currency is fixed, its amountPaid only grows. */
-const finalRejections: ReadonlySet<string> = new Set([orderFailure.CurrencyMismatch, orderFailure.AmountOutOfRange]);
 
 /** A claim this message may go on under (sameRequestOrCopy): the claimer itself again, or a copy seen as the claimer. */
 function underTheClaim(message: PaymentMessage, claim: PaymentClaimDocument): PaymentMessage {
