@@ -3,7 +3,10 @@ import { replace } from '../../../src/idempotency/index.js';
 import type { WriteOperation } from '../../../src/idempotency/index.js';
 import type { OrderDocument } from '../../../src/orders/index.js';
 import { maxExactAmount } from '../../../src/orders/money.js';
-import { sweepParkedItems } from '../../../src/orders/index.js';
+import { parseOrderMessage, sweepParkedItems } from '../../../src/orders/index.js';
+import { claimPayment } from '../../../src/orders/paymentClaims.js';
+import type { PaymentMessage } from '../../../src/orders/paymentClaims.js';
+import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import { orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
 
@@ -113,5 +116,31 @@ describe('a claim whose item was handed back to its order (a late copy met the o
     expect(t.parked('o1')).toEqual([expect.objectContaining({ state: 'resubmitted', rejection: expect.objectContaining({ reason: 'CurrencyMismatch' }) })]);
     expect((await t.send('pay-2', 'PaymentReceived', payment('o1'))).outcome.kind).toBe('created');
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+  });
+});
+
+describe('a takeover reading the order after the claimer applied its payment', () => {
+  it('the claimer commits between the takeover\'s reads of its marker and of its order (now too full for a second copy): not void, counted once', async () => {
+    const t = orderFlow();
+    await placed(t, 'o1');
+    const stored = await t.memory.read<OrderDocument>('o1', 'o1');
+    await t.memory.commit('o1', [replace({ ...stored!.document, amountPaid: maxExactAmount - 10 } as OrderDocument, stored!.etag)]);
+    // pay-1 (6) claims P-1 and its process dies before the effect.
+    const claimer = parseOrderMessage(envelopeFromTriggerMetadata({ messageId: 'pay-1', subject: 'PaymentReceived' }), payment('o1', { amount: 6 }), {
+      maxMessageBytes: 262_144,
+    }) as PaymentMessage;
+    expect((await claimPayment(claimer, t.ctx)).kind).toBe('apply');
+    // pay-2 (3, another amount under P-1) meets the claim and asks whether it is void: its third read
+    // in the order's partition (after the order at its start) is the second of the marker and the
+    // order; just before it, the redelivery of pay-1 applies its payment (the order has room for 6 once, not twice).
+    let reads = 0;
+    t.store.beforeRead(
+      (pk, id) => pk === 'o1' && (id === 'o1' || id === 'inbox|pay-1') && (reads += 1) === 3,
+      async () => expect((await t.send('pay-1', 'PaymentReceived', payment('o1', { amount: 6 }), 2)).outcome.kind).toBe('created'),
+    );
+    const other = (await t.send('pay-2', 'PaymentReceived', payment('o1', { amount: 3 }))).outcome.kind;
+    if (reads < 3) expect((await t.send('pay-1', 'PaymentReceived', payment('o1', { amount: 6 }), 2)).outcome.kind).toBe('created');
+    expect(await t.order('o1')).toMatchObject({ amountPaid: maxExactAmount - 4, paymentCount: 1 });
+    expect(other).toBe('conflict');
   });
 });
