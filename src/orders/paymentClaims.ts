@@ -103,9 +103,12 @@ function sameRequestOrCopy(message: PaymentMessage, claim: PaymentClaimDocument)
  */
 async function isVoid(claim: PaymentClaimDocument, ctx: FlowContext): Promise<boolean> {
   const orderId = claim.paymentOrderId;
-  if (await ctx.store.read(orderId, inboxMarkerId(claim.dedupKey))) return false;
   const order = await ctx.store.read<OrderDocument>(orderId, orderDocumentId(orderId));
-  return order !== undefined && (paymentCurrencyMismatch(order.document, claim) ?? paymentOutOfRange(order.document, claim)) !== undefined;
+  if (order === undefined || (paymentCurrencyMismatch(order.document, claim) ?? paymentOutOfRange(order.document, claim)) === undefined) return false;
+  // The order first, then the marker: a claimer that applied after the order was read finds it too
+  // full for itself, never for a second copy, and its marker (written in one batch with the order) is
+  // there to be read. Read the other way round, an order the claimer just filled looks full for it.
+  return (await ctx.store.read(orderId, inboxMarkerId(claim.dedupKey))) === undefined;
 }
 
 /** A claim this message may go on under (sameRequestOrCopy): the claimer itself again, or a copy seen as the claimer. */
