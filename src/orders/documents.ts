@@ -168,7 +168,7 @@ export function appliedStatusFingerprint(order: OrderDocument, version: number):
 }
 
 /** Why the payment cannot be counted on the order, if it is in another currency than the order's. */
-export function paymentCurrencyMismatch(order: OrderDocument, payment: PaymentReceived): string | undefined {
+export function paymentCurrencyMismatch(order: OrderDocument, payment: Pick<PaymentReceived, 'currency'>): string | undefined {
   if (payment.currency === order.currency) return undefined;
   return `PaymentReceived.currency ${payment.currency} differs from order ${order.orderId}'s ${order.currency}`;
 }
@@ -177,7 +177,7 @@ export function paymentCurrencyMismatch(order: OrderDocument, payment: PaymentRe
  * Why the payment cannot be counted on the order, if it cannot: each payment is bounded (schemas.ts),
  * but their number is not, and `amountPaid` must stay an exact sum.
  */
-export function paymentOutOfRange(order: OrderDocument, payment: PaymentReceived): string | undefined {
+export function paymentOutOfRange(order: OrderDocument, payment: Pick<PaymentReceived, 'amount'>): string | undefined {
   if (isExactAmount(addMoney(order.amountPaid, payment.amount))) return undefined;
   return `PaymentReceived.amount ${payment.amount} would take order ${order.orderId}'s amountPaid (${order.amountPaid}) past ${maxExactAmount}, beyond which sums are not exact`;
 }

@@ -1,12 +1,10 @@
 import { createOrClassify, documentId, readAndClassify, replace } from '../idempotency/index.js';
 import type { ProcessingOutcome } from '../idempotency/index.js';
 import { recordConflict } from './duplicateOrConflict.js';
-import { inboxMarkerId } from './documents.js';
+import { inboxMarkerId, orderDocumentId, paymentCurrencyMismatch, paymentOutOfRange } from './documents.js';
+import type { OrderDocument } from './documents.js';
 import type { FlowContext } from './flowContext.js';
-import { parkedPaymentId } from './parkedItems.js';
-import type { ParkedItemDocument } from './parkedItems.js';
 import type { ParsedOrderMessage } from './parseOrderMessage.js';
-import { findRejectionRecord } from '../consumer/index.js';
 import { isSamePayment, isSameRequest } from './sameRequest.js';
 import type { PaymentReceived } from './schemas.js';
 
@@ -91,18 +89,26 @@ function sameRequestOrCopy(message: PaymentMessage, claim: PaymentClaimDocument)
 }
 
 /**
- * A claim is void when the message that wrote it was rejected (in another currency than its order,
- * found only once the order came, say) and it holds no effect: no inbox marker under its key, and its
- * parked item, if any, rejected. A rejection is decided by the payload alone, so no copy of that
- * message will apply it later. Without a recorded rejection the claimer may still be on its way to
- * its effect (a crash between the claim and the batch): the claim holds, never two effects.
+ * A claim is void when the message that wrote it can never apply it: it holds no effect (no inbox
+ * marker under its key) and its order is stored and refuses the payment the claim names for good,
+ * in another currency (an order's currency never changes) or past the exact-sum bound (`amountPaid`
+ * only grows). Every attempt of the claimer, its copies, redeliveries and resubmits included, checks
+ * both on a fresh read of the order before its etag-guarded batch, and a parked item of it is
+ * rejected for the same reasons when its order's batch or a drain meets it, so none can apply it
+ * later. Nothing else voids a claim: an item rejected `OrderNeverArrived` comes back parked afresh
+ * from a late copy or a resubmit, already past the claim; a rejection record is found by MessageId,
+ * which the sender chooses (another message rejected under it says nothing of this one); and
+ * without a refusal the claimer may still be on its way to its effect (a crash between the claim
+ * and the batch): the claim holds, never two effects.
  */
 async function isVoid(claim: PaymentClaimDocument, ctx: FlowContext): Promise<boolean> {
   const orderId = claim.paymentOrderId;
-  if (await ctx.store.read(orderId, inboxMarkerId(claim.dedupKey))) return false;
-  const parked = await ctx.store.read<ParkedItemDocument>(orderId, parkedPaymentId(claim.dedupKey));
-  if (parked) return parked.document.state === 'rejected';
-  return claim.messageId !== undefined && (await findRejectionRecord(ctx.store, claim.messageId, orderId, ctx.consumerName)) !== undefined;
+  const order = await ctx.store.read<OrderDocument>(orderId, orderDocumentId(orderId));
+  if (order === undefined || (paymentCurrencyMismatch(order.document, claim) ?? paymentOutOfRange(order.document, claim)) === undefined) return false;
+  // The order first, then the marker: a claimer that applied after the order was read finds it too
+  // full for itself, never for a second copy, and its marker (written in one batch with the order) is
+  // there to be read. Read the other way round, an order the claimer just filled looks full for it.
+  return (await ctx.store.read(orderId, inboxMarkerId(claim.dedupKey))) === undefined;
 }
 
 /** A claim this message may go on under (sameRequestOrCopy): the claimer itself again, or a copy seen as the claimer. */
