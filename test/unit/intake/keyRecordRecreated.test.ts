@@ -114,3 +114,34 @@ describe("a key's record created again by another request while the first reques
     expect(await t.outboxEntry('o-2')).toBeDefined();
   });
 });
+
+describe('a retry of an accepted request after its key, its record run out, was used again for another order', () => {
+  it("replays the stored 202 from the order's claim, as INTAKE_KEY_RETENTION_SECONDS promises, not a 422; the other order's record is left as it is", async () => {
+    const t = setUp();
+    const first = await requestFor('k-1', 'o-1');
+    const accepted = await acceptOrderOnce(first, 'first', t.ctx);
+    t.advance(retentionSeconds);
+    // Once the retention has run out the key is free: another request uses it for another order.
+    expect(await acceptOrderOnce(await requestFor('k-1', 'o-2'), 'other', t.ctx)).toMatchObject({ outcome: 'created', response: { status: 202 } });
+    const otherRecord = await t.keyRecord('k-1');
+
+    const retry = await acceptOrderOnce(first, 'late-retry', t.ctx);
+
+    expect(retry).toEqual({
+      outcome: 'duplicate',
+      response: { ...accepted.response, headers: { ...accepted.response.headers, 'Idempotent-Replayed': 'true' } },
+    });
+    expect(await t.keyRecord('k-1')).toEqual(otherRecord);
+    expect(t.memory.list('o-1').filter((d) => (d as { docType?: string }).docType === 'outbox')).toHaveLength(1);
+  });
+
+  it("still answers 422 to another body under the key when the order's claim is not that request's", async () => {
+    const t = setUp();
+    await acceptOrderOnce(await requestFor('k-1', 'o-1'), 'first', t.ctx);
+
+    const reused = await acceptOrderOnce(await requestFor('k-1', 'o-2'), 'other', t.ctx);
+
+    expect(reused).toMatchObject({ outcome: 'conflict', response: { status: 422 } });
+    expect(await t.outboxEntry('o-2')).toBeUndefined();
+  });
+});
