@@ -49,8 +49,9 @@ export const inProgressRetryAfterSeconds = 1;
 /**
  * Accepts an order once per idempotency key, exactly once in effect:
  * 1. the key's record is created `in-progress` (the store refuses a second: two concurrent copies
- *    cannot both proceed), or the existing one decides: another body 422, completed replayed,
- *    in progress 409 unless its owner's lease has expired (then this request takes over);
+ *    cannot both proceed), or the existing one decides: another body 422 (unless the order's
+ *    claim holds this very request, accepted before its record ran out: replayed), completed
+ *    replayed, in progress 409 unless its owner's lease has expired (then this request takes over);
  * 2. the order's claim and its OrderPlaced outbox entry are created in one batch in the order's
  *    partition: the claim's fixed id lets the store refuse a second claim for one order;
  * 3. the key's record is completed with the response.
@@ -69,7 +70,7 @@ export async function acceptOrderOnce(request: CallerOrderRequest, owner: string
     // Reported to exist, then read as gone (its retention ran out): create it again, without a read that would say the same.
     readFirst = found.kind !== 'vanished';
     if (found.kind === 'vanished') continue;
-    if (found.kind === 'other-request') return reusedKey();
+    if (found.kind === 'other-request') return reusedKeyUnlessClaimed(request, ctx);
     const existing = found.existing;
     const record = existing.document;
     // Stryker disable next-line LogicalOperator,ConditionalExpression: a completed record always holds its response, an in-progress one never does
@@ -83,6 +84,17 @@ export async function acceptOrderOnce(request: CallerOrderRequest, owner: string
   }
   // Every read found the record changed again: a storm of retries of one request; ask for one more.
   return { outcome: 'retry', response: inProgress(request) };
+}
+
+/**
+ * The key's record holds another request. Ours may still have been accepted: once its record ran
+ * out, the key was free to be used for another order, and the claim, kept with the order, holds
+ * our answer. That record is the other request's, so it is left as it is.
+ */
+async function reusedKeyUnlessClaimed(request: CallerOrderRequest, ctx: IntakeContext): Promise<IntakeResult> {
+  const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
+  if (claim && isSameRequest(claim.document, asClaimed(request))) return { outcome: 'duplicate', response: replayed(claim.document.response) };
+  return reusedKey();
 }
 
 /**
