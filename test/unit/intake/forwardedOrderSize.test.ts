@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore } from '../../../src/idempotency/index.js';
-import { orderPlacedOutboxId } from '../../../src/intake/index.js';
+import { orderPlacedOutboxId, readOrderRequest } from '../../../src/intake/index.js';
 import type { OutboxDocument } from '../../../src/outbox/index.js';
 import { decodeJsonBody } from '../../../src/servicebus/messageBody.js';
 import { intakeOn } from '../../support/intakeHarness.js';
@@ -51,5 +51,12 @@ describe('an order within INTAKE_MAX_BODY_BYTES as the client wrote it', () => {
     expect(answer.status).toBe(202);
     const entry = (await store.read<OutboxDocument>('o-1', orderPlacedOutboxId('o-1')))?.document;
     expect(() => decodeJsonBody(entry?.message.body, limitBytes)).not.toThrow();
+  });
+
+  it('is accepted at exactly the limit as it is sent on, and refused a byte under it', async () => {
+    const sentOnBytes = new TextEncoder().encode(JSON.stringify(JSON.parse(compactOrder(19)))).byteLength;
+
+    expect(await readOrderRequest(post(compactOrder(19)), sentOnBytes)).toMatchObject({ order: { orderId: 'o-1' } });
+    expect(await readOrderRequest(post(compactOrder(19)), sentOnBytes - 1)).toMatchObject({ status: 413 });
   });
 });
