@@ -38,6 +38,8 @@ export function readIdempotencyKey(value: string | null): IdempotencyKeyReading 
 function readSfString(text: string): IdempotencyKeyReading {
   if (text === '""') return malformed(`the Idempotency-Key is an empty sf-string; send a key, such as "${example}"`);
   const key = parseIdempotencyKey(text);
+  // Spaces are all an sf-string may hold of white space: a blank key, which every careless client would share.
+  if (key !== undefined && key.trim() === '') return malformed(`the Idempotency-Key is an sf-string of spaces only; send a key, such as "${example}"`);
   if (key !== undefined) return { kind: 'key', key };
   return malformed(
     `a quoted Idempotency-Key must be one non-empty sf-string (RFC 8941): printable ASCII in double quotes, with \\ and " escaped, such as "${example}"`,

@@ -37,14 +37,21 @@ export interface IntakeResult {
   readonly response: IntakeResponse;
 }
 
+/** The key's record as one request knows it: a record under the id is that request's when it holds its fingerprint. */
+interface RequestKey {
+  readonly id: string;
+  readonly fingerprint: string;
+}
+
 /** Seconds a client waits before asking again about a request still being handled: most take milliseconds. */
 export const inProgressRetryAfterSeconds = 1;
 
 /**
  * Accepts an order once per idempotency key, exactly once in effect:
  * 1. the key's record is created `in-progress` (the store refuses a second: two concurrent copies
- *    cannot both proceed), or the existing one decides: another body 422, completed replayed,
- *    in progress 409 unless its owner's lease has expired (then this request takes over);
+ *    cannot both proceed), or the existing one decides: another body 422 (unless the order's
+ *    claim holds this very request, accepted before its record ran out: replayed), completed
+ *    replayed, in progress 409 unless its owner's lease has expired (then this request takes over);
  * 2. the order's claim and its OrderPlaced outbox entry are created in one batch in the order's
  *    partition: the claim's fixed id lets the store refuse a second claim for one order;
  * 3. the key's record is completed with the response.
@@ -55,15 +62,15 @@ export const inProgressRetryAfterSeconds = 1;
  * judged by reading the claim back.
  */
 export async function acceptOrderOnce(request: CallerOrderRequest, owner: string, ctx: IntakeContext, traceparent?: string): Promise<IntakeResult> {
-  const keyId = intakeKeyRecordId(request.idempotencyKey, request.caller);
+  const key: RequestKey = { id: intakeKeyRecordId(request.idempotencyKey, request.caller), fingerprint: request.fingerprint };
   let readFirst = true;
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const found = await findOrCreateKeyRecord(request, keyId, owner, ctx, readFirst);
-    if (found.kind === 'committed') return carryOut(request, keyId, ctx, traceparent);
+    const found = await findOrCreateKeyRecord(request, key.id, owner, ctx, readFirst);
+    if (found.kind === 'committed') return carryOut(request, key, ctx, traceparent);
     // Reported to exist, then read as gone (its retention ran out): create it again, without a read that would say the same.
     readFirst = found.kind !== 'vanished';
     if (found.kind === 'vanished') continue;
-    if (found.kind === 'other-request') return reusedKey();
+    if (found.kind === 'other-request') return reusedKeyUnlessClaimed(request, ctx);
     const existing = found.existing;
     const record = existing.document;
     // Stryker disable next-line LogicalOperator,ConditionalExpression: a completed record always holds its response, an in-progress one never does
@@ -71,12 +78,23 @@ export async function acceptOrderOnce(request: CallerOrderRequest, owner: string
     // In progress: its batch may have committed already (the owner died before step 3).
     const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
     if (claim && isSameRequest(claim.document, asClaimed(request)))
-      return finish(keyId, { outcome: 'duplicate', response: replayed(claim.document.response) }, ctx);
+      return finish(key, { outcome: 'duplicate', response: replayed(claim.document.response) }, ctx);
     if (leaseIsLive(record, ctx.now())) return { outcome: 'retry', response: inProgress(request) };
-    if (await takeOver(existing, owner, ctx)) return carryOut(request, keyId, ctx, traceparent);
+    if (await takeOver(existing, owner, ctx)) return carryOut(request, key, ctx, traceparent);
   }
   // Every read found the record changed again: a storm of retries of one request; ask for one more.
   return { outcome: 'retry', response: inProgress(request) };
+}
+
+/**
+ * The key's record holds another request. Ours may still have been accepted: once its record ran
+ * out, the key was free to be used for another order, and the claim, kept with the order, holds
+ * our answer. That record is the other request's, so it is left as it is.
+ */
+async function reusedKeyUnlessClaimed(request: CallerOrderRequest, ctx: IntakeContext): Promise<IntakeResult> {
+  const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
+  if (claim && isSameRequest(claim.document, asClaimed(request))) return { outcome: 'duplicate', response: replayed(claim.document.response) };
+  return reusedKey();
 }
 
 /**
@@ -96,7 +114,7 @@ async function findOrCreateKeyRecord(
   return createOrClassify(ctx.store, keyId, newKeyRecord(request, owner, ctx), isSame);
 }
 
-async function carryOut(request: CallerOrderRequest, keyId: string, ctx: IntakeContext, traceparent: string | undefined): Promise<IntakeResult> {
+async function carryOut(request: CallerOrderRequest, key: RequestKey, ctx: IntakeContext, traceparent: string | undefined): Promise<IntakeResult> {
   const { orderId } = request.order;
   const [claimRead, orderRead] = await Promise.allSettled([
     ctx.store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId)),
@@ -105,8 +123,8 @@ async function carryOut(request: CallerOrderRequest, keyId: string, ctx: IntakeC
   ]);
   // The claim alone decides when there is one: a failed order read beside it must not turn a decided answer into a 503.
   const claim = settledValue(claimRead);
-  if (claim) return settleWithClaim(claim.document, request, keyId, ctx);
-  if (settledValue(orderRead)) return finish(keyId, { outcome: 'invalid', response: orderIdTaken() }, ctx);
+  if (claim) return settleWithClaim(claim.document, request, key, ctx);
+  if (settledValue(orderRead)) return finish(key, { outcome: 'invalid', response: orderIdTaken() }, ctx);
   const acceptedAt = ctx.now().toISOString();
   const event = orderPlacedEvent(request, acceptedAt, ctx, traceparent);
   const response = accepted(orderId, event.message.messageId, acceptedAt);
@@ -121,17 +139,17 @@ async function carryOut(request: CallerOrderRequest, keyId: string, ctx: IntakeC
     acceptedAt,
   };
   const result = await commitOrJudgeByClaim(newClaim, event, ctx);
-  if (result === 'applied-unseen' || result.kind === 'committed') return finish(keyId, { outcome: 'created', response }, ctx);
+  if (result === 'applied-unseen' || result.kind === 'committed') return finish(key, { outcome: 'created', response }, ctx);
   // The claim read back after a failed batch decides, as the first read's would have: reading it again could only fail.
-  if (result.kind === 'claimed-by-another') return settleWithClaim(result.claim, request, keyId, ctx);
+  if (result.kind === 'claimed-by-another') return settleWithClaim(result.claim, request, key, ctx);
   // Stryker disable next-line ConditionalExpression,LogicalOperator: on any other failure there is no claim, so the read below finds none and the order-exists answer follows either way
   if (result.kind === 'already-exists' && result.operationIndex === 0) {
     const winner = await ctx.store.read<OrderIntakeClaim>(orderId, orderIntakeClaimId(orderId));
     // Stryker disable next-line ConditionalExpression: a claim has no ttl and is never deleted, so after a 409 on it the read finds it
-    if (winner) return settleWithClaim(winner.document, request, keyId, ctx);
+    if (winner) return settleWithClaim(winner.document, request, key, ctx);
   }
   // An OrderPlaced entry without a claim: written by hand or by another tool. Never publish a second.
-  return finish(keyId, { outcome: 'invalid', response: orderIdTaken() }, ctx);
+  return finish(key, { outcome: 'invalid', response: orderIdTaken() }, ctx);
 }
 
 /** A read's value, or its failure thrown: both reads were started together, and neither is left unobserved. */
@@ -168,11 +186,11 @@ function orderPlacedEvent(request: OrderRequest, acceptedAt: string, ctx: Intake
  * ours is a 409 naming it; our key with another body (possible only once the key's record has
  * expired) is a 422.
  */
-async function settleWithClaim(claim: OrderIntakeClaim, request: CallerOrderRequest, keyId: string, ctx: IntakeContext): Promise<IntakeResult> {
-  if (claim.caller !== callerScope(request.caller)) return finish(keyId, { outcome: 'invalid', response: orderIdTaken() }, ctx);
-  if (claim.idempotencyKey !== request.idempotencyKey) return finish(keyId, { outcome: 'invalid', response: orderExists(request.order.orderId) }, ctx);
-  if (!isSameRequest(claim, asClaimed(request))) return finish(keyId, reusedKey(), ctx);
-  return finish(keyId, { outcome: 'duplicate', response: replayed(claim.response) }, ctx);
+async function settleWithClaim(claim: OrderIntakeClaim, request: CallerOrderRequest, key: RequestKey, ctx: IntakeContext): Promise<IntakeResult> {
+  if (claim.caller !== callerScope(request.caller)) return finish(key, { outcome: 'invalid', response: orderIdTaken() }, ctx);
+  if (claim.idempotencyKey !== request.idempotencyKey) return finish(key, { outcome: 'invalid', response: orderExists(request.order.orderId) }, ctx);
+  if (!isSameRequest(claim, asClaimed(request))) return finish(key, reusedKey(), ctx);
+  return finish(key, { outcome: 'duplicate', response: replayed(claim.response) }, ctx);
 }
 
 /**
@@ -217,9 +235,9 @@ function asClaimed(request: CallerOrderRequest): Pick<OrderIntakeClaim, 'idempot
  * an order), so a store that fails now does not change it: the record stays in progress and the
  * next retry, which finds the same claim or order, completes it.
  */
-async function finish(keyId: string, result: IntakeResult, ctx: IntakeContext): Promise<IntakeResult> {
+async function finish(key: RequestKey, result: IntakeResult, ctx: IntakeContext): Promise<IntakeResult> {
   try {
-    await completeKeyRecord(keyId, result.response, ctx);
+    await completeKeyRecord(key, result.response, ctx);
   } catch (error) {
     if (!(error instanceof TransientStoreError)) throw error;
   }
@@ -228,15 +246,17 @@ async function finish(keyId: string, result: IntakeResult, ctx: IntakeContext): 
 
 /**
  * Step 3, guarded by the record's etag. Whoever completes it first wins; every writer derives the
- * same response from the same claim, so a loser has nothing to correct.
+ * same response from the same claim, so a loser has nothing to correct. Only a record of this
+ * request is completed: once ours ran out, another request may have created the key's record
+ * again, and our answer stored there would be replayed to its retries (its own order never made).
  */
-async function completeKeyRecord(keyId: string, response: IntakeResponse, ctx: IntakeContext): Promise<void> {
+async function completeKeyRecord(key: RequestKey, response: IntakeResponse, ctx: IntakeContext): Promise<void> {
   for (let attempt = 1; attempt <= ctx.maxConcurrencyAttempts; attempt += 1) {
-    const current = await ctx.store.read<IntakeKeyRecord>(keyId, keyId);
+    const current = await ctx.store.read<IntakeKeyRecord>(key.id, key.id);
     // Gone (expired) or already completed: the claim, or the record, holds the answer already.
-    if (!current || current.document.state === 'completed') return;
+    if (!current || current.document.state === 'completed' || current.document.fingerprint !== key.fingerprint) return;
     const completed: IntakeKeyRecord = { ...current.document, state: 'completed', response, completedAt: ctx.now().toISOString() };
-    const result = await ctx.store.commit(keyId, [replace(completed, current.etag)]);
+    const result = await ctx.store.commit(key.id, [replace(completed, current.etag)]);
     // Stryker disable next-line ConditionalExpression: going round again after a write that won reads the record completed (or gone) and returns, with nothing written
     if (result.kind !== 'lost-race') return;
   }

@@ -50,6 +50,12 @@ export async function readOrderRequest(request: IntakeHttpRequest, maxBodyBytes:
   }
   const parsed = orderPlacedSchema.safeParse(value);
   if (!parsed.success) return invalidOrder(parsed.error);
+  // What the queue carries is the validated order written out again, its numbers in full (`1e5` is
+  // 100000): it must fit the same bound, which is at most MAX_MESSAGE_BYTES, or the consumer refuses it.
+  const sentOn = new TextEncoder().encode(JSON.stringify(parsed.data)).byteLength;
+  if (sentOn > maxBodyBytes) {
+    return tooLarge(`as it is sent on to the orders queue (fields an order does not have left out, numbers written in full) is ${sentOn} bytes`, maxBodyBytes);
+  }
   return { idempotencyKey, order: parsed.data, fingerprint: fingerprintPayload('OrderPlaced', parsed.data) };
 }
 

@@ -10,6 +10,8 @@ export const explorationBudget = {
   /** The outbox marking its entries before sending them. */
   'outbox/mark-before-send': { seed: 20_261_203, numRuns: 400, endOnFailure: true },
   intake: { seed: 20_261_203, numRuns: 1500 },
+  /** The intake with key records that run out (30 s) under requests still handled or retried. */
+  'intake/keys-expire': { seed: 20_261_203, numRuns: 1500 },
   /** The intake answering 503 after a claim batch whose answer was lost, without reading the claim back (before 9dcb195). */
   'intake/no-claim-read-back': { seed: 20_261_203, numRuns: 400, endOnFailure: true },
   shipments: { seed: 20_261_203, numRuns: 600 },

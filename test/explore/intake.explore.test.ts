@@ -47,6 +47,16 @@ describe('the HTTP intake, explored', () => {
     explorationBudget.timeoutMs,
   );
 
+  it(
+    'with key records that run out under requests still handled or retried, and keys used again: the same, and every attempt started once its request was claimed answers its 202 or asks to retry',
+    async () => {
+      const result = await fc.check(intakeProperty({ keysExpire: true }), explorationBudget['intake/keys-expire']);
+      expect(result.failed, describeFailure(result)).toBe(false);
+      expect(result.numRuns).toBe(explorationBudget['intake/keys-expire'].numRuns);
+    },
+    explorationBudget.timeoutMs,
+  );
+
   // Counterexamples that long `npm run explore` runs found, replayed at their shrunk path so that each
   // schedule is checked on every run.
   it.each([

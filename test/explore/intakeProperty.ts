@@ -19,5 +19,5 @@ export function intakePredicate(options: IntakeWorldOptions = {}, tally?: Map<st
 
 /** The HTTP intake (concurrent copies and conflicts under one key, client retries, crashes) against the scheduled store. */
 export function intakeProperty(options: IntakeWorldOptions = {}, tally?: Map<string, number>) {
-  return fc.asyncProperty(intakeScenarioArb(), fc.scheduler(), intakePredicate(options, tally));
+  return fc.asyncProperty(intakeScenarioArb({ keysExpire: options.keysExpire }), fc.scheduler(), intakePredicate(options, tally));
 }

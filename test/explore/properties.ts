@@ -72,6 +72,11 @@ export const explorationProperties: Readonly<Record<string, ExplorationProperty>
     check: checking(() => intakeProperty()),
     expectsCounterexample: false,
   },
+  'intake/keys-expire': {
+    description: 'the same, with key records kept 30 s: they run out under requests still handled or retried, and the key is used again',
+    check: checking(() => intakeProperty({ keysExpire: true })),
+    expectsCounterexample: false,
+  },
   'intake/no-claim-read-back': {
     description: 'the same, with a claim batch whose answer was lost answered 503 without reading the claim back (before 9dcb195)',
     check: checking(() => intakeProperty({ noClaimReadBack: true })),

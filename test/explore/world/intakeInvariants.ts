@@ -13,7 +13,9 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
  *   showed it its request's claim: it knew the order was accepted;
  * - every 202 is the claim's stored answer, to the byte of its body, for the claim's key and body;
  * - per key, the body its record holds gets the accepted answer (or "order exists" when another
- *   key holds the order), any other body a 422, never a 202;
+ *   key holds the order), any other body a 422, never a 202 (where records may run out, that is
+ *   left unchecked: a key is free again once its record has run out);
+ * - an attempt started once its request's claim was applied answers that 202, or asks to retry;
  * - each claimed order has exactly one OrderPlaced outbox entry, under the MessageId the 202 names,
  *   and an order without a claim has none.
  */
@@ -33,11 +35,26 @@ export function checkIntakeAtQuiescence(run: IntakeRun): string[] {
     }
   }
 
-  for (const client of run.clients) violations.push(...checkClient(client, claimOf(intakeBodies[client.plan.body].orderId), recordOf(client.plan.key)));
+  for (const client of run.clients) {
+    const orderId = intakeBodies[client.plan.body].orderId;
+    const claimedBefore = run.memory.claimAppliedAt.get(orderId);
+    violations.push(...checkClient(client, claimOf(orderId), run.keysExpire ? 'expired' : recordOf(client.plan.key), claimedBefore));
+  }
   return violations;
 }
 
-function checkClient(client: ClientRecord, claim: OrderIntakeClaim | undefined, record: IntakeKeyRecord | undefined): string[] {
+/**
+ * `record` is the key's record at quiescence; 'expired' when records may have run out, so that the
+ * record left need not be the one the client's requests met (nor the answers it heard before it ran
+ * out): then only the answers of attempts started once the client's own claim was applied are known.
+ * `claimApplied` is the store's commit count when the order's claim batch was applied.
+ */
+function checkClient(
+  client: ClientRecord,
+  claim: OrderIntakeClaim | undefined,
+  record: IntakeKeyRecord | undefined | 'expired',
+  claimApplied: number | undefined,
+): string[] {
   const { plan } = client;
   const violations: string[] = [];
   const ours = claim !== undefined && claim.idempotencyKey === plan.key && claim.fingerprint === client.fingerprint;
@@ -55,6 +72,9 @@ function checkClient(client: ClientRecord, claim: OrderIntakeClaim | undefined, 
       );
     if (response.status === 202 && ours && !same(response.body, claim.response.body))
       violations.push(`${attempt.name} answered ${describeResponse(response)}; the stored answer is ${describeResponse(claim.response)}`);
+    // Started with its request's claim in the store: whatever became of the key's record, the claim holds the answer.
+    if (ours && claimApplied !== undefined && claimApplied <= attempt.startedAfterCommits && response.status !== 202 && !asksForRetry(response))
+      violations.push(`${attempt.name} started after its request's claim was applied, and answered ${describeResponse(response)}, not its 202`);
   }
   const final = client.heard;
   if (!final || asksForRetry(final))
@@ -62,6 +82,7 @@ function checkClient(client: ClientRecord, claim: OrderIntakeClaim | undefined, 
       ...violations,
       `${plan.client} (${plan.key}, body ${plan.body}) has no final answer after ${client.attempts.length} attempts (last heard: ${final ? describeResponse(final) : 'nothing'})`,
     ];
+  if (record === 'expired') return violations;
   const expected = !record
     ? 'its key recorded'
     : record.fingerprint !== client.fingerprint

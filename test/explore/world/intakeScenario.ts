@@ -41,10 +41,22 @@ export interface IntakeScenario {
 }
 
 export const intakeLeaseSeconds = 10;
+/**
+ * The key records' retention when the world lets them run out (`intakeScenarioArb({ keysExpire: true })`):
+ * the least start-up allows over a client retry horizon of 20 s, so a tick of it ends every record.
+ */
+export const intakeExpiringKeyRetentionSeconds = 30;
+export const intakeExpiringKeyRetryHorizonSeconds = intakeExpiringKeyRetentionSeconds - intakeLeaseSeconds;
 
 const faultArb = fc.constantFrom<WriteFate>('refused-429', 'refused-503', 'refused-408', 'lost-408', 'lost-reset');
 
-export function intakeScenarioArb(): fc.Arbitrary<IntakeScenario> {
+/**
+ * With `keysExpire`, a tick may also be a whole key retention: records run out while requests under
+ * their keys are handled or retried, and the key is free for another order. Without it the ticks
+ * are those the replayed counterexamples' paths were drawn from.
+ */
+export function intakeScenarioArb(options: { readonly keysExpire?: boolean } = {}): fc.Arbitrary<IntakeScenario> {
+  const tick = options.keysExpire ? fc.constantFrom(1, intakeLeaseSeconds + 1, intakeExpiringKeyRetentionSeconds) : fc.constantFrom(1, intakeLeaseSeconds + 1);
   return fc
     .record({
       // Mostly the same key: the concurrent copies and conflicts are what the intake is for.
@@ -56,7 +68,7 @@ export function intakeScenarioArb(): fc.Arbitrary<IntakeScenario> {
         { minLength: 1, maxLength: 4 },
       ),
       answersLost: fc.array(fc.nat(8), { maxLength: 2 }),
-      ticks: fc.array(fc.constantFrom(1, intakeLeaseSeconds + 1), { maxLength: 2 }),
+      ticks: fc.array(tick, { maxLength: 2 }),
       faults: fc.array(fc.record({ at: fc.nat(10), fate: faultArb }), { maxLength: 3 }),
       readFaults: fc.array(fc.record({ at: fc.nat(16), fate: fc.constantFrom<ReadFate>('refused-429', 'refused-503', 'refused-408') }), { maxLength: 2 }),
       crashes: fc.array(fc.record({ invocation: fc.nat(6), atAwait: fc.integer({ min: 1, max: 7 }), afterApplying: fc.boolean() }), { maxLength: 2 }),

@@ -12,7 +12,7 @@ import { orderRequest } from '../../support/intakeHarness.js';
 import { AwaitPoints } from './awaitPoints.js';
 import type { Actor } from './awaitPoints.js';
 import type { ClientPlan, IntakeScenario } from './intakeScenario.js';
-import { intakeBodies, intakeLeaseSeconds } from './intakeScenario.js';
+import { intakeBodies, intakeExpiringKeyRetentionSeconds, intakeExpiringKeyRetryHorizonSeconds, intakeLeaseSeconds } from './intakeScenario.js';
 import { untilIdle, worldStartMs } from './orderWorld.js';
 import { ReadFates, withReadFates } from './readFates.js';
 import { ScheduledStore } from './scheduledStore.js';
@@ -26,6 +26,11 @@ export interface IntakeWorldOptions {
    * as it did before the claim was read back.
    */
   readonly noClaimReadBack?: boolean;
+  /**
+   * Key records kept only `intakeExpiringKeyRetentionSeconds` (the scenario's ticks may be that long,
+   * and the backstop's moves add up to it): a record runs out under a request still handled or retried.
+   */
+  readonly keysExpire?: boolean;
 }
 
 /** One invocation of the intake for one client's attempt, and what the world saw of it. */
@@ -40,6 +45,8 @@ export interface IntakeAttempt {
   readBackRefused: boolean;
   /** The store showed this invocation its request's claim (same key and body). */
   sawOwnClaim: boolean;
+  /** The commits the store had applied when this invocation started (`AppliedBatches.appliedCount`). */
+  readonly startedAfterCommits: number;
 }
 
 export interface ClientRecord {
@@ -56,17 +63,27 @@ export interface ClientRecord {
  * was applied cannot be read off the claim: two copies of one request in the same second write
  * identical claims, and the one whose batch met the other's (409) did not apply its own.
  */
-class AppliedBatches extends InMemoryDocumentStore {
+export class AppliedBatches extends InMemoryDocumentStore {
   readonly applied = new WeakSet<readonly WriteOperation[]>();
+  /** Commits applied so far: a count that orders them against the start of an invocation. */
+  appliedCount = 0;
+  /** Per order, the `appliedCount` its claim batch made. */
+  readonly claimAppliedAt = new Map<string, number>();
   override async commit(partitionKey: string, operations: readonly WriteOperation[]): Promise<CommitResult> {
     const result = await super.commit(partitionKey, operations);
-    if (result.kind === 'committed') this.applied.add(operations);
+    if (result.kind === 'committed') {
+      this.applied.add(operations);
+      this.appliedCount += 1;
+      if (operations.some((op) => (op.document as { docType?: string }).docType === 'intake')) this.claimAppliedAt.set(partitionKey, this.appliedCount);
+    }
     return result;
   }
 }
 
 export interface IntakeRun {
-  readonly memory: InMemoryDocumentStore;
+  /** Key records may have run out: a key's final record need not be the one its client's requests met. */
+  readonly keysExpire: boolean;
+  readonly memory: AppliedBatches;
   readonly timeline: Timeline;
   readonly clients: readonly ClientRecord[];
   readonly stuck: readonly string[];
@@ -77,12 +94,18 @@ export const attemptsBeforeBackstop = 6;
 
 const silent: LogSink = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const meter = metrics.getMeter('explore');
-const settings: Settings = loadSettings({
+const worldSettings = {
   ServiceBusConnection: 'Endpoint=sb://127.0.0.1/;SharedAccessKeyName=k;SharedAccessKey=k',
   ORDERS_QUEUE_NAME: 'orders',
   COSMOS_ENDPOINT: 'https://127.0.0.1:8081/',
   INTAKE_LEASE_SECONDS: String(intakeLeaseSeconds),
   RETRY_STATE_SIGNING_KEY: 'k'.repeat(32),
+};
+const settings: Settings = loadSettings(worldSettings);
+const expiringKeySettings: Settings = loadSettings({
+  ...worldSettings,
+  INTAKE_KEY_RETENTION_SECONDS: String(intakeExpiringKeyRetentionSeconds),
+  INTAKE_CLIENT_RETRY_HORIZON_SECONDS: String(intakeExpiringKeyRetryHorizonSeconds),
 });
 
 /** An answer the client must ask again about: the store unavailable, or the first request still in progress. */
@@ -181,7 +204,14 @@ export async function runIntakeWorld(scenario: IntakeScenario, s: Scheduler, opt
     const index = invocations;
     invocations += 1;
     const name = `${client.plan.client}#${client.attempts.length + 1}`;
-    const record: IntakeAttempt = { name, client: client.plan, ownClaimApplied: false, readBackRefused: false, sawOwnClaim: false };
+    const record: IntakeAttempt = {
+      name,
+      client: client.plan,
+      ownClaimApplied: false,
+      readBackRefused: false,
+      sawOwnClaim: false,
+      startedAfterCommits: memory.appliedCount,
+    };
     client.attempts.push(record);
     const crash = mayFail ? scenario.crashes.find((c) => c.invocation === index) : undefined;
     const actor: Actor = {
@@ -196,7 +226,7 @@ export async function runIntakeWorld(scenario: IntakeScenario, s: Scheduler, opt
     };
     running.add(name);
     timeline.add(name, `POST /api/orders, Idempotency-Key ${client.plan.key}, body ${client.plan.body}`);
-    const intake = createOrderIntake(settings, { store: storeFor(actor, client, record), now, meter });
+    const intake = createOrderIntake(options.keysExpire ? expiringKeySettings : settings, { store: storeFor(actor, client, record), now, meter });
     const response = await intake.handle(orderRequest(client.plan.key, intakeBodies[client.plan.body]), { invocationId: name, log: silent });
     running.delete(name);
     record.response = response;
@@ -230,5 +260,5 @@ export async function runIntakeWorld(scenario: IntakeScenario, s: Scheduler, opt
     for (const client of unanswered()) void s.schedule(Promise.resolve(), `${client.plan.client}: asks again`).then(() => attempt(client, false));
     await untilIdle(s);
   }
-  return { memory, timeline, clients, stuck: [...running] };
+  return { keysExpire: options.keysExpire === true, memory, timeline, clients, stuck: [...running] };
 }

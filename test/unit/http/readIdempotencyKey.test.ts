@@ -53,6 +53,17 @@ describe('readIdempotencyKey', () => {
     expect(refusalOf('""')).toMatchObject({ kind: 'malformed', detail: expect.stringContaining('empty') });
   });
 
+  it('refuses an sf-string of spaces only, as a header of spaces is no key: clients that send a blank key never share one', () => {
+    for (const value of ['" "', '"   "']) {
+      expect(refusalOf(value)).toEqual({
+        kind: 'malformed',
+        title: 'Idempotency-Key header malformed',
+        detail: 'the Idempotency-Key is an sf-string of spaces only; send a key, such as "8e03978e-40d5-43e8-bc93-6894a57f9324"',
+      });
+    }
+    expect(keyOf('" a "')).toBe(' a ');
+  });
+
   it('refuses several values, as two headers or a list arrive, in either form', () => {
     for (const value of ['abc, abc', 'abc,def', '"abc", "abc"', '"a",b', 'a, "b"']) {
       expect(refusalOf(value), value).toMatchObject({ kind: 'malformed', detail: expect.stringContaining('several values') });
