@@ -18,7 +18,8 @@ export const intakeSettings = {
       readBy: ['app'],
       unit: 'bytes',
       defaultNote: '64 KiB',
-      description: 'The largest order `POST /api/orders` accepts (413 above it). At most `MAX_MESSAGE_BYTES`, so an accepted order can always be delivered.',
+      description:
+        'The largest order `POST /api/orders` accepts, as sent and as it is sent on to the queue (numbers written in full): 413 above it. At most `MAX_MESSAGE_BYTES`, so an accepted order can always be delivered.',
     },
   ),
   INTAKE_LEASE_SECONDS: wholeNumber(
