@@ -2,6 +2,7 @@ import type { ServiceBusReceivedMessage } from '@azure/service-bus';
 import Long from 'long';
 import { describe, expect, it } from 'vitest';
 import { planResubmit } from '../../../src/cli/resubmitCopy.js';
+import { refuseAmbiguousPropertyNames } from '../../../src/servicebus/index.js';
 
 const now = Date.parse('2026-11-30T12:00:00Z');
 const original = (overrides: Partial<ServiceBusReceivedMessage> = {}): ServiceBusReceivedMessage =>
@@ -155,6 +156,15 @@ describe('planResubmit', () => {
       'resubmitted-from': 'orders/$DeadLetterQueue#42',
       'resubmit-count': 1,
     });
+  });
+
+  it("drops a sender's other spelling of the tool's own properties, so the consumer does not refuse the copy for two names that differ by case", () => {
+    const sent = { tenant: 't1', 'Resubmit-Count': 3, 'RESUBMITTED-FROM': 'elsewhere', 'Resubmit-Forced-Reason': 'x' };
+    const horizon = { kind: 'forced' as const, reason: 'INC-7', checked: '' };
+    const { copy } = planResubmit(original({ applicationProperties: sent }), { ...options, dedupKey: 'm-1', horizon });
+    const envelope = { messageId: String(copy.messageId), applicationProperties: copy.applicationProperties ?? {} };
+    expect(() => refuseAmbiguousPropertyNames(envelope)).not.toThrow();
+    expect(copy.applicationProperties).toMatchObject({ 'resubmit-count': 1, 'resubmitted-from': 'orders/$DeadLetterQueue#42', 'resubmit-forced-reason': 'INC-7' });
   });
 
   it('addresses the copy to the subscription it is for, and leaves it unaddressed otherwise', () => {
