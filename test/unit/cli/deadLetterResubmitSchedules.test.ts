@@ -1,0 +1,73 @@
+import type { ServiceBusMessage } from '@azure/service-bus';
+import Long from 'long';
+import { describe, expect, it } from 'vitest';
+import { resubmitDeadLetters } from '../../../src/cli/dlqCommands.js';
+import type { DlqContext } from '../../../src/cli/dlqCommands.js';
+import { editAndResubmit } from '../../../src/cli/editResubmit.js';
+import type { ResubmitPolicy } from '../../../src/cli/resubmitHorizon.js';
+import { InMemoryDocumentStore } from '../../../src/idempotency/index.js';
+import { keyOf } from '../../../src/consumer/index.js';
+import { fakeDeadLetterQueue } from '../../support/fakeDeadLetterQueue.js';
+import type { DeadLetterSeed } from '../../support/fakeDeadLetterQueue.js';
+import { paymentReceived } from '../../support/orderMessages.js';
+
+const now = Date.parse('2026-12-03T12:00:00Z');
+const policy: ResubmitPolicy = { retention: { markerTtlSeconds: 30 * 86_400, marginSeconds: 86_400, marginExplanation: 'one day' } };
+const payment = paymentReceived('o-1', { paymentId: 'p-1', amount: 7 });
+const deadLettered = (overrides: Partial<DeadLetterSeed> = {}): DeadLetterSeed => ({
+  sequenceNumber: Long.fromNumber(7),
+  messageId: 'pay-1',
+  subject: 'PaymentReceived',
+  contentType: 'application/json',
+  body: payment,
+  enqueuedTimeUtc: new Date(now - 60_000),
+  deadLetterReason: 'MaxDeliveryCountExceeded',
+  applicationProperties: {},
+  ...overrides,
+});
+
+function contextOf(queue: ReturnType<typeof fakeDeadLetterQueue>): DlqContext {
+  return {
+    receiver: queue.receiver,
+    sender: () => queue.sender,
+    entityPath: 'orders',
+    store: new InMemoryDocumentStore(() => now),
+    duplicateDetectionWindowMs: 600_000,
+    now: () => now,
+    out: { line: () => undefined, progress: () => undefined },
+  };
+}
+
+/** The dedup key the consumer gives a sent copy, or undefined when it would find none. */
+const consumerKeyOf = (m: ServiceBusMessage) =>
+  keyOf({ messageId: m.messageId === undefined ? undefined : String(m.messageId), applicationProperties: m.applicationProperties ?? {} }, undefined)?.value;
+
+describe('resubmit schedules', () => {
+  it('sends no copy of a message without any dedup key, which the consumer refuses keyless, rather than key it by a MessageId the tool made up', async () => {
+    const queue = fakeDeadLetterQueue([deadLettered({ messageId: undefined })]);
+    const reports = await resubmitDeadLetters(contextOf(queue), { targets: ['7'], all: false }, false, policy);
+    expect(queue.sent.map(consumerKeyOf)).toEqual([]);
+    expect(reports).toMatchObject([{ sequenceNumber: 7, outcome: 'refused', detail: expect.stringContaining('no dedup key') }]);
+    expect(queue.remaining().map((m) => m.sequenceNumber?.toNumber())).toEqual([7]);
+  });
+
+  // DEFECT: an edit-resubmit checks only the store for the original's key. A plain resubmit that died
+  // between the send of its copy and the removal of the original leaves that copy, under the
+  // original's key, waiting in the queue; the edit then sends a second message under a new key, and
+  // the consumer applies both: a double effect. See the report for the fix (a store-side record of
+  // the key an edit supersedes, which the consumer honours).
+  it.fails('refuses an edit while a copy that a resubmit sent, and died before removing the original, may still be waiting', async () => {
+    const queue = fakeDeadLetterQueue([deadLettered()]);
+    const ctx = contextOf(queue);
+    const crashed = await resubmitDeadLetters(ctx, { targets: ['pay-1'], all: false }, false, policy, {
+      afterSend: () => {
+        throw new Error('the process died here');
+      },
+    });
+    expect(crashed).toMatchObject([{ outcome: 'failed' }]);
+    queue.expireLocks();
+    const edit = await editAndResubmit(ctx, 'pay-1', async () => ({ ...payment, amount: 8 }));
+    expect(edit?.outcome).toBe('refused');
+    expect(new Set(queue.sent.map(consumerKeyOf))).toEqual(new Set(['pay-1']));
+  });
+});
