@@ -51,6 +51,13 @@ describe('resubmit schedules', () => {
     expect(queue.remaining().map((m) => m.sequenceNumber?.toNumber())).toEqual([7]);
   });
 
+  it("sends no copy that would pin the MessageId as idempotency-key over a CloudEvent whose attributes the consumer refused", async () => {
+    const queue = fakeDeadLetterQueue([deadLettered({ applicationProperties: { 'cloudEvents:id': 'e-1' }, deadLetterReason: 'InvalidCloudEvent' })]);
+    const reports = await resubmitDeadLetters(contextOf(queue), { targets: ['pay-1'], all: false }, false, policy);
+    expect(queue.sent).toEqual([]);
+    expect(reports).toMatchObject([{ outcome: 'refused', detail: expect.stringContaining('no dedup key') }]);
+  });
+
   // DEFECT: an edit-resubmit checks only the store for the original's key. A plain resubmit that died
   // between the send of its copy and the removal of the original leaves that copy, under the
   // original's key, waiting in the queue; the edit then sends a second message under a new key, and
