@@ -46,9 +46,7 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
   const rewritten = [...retryNames, firstEnqueuedAtProperty];
   // The consumer refuses two names that differ only by case: another spelling of a name the tool writes goes.
   const written = [resubmittedFromProperty, resubmitCountProperty, resubmitForcedReasonProperty];
-  const properties = Object.fromEntries(
-    Object.entries(kept).filter(([name]) => !rewritten.includes(name.toLowerCase()) && !isOtherSpelling(name, written)),
-  );
+  const properties = Object.fromEntries(Object.entries(kept).filter(([name]) => !rewritten.includes(name.toLowerCase()) && !isOtherSpelling(name, written)));
   const previousCount = Number(properties[resubmitCountProperty] ?? 0);
   const count = Number.isFinite(previousCount) ? previousCount + 1 : 1;
   const sentAtMs = original.enqueuedTimeUtc?.getTime() ?? options.nowMs;

@@ -41,7 +41,9 @@ export function fakeDeadLetterQueue(seeds: readonly DeadLetterSeed[], duplicates
         .slice(0, max)
         .map((e) => e.message),
     receiveMessages: async (max: number) => {
-      const free = ordered().filter((e) => !e.locked).slice(0, max);
+      const free = ordered()
+        .filter((e) => !e.locked)
+        .slice(0, max);
       for (const e of free) e.locked = true;
       return free.map((e) => e.message);
     },

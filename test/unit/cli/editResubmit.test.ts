@@ -51,7 +51,10 @@ describe('decideEdit', () => {
   });
   it("writes the key without the consumer's prefix, which the consumer adds itself, and goes on from an edit the previous release prefixed", () => {
     const decision = decideEdit(original(), payment, notApplied, 'orders');
-    expect(decision).toMatchObject({ kind: 'send', copy: { messageId: 'pay-1~edit-1', applicationProperties: { 'idempotency-key': 'pay-1~edit-1', 'edited-from': 'pay-1' } } });
+    expect(decision).toMatchObject({
+      kind: 'send',
+      copy: { messageId: 'pay-1~edit-1', applicationProperties: { 'idempotency-key': 'pay-1~edit-1', 'edited-from': 'pay-1' } },
+    });
     const previousRelease = original({ 'idempotency-key': 'orders|pay-1~edit-1', 'edited-from': 'orders|pay-1', 'edit-count': 1 });
     expect(decideEdit(previousRelease, payment, notApplied, 'orders')).toMatchObject({ kind: 'send', copy: { messageId: 'orders|pay-1~edit-2' } });
   });

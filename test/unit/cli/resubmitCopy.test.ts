@@ -164,7 +164,11 @@ describe('planResubmit', () => {
     const { copy } = planResubmit(original({ applicationProperties: sent }), { ...options, dedupKey: 'm-1', horizon });
     const envelope = { messageId: String(copy.messageId), applicationProperties: copy.applicationProperties ?? {} };
     expect(() => refuseAmbiguousPropertyNames(envelope)).not.toThrow();
-    expect(copy.applicationProperties).toMatchObject({ 'resubmit-count': 1, 'resubmitted-from': 'orders/$DeadLetterQueue#42', 'resubmit-forced-reason': 'INC-7' });
+    expect(copy.applicationProperties).toMatchObject({
+      'resubmit-count': 1,
+      'resubmitted-from': 'orders/$DeadLetterQueue#42',
+      'resubmit-forced-reason': 'INC-7',
+    });
   });
 
   it('addresses the copy to the subscription it is for, and leaves it unaddressed otherwise', () => {
