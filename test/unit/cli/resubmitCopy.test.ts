@@ -21,6 +21,9 @@ const original = (overrides: Partial<ServiceBusReceivedMessage> = {}): ServiceBu
 
 const options = { entityPath: 'orders', duplicateDetectionWindowMs: 600_000, nowMs: now };
 
+/** The data section the SDK (7.x dataTransformer.encode) makes of a ServiceBusMessage body: bytes as they are, anything else JSON-encoded. */
+const asSentBySdk = (body: unknown): Buffer => (body instanceof Uint8Array ? Buffer.from(body) : Buffer.from(JSON.stringify(body ?? null), 'utf8'));
+
 describe('planResubmit', () => {
   it('drops the delayed-retry properties and their signature, whatever their case, so a resubmitted copy starts its retry budget afresh', () => {
     const spent = {
@@ -179,6 +182,12 @@ describe('planResubmit', () => {
   it("keeps the original's SessionId, and sets none for an original without one", () => {
     expect(planResubmit(original({ sessionId: 'order-9' }), options).copy.sessionId).toBe('order-9');
     expect(Object.keys(planResubmit(original(), options).copy)).not.toContain('sessionId');
+  });
+
+  it('sends the text of an AMQP value body that is a string as that text, not as a JSON string literal of it', () => {
+    const text = '{"orderId":"o-2"}';
+    const value = original({ body: text, _rawAmqpMessage: { bodyType: 'value', body: text } } as never);
+    expect(asSentBySdk(planResubmit(value, options).copy.body).toString('utf8')).toBe(text);
   });
 
   it('sends a body that was not a data section as the SDK decoded it', () => {
