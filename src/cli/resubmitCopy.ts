@@ -89,12 +89,15 @@ function horizonProperties(horizon: ResubmitOptions['horizon']): Record<string, 
 }
 
 /**
- * A data-section body goes back byte for byte (the SDK's decoded `body` would be re-serialised);
- * other body types go back as the SDK decoded them.
+ * A data-section body goes back byte for byte (the SDK's decoded `body` would be re-serialised); a
+ * string (an AMQP value section) goes back as its UTF-8 text, which the consumer reads as it read
+ * the string: the SDK would send a string as a JSON string literal of it. Other bodies go back as
+ * the SDK decoded them.
  */
 function exactBody(original: ServiceBusReceivedMessage): unknown {
   const bytes = dataBodyBytes(original);
-  return bytes === undefined ? original.body : Buffer.from(bytes);
+  if (bytes !== undefined) return Buffer.from(bytes);
+  return typeof original.body === 'string' ? Buffer.from(original.body, 'utf8') : original.body;
 }
 
 function applicationProperty(properties: Record<string, unknown>, name: string): unknown {
