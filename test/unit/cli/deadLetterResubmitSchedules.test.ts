@@ -85,9 +85,10 @@ describe('resubmit schedules', () => {
 
   // DEFECT: an edit-resubmit checks only the store for the original's key. A plain resubmit that died
   // between the send of its copy and the removal of the original leaves that copy, under the
-  // original's key, waiting in the queue; the edit then sends a second message under a new key, and
-  // the consumer applies both: a double effect. See the report for the fix (a store-side record of
-  // the key an edit supersedes, which the consumer honours).
+  // original's key, waiting in the queue; the edit then sends a second message for the same request
+  // under a new key. Here the paymentId claim turns whichever comes second into a conflict (the
+  // operator's edit may be the one dead-lettered); a message type with no business identity would
+  // apply both. See the report for the fix (a store-side record of the key an edit supersedes).
   it.fails('refuses an edit while a copy that a resubmit sent, and died before removing the original, may still be waiting', async () => {
     const queue = fakeDeadLetterQueue([deadLettered()]);
     const ctx = contextOf(queue);
