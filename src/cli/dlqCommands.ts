@@ -277,11 +277,33 @@ function planOf(
   const dedupKey = dedupKeyOf(envelopeOfReceived(m), bodyForTool(m));
   const plan = (to: string | undefined) =>
     planResubmit(m, { entityPath: ctx.entityPath, to, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now(), horizon });
+  const keyless = keylessCopy(m, dedupKey, plan(ctx.resubmitTo));
+  if (keyless) return { refused: keyless };
   if (!ctx.route) return plan(ctx.resubmitTo);
   const routed = routeCopy(ctx.route, (to) => plan(to).copy);
   if (routed.kind === 'refused') return { refused: routed.why };
   const address = routed.to === undefined ? 'addressed to nobody, as the original was' : `to ${routed.to}`;
   return { ...plan(routed.to), routed: `; ${address}, taken by rule ${routed.rule} of ${ctx.route.subscription}` };
+}
+
+/**
+ * Why a copy must not be sent: the consumer finds no usable key in the original (it refuses it,
+ * never processes it keyless), but would find one in the copy (the MessageId the tool made up, or
+ * that MessageId pinned in `idempotency-key` over a CloudEvent whose attributes are unusable), so
+ * two copies of one message could both apply. A copy as unusable as its original may go: it is refused again.
+ */
+function keylessCopy(m: ServiceBusReceivedMessage, dedupKey: string | undefined, plan: ResubmitPlan): string | undefined {
+  if (dedupKey !== undefined) return undefined;
+  const copy = plan.copy;
+  const copyEnvelope = {
+    ...envelopeOfReceived(m),
+    messageId: copy.messageId === undefined ? undefined : String(copy.messageId),
+    applicationProperties: copy.applicationProperties ?? {},
+  };
+  const copyKey = dedupKeyOf(copyEnvelope, bodyForTool(m));
+  if (copyKey === undefined) return undefined;
+  const name = m.messageId === undefined ? `message #${String(m.sequenceNumber)}` : `message ${String(m.messageId)}`;
+  return `not sent: ${name} has no dedup key the consumer can use (idempotency-key, CloudEvents source and id, or MessageId), and its copy would be keyed by ${copyKey}, which the tool made up; purge it, or have its producer send it again with a key`;
 }
 
 /** The message filters and the bulk ones (`--group` is of this entity's dead-letter queue). */

@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import { PermanentMessageError } from '../idempotency/index.js';
-import { dedupKeyOf, parseOrderMessage } from '../orders/index.js';
+import { dedupKeyOf, idempotencyKeyProperty, parseOrderMessage } from '../orders/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import { forEachLocked, peekAll } from './deadLetterQueue.js';
 import type { DlqContext } from './dlqCommands.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
+import { isOtherSpelling } from './resubmitCopy.js';
 import { storeStateOf } from './storeState.js';
 import type { StoreState } from './storeState.js';
 
@@ -28,7 +29,8 @@ export type EditDecision =
  */
 export function decideEdit(original: ServiceBusReceivedMessage, editedBody: unknown, originalState: StoreState, consumerName?: string): EditDecision {
   const envelope = envelopeOfReceived(original);
-  const originalKey = dedupKeyOf(envelope, original.body, consumerName);
+  // Without the consumer's prefix: the copy's idempotency-key is read by the consumer, which adds it.
+  const originalKey = dedupKeyOf(envelope, original.body);
   if (originalKey === undefined) return { kind: 'refused', detail: 'the original has no dedup key to record the edit against' };
   if (originalState.kind === 'processed' || originalState.kind === 'conflict') {
     return {
@@ -38,11 +40,12 @@ export function decideEdit(original: ServiceBusReceivedMessage, editedBody: unkn
   }
   if (originalState.kind === 'unchecked')
     return { kind: 'refused', detail: 'an edit is sent only when the store shows the original never applied: give --cosmos-endpoint' };
-  const props = original.applicationProperties ?? {};
-  const root = typeof props[editedFromProperty] === 'string' ? (props[editedFromProperty] as string) : originalKey;
-  const n = (Number.isInteger(props[editCountProperty]) ? (props[editCountProperty] as number) : 0) + 1;
+  const { root, count } = editLineage(original.applicationProperties ?? {}, originalKey);
+  const n = count + 1;
   const key = `${root}~edit-${n}`;
-  const applicationProperties = { ...props, 'idempotency-key': key, [editedFromProperty]: root, [editCountProperty]: n };
+  const written = [idempotencyKeyProperty, editedFromProperty, editCountProperty];
+  const kept = Object.fromEntries(Object.entries(original.applicationProperties ?? {}).filter(([name]) => !isOtherSpelling(name, written)));
+  const applicationProperties = { ...kept, [idempotencyKeyProperty]: key, [editedFromProperty]: root, [editCountProperty]: n };
   const copyEnvelope: MessageEnvelope = { ...envelope, messageId: key, applicationProperties };
   try {
     parseOrderMessage(copyEnvelope, editedBody, { consumerName, maxMessageBytes: maxEditedBodyBytes });
@@ -60,6 +63,19 @@ export function decideEdit(original: ServiceBusReceivedMessage, editedBody: unkn
     applicationProperties,
   };
   return { kind: 'send', copy, detail: `sent as ${key}, edited from ${root} (the original's effect was ${originalState.kind}: ${originalState.detail})` };
+}
+
+/**
+ * The first original and how many edits lie between it and this message. `edited-from` and
+ * `edit-count` are a sender's claim unless they lead to the message's own key (`<root>~edit-<count>`,
+ * as the tool wrote them): otherwise the message is an original, so an edit is keyed by its key.
+ */
+function editLineage(props: Readonly<Record<string, unknown>>, originalKey: string): { root: string; count: number } {
+  const root = props[editedFromProperty];
+  const count = props[editCountProperty];
+  if (typeof root === 'string' && Number.isInteger(count) && (count as number) > 0 && `${root}~edit-${String(count)}` === originalKey)
+    return { root, count: count as number };
+  return { root: originalKey, count: 0 };
 }
 
 /** Reads `--body-file`, bounded, as JSON. */

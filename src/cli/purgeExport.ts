@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
 import type { ServiceBusReceivedMessage } from '@azure/service-bus';
+import { dataBodyBytes } from '../servicebus/index.js';
 
 /**
  * `purge` keeps what it removes: each message is written to a JSON-lines file and flushed to disk
@@ -23,12 +24,17 @@ export function defaultPurgeExportPath(scope: Readonly<Record<string, string>>, 
 
 /** One line per message: everything the broker holds of it, the body as text or base64. */
 export function exportLine(m: ServiceBusReceivedMessage): string {
+  // A data section is kept as its bytes: the SDK's `body` is its own JSON.parse of them, which rounds
+  // large integers and drops repeated fields, and the export is all that is left of a purged message.
+  const bytes = dataBodyBytes(m);
   const body =
-    m.body instanceof Uint8Array
-      ? { bodyBase64: Buffer.from(m.body).toString('base64') }
-      : typeof m.body === 'string'
-        ? { bodyText: m.body }
-        : { body: m.body };
+    bytes !== undefined
+      ? bytesBody(bytes)
+      : m.body instanceof Uint8Array
+        ? { bodyBase64: Buffer.from(m.body).toString('base64') }
+        : typeof m.body === 'string'
+          ? { bodyText: m.body }
+          : { body: m.body };
   return `${JSON.stringify({
     sequenceNumber: m.sequenceNumber?.toString(),
     messageId: m.messageId === undefined ? undefined : String(m.messageId),
@@ -45,6 +51,15 @@ export function exportLine(m: ServiceBusReceivedMessage): string {
     applicationProperties: m.applicationProperties,
     ...body,
   })}\n`;
+}
+
+/** UTF-8 text as it is; anything else as base64, so no byte is replaced. */
+function bytesBody(bytes: Uint8Array): { bodyText: string } | { bodyBase64: string } {
+  try {
+    return { bodyText: new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes) };
+  } catch {
+    return { bodyBase64: Buffer.from(bytes).toString('base64') };
+  }
 }
 
 export async function openPurgeExport(path: string): Promise<PurgeExport> {

@@ -44,7 +44,9 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
   const retryNames: readonly string[] = Object.values(retryProperties);
   // The lineage time is written afresh below, from the earliest the tool saw: a copy of it in another case must not linger.
   const rewritten = [...retryNames, firstEnqueuedAtProperty];
-  const properties = Object.fromEntries(Object.entries(kept).filter(([name]) => !rewritten.includes(name.toLowerCase())));
+  // The consumer refuses two names that differ only by case: another spelling of a name the tool writes goes.
+  const written = [resubmittedFromProperty, resubmitCountProperty, resubmitForcedReasonProperty];
+  const properties = Object.fromEntries(Object.entries(kept).filter(([name]) => !rewritten.includes(name.toLowerCase()) && !isOtherSpelling(name, written)));
   const previousCount = Number(properties[resubmitCountProperty] ?? 0);
   const count = Number.isFinite(previousCount) ? previousCount + 1 : 1;
   const sentAtMs = original.enqueuedTimeUtc?.getTime() ?? options.nowMs;
@@ -87,14 +89,22 @@ function horizonProperties(horizon: ResubmitOptions['horizon']): Record<string, 
 }
 
 /**
- * A data-section body goes back byte for byte (the SDK's decoded `body` would be re-serialised);
- * other body types go back as the SDK decoded them.
+ * A data-section body goes back byte for byte (the SDK's decoded `body` would be re-serialised); a
+ * string (an AMQP value section) goes back as its UTF-8 text, which the consumer reads as it read
+ * the string: the SDK would send a string as a JSON string literal of it. Other bodies go back as
+ * the SDK decoded them.
  */
 function exactBody(original: ServiceBusReceivedMessage): unknown {
   const bytes = dataBodyBytes(original);
-  return bytes === undefined ? original.body : Buffer.from(bytes);
+  if (bytes !== undefined) return Buffer.from(bytes);
+  return typeof original.body === 'string' ? Buffer.from(original.body, 'utf8') : original.body;
 }
 
 function applicationProperty(properties: Record<string, unknown>, name: string): unknown {
   return Object.entries(properties).find(([k]) => k.toLowerCase() === name)?.[1];
+}
+
+/** `name` is one of `names` in another case: kept beside the tool's own spelling, the consumer would refuse the message. */
+export function isOtherSpelling(name: string, names: readonly string[]): boolean {
+  return names.some((n) => n !== name && n === name.toLowerCase());
 }

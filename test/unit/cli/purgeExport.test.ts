@@ -61,6 +61,17 @@ describe('purge export', () => {
     });
   });
 
+  it("keeps a data section's bytes exactly, not the value the SDK parsed from them: text when it is UTF-8, else base64", () => {
+    const text = '{"orderId":"o-1","amount":12345678901234567890,"rate":1.0,"orderId":"o-2"}';
+    const parsed = message(3, JSON.parse(text) as unknown);
+    const section = { ...parsed, _rawAmqpMessage: { bodyType: 'data', body: Buffer.from(text) } } as unknown as ServiceBusReceivedMessage;
+    expect(JSON.parse(exportLine(section))).toMatchObject({ bodyText: text });
+    expect(JSON.parse(exportLine(section))).not.toHaveProperty('body');
+    const latin1 = Buffer.from([0x7b, 0x22, 0xe9, 0x22, 0x7d]);
+    const notUtf8 = { ...message(4, latin1.toString('latin1')), _rawAmqpMessage: { bodyType: 'data', body: latin1 } } as unknown as ServiceBusReceivedMessage;
+    expect(JSON.parse(exportLine(notUtf8))).toMatchObject({ bodyBase64: latin1.toString('base64') });
+  });
+
   it('writes each message before it is removed', async () => {
     const path = join(await mkdtemp(join(tmpdir(), 'purge-')), 'out.jsonl');
     const { receiver, completed } = receiverOf([message(1, 'a'), message(2, 'b')]);

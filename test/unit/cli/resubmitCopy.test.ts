@@ -2,6 +2,7 @@ import type { ServiceBusReceivedMessage } from '@azure/service-bus';
 import Long from 'long';
 import { describe, expect, it } from 'vitest';
 import { planResubmit } from '../../../src/cli/resubmitCopy.js';
+import { refuseAmbiguousPropertyNames } from '../../../src/servicebus/index.js';
 
 const now = Date.parse('2026-11-30T12:00:00Z');
 const original = (overrides: Partial<ServiceBusReceivedMessage> = {}): ServiceBusReceivedMessage =>
@@ -19,6 +20,9 @@ const original = (overrides: Partial<ServiceBusReceivedMessage> = {}): ServiceBu
   }) as unknown as ServiceBusReceivedMessage;
 
 const options = { entityPath: 'orders', duplicateDetectionWindowMs: 600_000, nowMs: now };
+
+/** The data section the SDK (7.x dataTransformer.encode) makes of a ServiceBusMessage body: bytes as they are, anything else JSON-encoded. */
+const asSentBySdk = (body: unknown): Buffer => (body instanceof Uint8Array ? Buffer.from(body) : Buffer.from(JSON.stringify(body ?? null), 'utf8'));
 
 describe('planResubmit', () => {
   it('drops the delayed-retry properties and their signature, whatever their case, so a resubmitted copy starts its retry budget afresh', () => {
@@ -157,6 +161,19 @@ describe('planResubmit', () => {
     });
   });
 
+  it("drops a sender's other spelling of the tool's own properties, so the consumer does not refuse the copy for two names that differ by case", () => {
+    const sent = { tenant: 't1', 'Resubmit-Count': 3, 'RESUBMITTED-FROM': 'elsewhere', 'Resubmit-Forced-Reason': 'x' };
+    const horizon = { kind: 'forced' as const, reason: 'INC-7', checked: '' };
+    const { copy } = planResubmit(original({ applicationProperties: sent }), { ...options, dedupKey: 'm-1', horizon });
+    const envelope = { messageId: String(copy.messageId), applicationProperties: copy.applicationProperties ?? {} };
+    expect(() => refuseAmbiguousPropertyNames(envelope)).not.toThrow();
+    expect(copy.applicationProperties).toMatchObject({
+      'resubmit-count': 1,
+      'resubmitted-from': 'orders/$DeadLetterQueue#42',
+      'resubmit-forced-reason': 'INC-7',
+    });
+  });
+
   it('addresses the copy to the subscription it is for, and leaves it unaddressed otherwise', () => {
     expect(planResubmit(original(), { ...options, to: 'billing' }).copy.to).toBe('billing');
     expect(Object.keys(planResubmit(original(), options).copy)).not.toContain('to');
@@ -165,6 +182,12 @@ describe('planResubmit', () => {
   it("keeps the original's SessionId, and sets none for an original without one", () => {
     expect(planResubmit(original({ sessionId: 'order-9' }), options).copy.sessionId).toBe('order-9');
     expect(Object.keys(planResubmit(original(), options).copy)).not.toContain('sessionId');
+  });
+
+  it('sends the text of an AMQP value body that is a string as that text, not as a JSON string literal of it', () => {
+    const text = '{"orderId":"o-2"}';
+    const value = original({ body: text, _rawAmqpMessage: { bodyType: 'value', body: text } } as never);
+    expect(asSentBySdk(planResubmit(value, options).copy.body).toString('utf8')).toBe(text);
   });
 
   it('sends a body that was not a data section as the SDK decoded it', () => {
