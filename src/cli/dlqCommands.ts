@@ -11,7 +11,7 @@ import { deadLetterItem } from './failureItems.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
 import { routeCopy } from './copyDelivery.js';
 import type { SubscriptionRoute } from './copyDelivery.js';
-import { planResubmit } from './resubmitCopy.js';
+import { copyNonce, planResubmit } from './resubmitCopy.js';
 import type { ResubmitPlan } from './resubmitCopy.js';
 import { decideResubmitHorizon } from './resubmitHorizon.js';
 import type { ResubmitHorizonDecision, ResubmitPolicy } from './resubmitHorizon.js';
@@ -179,8 +179,8 @@ async function resubmitOne(
     await ctx.receiver.completeMessage(m);
     const why =
       plan.messageIdDecision === 'new'
-        ? 'new MessageId (the original may be inside the duplicate-detection window); idempotency-key keeps the dedup key'
-        : 'same MessageId (outside the duplicate-detection window)';
+        ? 'new MessageId (the queue detects duplicates: the broker would drop a copy under a MessageId sent inside its window); idempotency-key keeps the dedup key'
+        : 'same MessageId (the queue does not detect duplicates)';
     return { ...base, outcome: 'resubmitted', copyMessageId: String(plan.copy.messageId), detail: `${why}; ${horizon.checked}${plan.routed ?? ''}` };
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
@@ -275,8 +275,10 @@ function planOf(
   horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>,
 ): RoutedPlan | { readonly refused: string } {
   const dedupKey = dedupKeyOf(envelopeOfReceived(m), bodyForTool(m));
+  // One nonce per message: the copy checked, routed and sent is one copy, under one MessageId.
+  const nonce = copyNonce();
   const plan = (to: string | undefined) =>
-    planResubmit(m, { entityPath: ctx.entityPath, to, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, nowMs: ctx.now(), horizon });
+    planResubmit(m, { entityPath: ctx.entityPath, to, duplicateDetectionWindowMs: ctx.duplicateDetectionWindowMs, dedupKey, horizon, nonce });
   const keyless = keylessCopy(m, dedupKey, plan(ctx.resubmitTo));
   if (keyless) return { refused: keyless };
   if (!ctx.route) return plan(ctx.resubmitTo);

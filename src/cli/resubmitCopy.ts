@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import { idempotencyKeyProperty, retryProperties } from '../orders/index.js';
 import { dataBodyBytes, deriveMessageId, firstEnqueuedAtProperty } from '../servicebus/index.js';
@@ -25,18 +26,27 @@ export interface ResubmitOptions {
   readonly duplicateDetectionWindowMs: number;
   /** The dedup key the consumer derives from the original (without any consumer prefix). */
   readonly dedupKey?: string;
-  readonly nowMs: number;
   /** The retention check's verdict for this message (a refused one is never planned). */
   readonly horizon?: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>;
+  /** The unguessable part of a new MessageId (copyNonce()); drawn here when not given. */
+  readonly nonce?: string;
+}
+
+/** 48 random bits: no sender can send a message under a copy's MessageId before the copy goes. */
+export function copyNonce(): string {
+  return randomBytes(6).toString('hex');
 }
 
 /**
  * The copy that goes back to the queue: body, content type, subject, correlation id and application
  * properties as they were, the DeadLetter* and delayed-retry (`retry-*`, the `retry-signature` included) properties dropped, `resubmitted-from` and a resubmit
- * count added. When the original's send may still be inside the duplicate-detection window, the
- * broker would silently drop a copy with the same MessageId, so the copy gets a new one, derived
- * from the original and the resubmit count (two attempts at the same resubmit share it, and the
- * broker drops the second), and carries the original dedup key in `idempotency-key`.
+ * count added. On a queue that detects duplicates the copy gets a new MessageId, the original's
+ * with `~resubmit-<count>-<nonce>`, and carries the original dedup key in `idempotency-key`: the
+ * broker silently drops a message whose MessageId it saw inside the window, from any sender, so a
+ * kept MessageId (another message may have used it since) or a predictable one (a sender may send it
+ * first) would lose the copy while the tool removes the original. Two attempts at one resubmit
+ * (the first died before removing the original) send two copies under one key: the consumer
+ * applies one. Without duplicate detection the MessageId is kept.
  */
 export function planResubmit(original: ServiceBusReceivedMessage, options: ResubmitOptions): ResubmitPlan {
   const { DeadLetterReason: _reason, DeadLetterErrorDescription: _description, ...kept } = original.applicationProperties ?? {};
@@ -49,10 +59,8 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
   const properties = Object.fromEntries(Object.entries(kept).filter(([name]) => !rewritten.includes(name.toLowerCase()) && !isOtherSpelling(name, written)));
   const previousCount = Number(properties[resubmitCountProperty] ?? 0);
   const count = Number.isFinite(previousCount) ? previousCount + 1 : 1;
-  const sentAtMs = original.enqueuedTimeUtc?.getTime() ?? options.nowMs;
-  const mayBeInWindow = options.duplicateDetectionWindowMs > 0 && options.nowMs - sentAtMs < options.duplicateDetectionWindowMs;
   const originalId = original.messageId === undefined ? undefined : String(original.messageId);
-  const newId = mayBeInWindow || originalId === undefined;
+  const newId = options.duplicateDetectionWindowMs > 0 || originalId === undefined;
   const applicationProperties: Record<string, string | number | boolean | Date> = {
     ...(properties as Record<string, string | number | boolean | Date>),
     [resubmittedFromProperty]: `${options.entityPath}/$DeadLetterQueue#${String(original.sequenceNumber)}`,
@@ -71,7 +79,7 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
     ...(options.to === undefined ? {} : { to: options.to }),
     // A session-enabled subscription or queue takes only messages with a SessionId: the copy keeps the original's.
     ...(original.sessionId === undefined ? {} : { sessionId: original.sessionId }),
-    messageId: newId ? deriveMessageId(originalId ?? `seq-${String(original.sequenceNumber)}`, `~resubmit-${count}`) : originalId,
+    messageId: newId ? deriveMessageId(originalId ?? `seq-${String(original.sequenceNumber)}`, `~resubmit-${count}-${options.nonce ?? copyNonce()}`) : originalId,
     applicationProperties,
     // Waiting in the queue past this, the copy is dead-lettered (TTLExpiredException) rather than consumed after its markers expired.
     ...(options.horizon?.kind === 'safe' ? { timeToLive: options.horizon.copyTimeToLiveMs } : {}),

@@ -102,12 +102,17 @@ describe("resubmitting past the markers' retention", () => {
     const result = await dlq(['resubmit', 'pay-old', '--force', why, '--json'], { now: () => Date.now() + 31 * dayMs });
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { reports: { outcome: string; copyMessageId: string; detail: string }[] };
-    // 31 days on, the original's send is outside any duplicate-detection window: the copy keeps its MessageId.
+    // 31 days on, the original's send is outside the duplicate-detection window; the copy still gets a
+    // MessageId of its own, which no other message can have used inside it.
     expect(report.reports).toEqual([
-      expect.objectContaining({ outcome: 'resubmitted', copyMessageId: 'pay-old', detail: expect.stringContaining(`forced: ${why}`) }),
+      expect.objectContaining({
+        outcome: 'resubmitted',
+        copyMessageId: expect.stringMatching(/^pay-old~resubmit-1-[0-9a-f]{12}$/),
+        detail: expect.stringContaining(`forced: ${why}`),
+      }),
     ]);
     await eventually('the forced copy applied', async () => (await amountPaid('o-old')) === 7);
-    const copy = deliveries.find((d) => d.messageId === 'pay-old' && d.properties['resubmit-count'] === 1);
+    const copy = deliveries.find((d) => d.messageId === report.reports[0]?.copyMessageId && d.properties['resubmit-count'] === 1);
     expect(copy?.properties).toMatchObject({ 'resubmit-forced-reason': why, 'first-enqueued-at': expect.stringMatching(/^\d{4}-/) });
   });
 
@@ -117,7 +122,7 @@ describe("resubmitting past the markers' retention", () => {
     const report = JSON.parse(result.stdout) as { reports: { outcome: string; detail: string }[] };
     expect(report.reports).toEqual([expect.objectContaining({ outcome: 'resubmitted', detail: expect.stringMatching(/markers kept until .* checked/) })]);
     await eventually('the copy applied', async () => (await amountPaid('o-young')) === 7);
-    const copy = deliveries.find((d) => d.messageId === 'pay-young~resubmit-1');
+    const copy = deliveries.find((d) => d.messageId?.startsWith('pay-young~resubmit-1-'));
     const original = deliveries.find((d) => d.messageId === 'pay-young');
     expect(copy?.properties['first-enqueued-at']).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
     expect(original).toBeDefined();

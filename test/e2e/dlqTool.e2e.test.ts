@@ -174,7 +174,7 @@ describe('the dead-letter tool', () => {
     await placeAndWait('orders', 'o-b');
     const result = await dlq(['resubmit', 'pay-b']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/pay-b -> pay-b~resubmit-1 {2}resubmitted {2}new MessageId/);
+    expect(result.stdout).toMatch(/pay-b -> pay-b~resubmit-1-[0-9a-f]{12} {2}resubmitted {2}new MessageId/);
     await eventually('the payment', async () => (await amountPaid('o-b')) === 7);
     expect(inDeadLetters('orders', 'pay-b')).toBe(false);
   });
@@ -196,9 +196,11 @@ describe('the dead-letter tool', () => {
 
   it('resubmits a conflict, which conflicts again and returns to the dead-letter queue, the order untouched', async () => {
     const result = await dlq(['resubmit', 'conflict-a', '--json']);
-    expect(JSON.parse(result.stdout)).toMatchObject({ failed: 0, missing: 0, reports: [{ outcome: 'resubmitted', copyMessageId: 'conflict-a~resubmit-1' }] });
-    await eventually('the copy back in the dead-letter queue', () => inDeadLetters('orders', 'conflict-a~resubmit-1'));
-    const shown = JSON.parse((await dlq(['show', 'conflict-a~resubmit-1'])).stdout) as { applicationProperties: Record<string, unknown> };
+    const resubmitted = JSON.parse(result.stdout) as { reports: { copyMessageId: string }[] };
+    expect(resubmitted).toMatchObject({ failed: 0, missing: 0, reports: [{ outcome: 'resubmitted', copyMessageId: expect.stringMatching(/^conflict-a~resubmit-1-[0-9a-f]{12}$/) }] });
+    const copyId = resubmitted.reports[0]!.copyMessageId;
+    await eventually('the copy back in the dead-letter queue', () => inDeadLetters('orders', copyId));
+    const shown = JSON.parse((await dlq(['show', copyId])).stdout) as { applicationProperties: Record<string, unknown> };
     expect(shown.applicationProperties).toMatchObject({
       'resubmit-count': 1,
       'idempotency-key': 'conflict-a',
@@ -223,7 +225,8 @@ describe('the dead-letter tool', () => {
     expect(crashed).toMatchObject({ code: 1, stdout: expect.stringContaining('failed  the process died here') });
     await eventually('the first copy', async () => (await amountPaid('o-d')) === 7);
     await eventually('the original to be unlocked', async () => (await dlq(['--queue', 'orders-nodup', 'resubmit', 'pay-d'])).code === 0, 10_000);
-    const copies = () => outcomes.filter((o) => o.queue === 'orders-nodup' && o.messageId === 'pay-d~resubmit-1').map((o) => o.outcome);
+    // Each attempt's copy has an id of its own (pay-d~resubmit-1-<nonce>); both carry the key pay-d.
+    const copies = () => outcomes.filter((o) => o.queue === 'orders-nodup' && o.messageId?.startsWith('pay-d~resubmit-1-') === true).map((o) => o.outcome);
     await eventually('the second copy', () => copies().length === 2);
     expect(copies()).toEqual(['created', 'duplicate']);
     expect(await amountPaid('o-d')).toBe(7);

@@ -347,7 +347,8 @@ export async function runShipmentWorld(scenario: ShipmentScenario, s: Scheduler,
         to: 'fulfilment',
         duplicateDetectionWindowMs: 600_000,
         dedupKey: keys.get(original.orderId),
-        nowMs,
+        // Fixed: a seed replays the same run.
+        nonce: 'explore',
       });
       const fate = addMessage(`${original.orderId}-resubmit`, original.orderId, {
         ...copy,

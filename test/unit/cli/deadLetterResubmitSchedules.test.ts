@@ -58,11 +58,11 @@ describe('resubmit schedules', () => {
     expect(reports).toMatchObject([{ outcome: 'refused', detail: expect.stringContaining('no dedup key') }]);
   });
 
-  // DEFECT: the tool keeps the MessageId once the original's own send is older than the duplicate-
-  // detection window, but the broker's history is by MessageId across all messages: another message
-  // sent under the same MessageId (with a key of its own) inside the window makes the broker drop the
-  // copy silently, and the tool removes the original: lost. See the report for the fix.
-  it.fails('loses no message whose MessageId another message with another key used inside the window', async () => {
+  // Found by a review: the tool kept the MessageId once the original's own send was older than the
+  // duplicate-detection window, but the broker's history is by MessageId across all messages: another
+  // message sent under the same MessageId (with a key of its own) inside the window made the broker
+  // drop the copy silently, and the tool removed the original: lost.
+  it('loses no message whose MessageId another message with another key used inside the window', async () => {
     const a = deadLettered({
       sequenceNumber: Long.fromNumber(1),
       messageId: 'evt-1',
@@ -81,6 +81,19 @@ describe('resubmit schedules', () => {
     expect(reports.map((r) => r.outcome)).toEqual(['resubmitted', 'resubmitted']);
     expect(queue.dropped).toEqual([]);
     expect(new Set(queue.sent.map(consumerKeyOf))).toEqual(new Set(['shop-a|evt-1', 'shop-b|evt-1']));
+  });
+
+  // A sender who knows the tool's conventions sends `<MessageId>~resubmit-1` ahead of the operator:
+  // a predictable copy id would be dropped by the broker as that message's duplicate.
+  it("loses no message whose copy's MessageId a sender sent first", async () => {
+    const original = deadLettered({ messageId: 'pay-1', enqueuedTimeUtc: new Date(now - 60_000) });
+    const history = [['pay-1', now - 60_000] as const, ['pay-1~resubmit-1', now - 1_000] as const];
+    const queue = fakeDeadLetterQueue([original], { windowMs: 600_000, now: () => now, history });
+    const reports = await resubmitDeadLetters(contextOf(queue), { targets: ['pay-1'], all: false }, false, policy);
+    expect(reports.map((r) => r.outcome)).toEqual(['resubmitted']);
+    expect(queue.dropped).toEqual([]);
+    expect(queue.sent.map(consumerKeyOf)).toEqual(['pay-1']);
+    expect(String(queue.sent[0]?.messageId)).toMatch(/^pay-1~resubmit-1-[0-9a-f]{12}$/);
   });
 
   // DEFECT: an edit-resubmit checks only the store for the original's key. A plain resubmit that died

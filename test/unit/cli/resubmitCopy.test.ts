@@ -1,7 +1,7 @@
 import type { ServiceBusReceivedMessage } from '@azure/service-bus';
 import Long from 'long';
 import { describe, expect, it } from 'vitest';
-import { planResubmit } from '../../../src/cli/resubmitCopy.js';
+import { copyNonce, planResubmit } from '../../../src/cli/resubmitCopy.js';
 import { refuseAmbiguousPropertyNames } from '../../../src/servicebus/index.js';
 
 const now = Date.parse('2026-11-30T12:00:00Z');
@@ -19,7 +19,7 @@ const original = (overrides: Partial<ServiceBusReceivedMessage> = {}): ServiceBu
     ...overrides,
   }) as unknown as ServiceBusReceivedMessage;
 
-const options = { entityPath: 'orders', duplicateDetectionWindowMs: 600_000, nowMs: now };
+const options = { entityPath: 'orders', duplicateDetectionWindowMs: 600_000, nonce: 'n0' };
 
 /** The data section the SDK (7.x dataTransformer.encode) makes of a ServiceBusMessage body: bytes as they are, anything else JSON-encoded. */
 const asSentBySdk = (body: unknown): Buffer => (body instanceof Uint8Array ? Buffer.from(body) : Buffer.from(JSON.stringify(body ?? null), 'utf8'));
@@ -51,15 +51,29 @@ describe('planResubmit', () => {
     });
   });
 
-  it('gives a new MessageId, carrying the dedup key, when the original send may be inside the window', () => {
-    expect(planResubmit(original(), { ...options, dedupKey: 'm-1' })).toMatchObject({ messageIdDecision: 'new', copy: { messageId: 'm-1~resubmit-1' } });
+  it('gives a new MessageId, carrying the dedup key, on a queue that detects duplicates, inside the window or after it', () => {
+    expect(planResubmit(original(), { ...options, dedupKey: 'm-1' })).toMatchObject({ messageIdDecision: 'new', copy: { messageId: 'm-1~resubmit-1-n0' } });
+    // After the window too: another message may have been sent under the same MessageId since.
+    const old = original({ enqueuedTimeUtc: new Date(now - 700_000) });
+    expect(planResubmit(old, { ...options, dedupKey: 'm-1' })).toMatchObject({
+      messageIdDecision: 'new',
+      copy: { messageId: 'm-1~resubmit-1-n0', applicationProperties: { 'idempotency-key': 'm-1' } },
+    });
   });
 
-  it('keeps the MessageId when the window has passed, or when the queue has none', () => {
+  it('keeps the MessageId, with no idempotency-key added, on a queue without duplicate detection', () => {
     const old = original({ enqueuedTimeUtc: new Date(now - 700_000) });
-    expect(planResubmit(old, options)).toMatchObject({ messageIdDecision: 'kept', copy: { messageId: 'm-1' } });
+    expect(planResubmit(old, { ...options, duplicateDetectionWindowMs: 0 })).toMatchObject({ messageIdDecision: 'kept', copy: { messageId: 'm-1' } });
     expect(planResubmit(original(), { ...options, duplicateDetectionWindowMs: 0 }).copy.messageId).toBe('m-1');
-    expect(planResubmit(old, options).copy.applicationProperties).not.toHaveProperty('idempotency-key');
+    expect(planResubmit(old, { ...options, duplicateDetectionWindowMs: 0 }).copy.applicationProperties).not.toHaveProperty('idempotency-key');
+  });
+
+  it('draws an unguessable part for each copy when none is given: 12 hex digits, never the same twice here', () => {
+    const { nonce: _given, ...drawn } = options;
+    const ids = Array.from({ length: 50 }, () => String(planResubmit(original(), { ...drawn, dedupKey: 'm-1' }).copy.messageId));
+    for (const id of ids) expect(id).toMatch(/^m-1~resubmit-1-[0-9a-f]{12}$/);
+    expect(new Set(ids).size).toBe(50);
+    expect(copyNonce()).toMatch(/^[0-9a-f]{12}$/);
   });
 
   it('keeps a new MessageId for an original of 121 to 128 characters within the 128 characters Service Bus allows', () => {
@@ -73,14 +87,8 @@ describe('planResubmit', () => {
   it('counts resubmits, so a copy resubmitted again gets its own id', () => {
     const again = original({ messageId: 'm-1~resubmit-1', applicationProperties: { 'resubmit-count': 1, 'idempotency-key': 'm-1' } });
     const { copy } = planResubmit(again, { ...options, dedupKey: 'm-1' });
-    expect(copy.messageId).toBe('m-1~resubmit-1~resubmit-2');
+    expect(copy.messageId).toBe('m-1~resubmit-1~resubmit-2-n0');
     expect(copy.applicationProperties).toMatchObject({ 'resubmit-count': 2, 'idempotency-key': 'm-1' });
-  });
-
-  it('plans the same id for two attempts at the same resubmit, so the broker drops the second', () => {
-    expect(planResubmit(original(), { ...options, dedupKey: 'm-1' }).copy.messageId).toBe(
-      planResubmit(original(), { ...options, dedupKey: 'm-1' }).copy.messageId,
-    );
   });
 
   it("carries the lineage's first send and caps the copy's time-to-live when the retention check found it safe", () => {
@@ -110,10 +118,11 @@ describe('planResubmit', () => {
     } as never);
     expect(Buffer.from(planResubmit(deep, options).copy.body as Buffer).toString()).toBe(text);
   });
-  it('counts the window from now when the broker shows no enqueued time, so the copy gets a new id', () => {
+
+  it('gives a new id when the broker shows no enqueued time too', () => {
     expect(planResubmit(original({ enqueuedTimeUtc: undefined }), { ...options, dedupKey: 'm-1' })).toMatchObject({
       messageIdDecision: 'new',
-      copy: { messageId: 'm-1~resubmit-1' },
+      copy: { messageId: 'm-1~resubmit-1-n0' },
     });
   });
 
@@ -125,18 +134,11 @@ describe('planResubmit', () => {
     });
   });
 
-  it('keeps the MessageId from the instant the whole window has passed since the original was sent', () => {
-    const atEdge = original({ enqueuedTimeUtc: new Date(now - 600_000) });
-    expect(planResubmit(atEdge, options)).toMatchObject({ messageIdDecision: 'kept', copy: { messageId: 'm-1' } });
-    const justInside = original({ enqueuedTimeUtc: new Date(now - 599_999) });
-    expect(planResubmit(justInside, options)).toMatchObject({ messageIdDecision: 'new', copy: { messageId: 'm-1~resubmit-1' } });
-  });
-
   it('derives a new MessageId from the sequence number for an original without one, even after the window', () => {
     const anonymous = original({ messageId: undefined, enqueuedTimeUtc: new Date(now - 700_000) });
     const { copy, messageIdDecision } = planResubmit(anonymous, { ...options, dedupKey: 'k-1' });
     expect(messageIdDecision).toBe('new');
-    expect(copy.messageId).toBe('seq-42~resubmit-1');
+    expect(copy.messageId).toBe('seq-42~resubmit-1-n0');
     expect(copy.applicationProperties).toMatchObject({ 'idempotency-key': 'k-1' });
   });
 
