@@ -79,7 +79,9 @@ export function planResubmit(original: ServiceBusReceivedMessage, options: Resub
     ...(options.to === undefined ? {} : { to: options.to }),
     // A session-enabled subscription or queue takes only messages with a SessionId: the copy keeps the original's.
     ...(original.sessionId === undefined ? {} : { sessionId: original.sessionId }),
-    messageId: newId ? deriveMessageId(originalId ?? `seq-${String(original.sequenceNumber)}`, `~resubmit-${count}-${options.nonce ?? copyNonce()}`) : originalId,
+    messageId: newId
+      ? deriveMessageId(originalId ?? `seq-${String(original.sequenceNumber)}`, `~resubmit-${count}-${options.nonce ?? copyNonce()}`)
+      : originalId,
     applicationProperties,
     // Waiting in the queue past this, the copy is dead-lettered (TTLExpiredException) rather than consumed after its markers expired.
     ...(options.horizon?.kind === 'safe' ? { timeToLive: options.horizon.copyTimeToLiveMs } : {}),

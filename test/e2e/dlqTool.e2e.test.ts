@@ -197,7 +197,11 @@ describe('the dead-letter tool', () => {
   it('resubmits a conflict, which conflicts again and returns to the dead-letter queue, the order untouched', async () => {
     const result = await dlq(['resubmit', 'conflict-a', '--json']);
     const resubmitted = JSON.parse(result.stdout) as { reports: { copyMessageId: string }[] };
-    expect(resubmitted).toMatchObject({ failed: 0, missing: 0, reports: [{ outcome: 'resubmitted', copyMessageId: expect.stringMatching(/^conflict-a~resubmit-1-[0-9a-f]{12}$/) }] });
+    expect(resubmitted).toMatchObject({
+      failed: 0,
+      missing: 0,
+      reports: [{ outcome: 'resubmitted', copyMessageId: expect.stringMatching(/^conflict-a~resubmit-1-[0-9a-f]{12}$/) }],
+    });
     const copyId = resubmitted.reports[0]!.copyMessageId;
     await eventually('the copy back in the dead-letter queue', () => inDeadLetters('orders', copyId));
     const shown = JSON.parse((await dlq(['show', copyId])).stdout) as { applicationProperties: Record<string, unknown> };

@@ -120,7 +120,7 @@ describe('a claim whose item was handed back to its order (a late copy met the o
 });
 
 describe('a takeover reading the order after the claimer applied its payment', () => {
-  it('the claimer commits between the takeover\'s reads of its marker and of its order (now too full for a second copy): not void, counted once', async () => {
+  it("the claimer commits between the takeover's reads of its marker and of its order (now too full for a second copy): not void, counted once", async () => {
     const t = orderFlow();
     await placed(t, 'o1');
     const stored = await t.memory.read<OrderDocument>('o1', 'o1');
