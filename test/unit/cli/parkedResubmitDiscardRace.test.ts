@@ -1,6 +1,6 @@
 import type { ServiceBusMessage, ServiceBusSender } from '@azure/service-bus';
 import { describe, expect, it } from 'vitest';
-import { discardParked, resubmitParked } from '../../../src/cli/parkedCommands.js';
+import { discardParked, listParked, resubmitParked, selectableStates } from '../../../src/cli/parkedCommands.js';
 import type { ParkedActionReport, ParkedContext } from '../../../src/cli/parkedCommands.js';
 import { sweepParkedItems } from '../../../src/orders/index.js';
 import { touches } from '../../support/interleavingStore.js';
@@ -96,6 +96,10 @@ describe('parked resubmit and parked discard of one item at once', () => {
 
     const { ctx, sent } = capturing(t);
     expect(itemState(t), 'claimed before the send').toBe('resubmitting');
+    // `parked list` shows it by default, with its state and when it was claimed.
+    expect(await listParked(ctx, selectableStates, {})).toMatchObject([
+      { id: 'parked|payment|pay-1', state: 'resubmitting', reason: 'OrderNeverArrived', resubmitClaimedAt: t.ctx.now().toISOString() },
+    ]);
     expect(await discardParked(ctx, one, true), 'the plan').toMatchObject([{ outcome: 'refused' }]);
     const refused = await discardParked(ctx, one, false);
     expect(refused).toMatchObject([{ outcome: 'refused', detail: expect.stringContaining('parked resubmit') as unknown }]);
@@ -109,5 +113,46 @@ describe('parked resubmit and parked discard of one item at once', () => {
     await deliver(t, sent[0] as ServiceBusMessage);
     expect((await deliver(t, sent[0] as ServiceBusMessage)).outcome).toMatchObject({ kind: 'duplicate' });
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+  });
+
+  it('a send that failed leaves the item claimed: the copy may have gone, so a discard is refused until a resubmit finishes', async () => {
+    const t = await rejectedPaymentWithItsOrderStored();
+    const lost: ServiceBusMessage[] = [];
+    // The broker took the copy, but its answer was lost.
+    const failing = parkedContext(t, async (m) => {
+      lost.push(m);
+      throw new Error('connection reset');
+    });
+    expect(await resubmitParked(failing, one, false, policy)).toMatchObject([
+      { outcome: 'failed', detail: expect.stringContaining('resubmitting') as unknown },
+    ]);
+    expect(itemState(t)).toBe('resubmitting');
+    const { ctx, sent } = capturing(t);
+    expect(await discardParked(ctx, one, false)).toMatchObject([{ outcome: 'refused' }]);
+    await deliver(t, lost[0] as ServiceBusMessage);
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+
+    expect(await resubmitParked(ctx, one, false, policy)).toMatchObject([{ outcome: 'resubmitted' }]);
+    expect((await deliver(t, sent[0] as ServiceBusMessage)).outcome).toMatchObject({ kind: 'duplicate' });
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+    expect(itemState(t)).toBe('resubmitted');
+  });
+
+  it('two resubmit runs of one claimed item: the one whose claim was taken over right after sends nothing', async () => {
+    const t = await rejectedPaymentWithItsOrderStored();
+    const first = capturing(t);
+    const second = capturing(t);
+    let secondReports: ParkedActionReport[] = [];
+    // Between the first run's claim and its read-back, the second run claims the item again and finishes.
+    t.store.beforeRead(
+      (_pk, id) => id === 'parked|payment|pay-1',
+      async () => (secondReports = await resubmitParked(second.ctx, one, false, policy)),
+    );
+    const firstReports = await resubmitParked(first.ctx, one, false, policy);
+
+    expect(secondReports).toMatchObject([{ outcome: 'resubmitted' }]);
+    expect(firstReports).toMatchObject([{ outcome: 'failed', detail: expect.stringContaining('right after this run claimed it') as unknown }]);
+    expect([first.sent.length, second.sent.length]).toEqual([0, 1]);
+    expect(itemState(t)).toBe('resubmitted');
   });
 });
