@@ -57,7 +57,7 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
   const groups = program
     .command('groups')
     .description(
-      'failures grouped by (entity, reason, message type): dead-lettered messages of each entity in the queue file, rejected parked items, failed outbox entries, escalated shipments',
+      'failures grouped by (entity, reason, message type): dead-lettered messages of each entity in the queue file, rejected (or resubmitting) parked items, failed outbox entries, escalated shipments',
     );
   const windowed = (command: Command) =>
     command
