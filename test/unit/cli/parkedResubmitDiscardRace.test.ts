@@ -81,6 +81,22 @@ describe('parked resubmit and parked discard of one item at once', () => {
     expect((await t.order('o1'))?.amountPaid).toBe(0);
   });
 
+  it('a resubmit that claims the item between the discard listing it and writing it makes the discard fail, not report done', async () => {
+    const t = await rejectedPaymentWithItsOrderStored();
+    const { ctx, sent } = capturing(t);
+    let resubmitted: ParkedActionReport[] = [];
+    // The discard has listed the item as rejected; the whole resubmit runs before the discard's write.
+    t.store.beforeCommit(touches('parked'), async () => (resubmitted = await resubmitParked(ctx, one, false, policy)));
+
+    const discarded = await discardParked(ctx, one, false);
+
+    expect(resubmitted).toMatchObject([{ outcome: 'resubmitted' }]);
+    expect(discarded).toMatchObject([{ outcome: 'failed', detail: expect.stringContaining('claimed by a resubmit') as unknown }]);
+    await deliver(t, sent[0] as ServiceBusMessage);
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
+    expect(itemState(t)).toBe('resubmitted');
+  });
+
   it('a discard refuses an item a resubmit claimed and died with, and the next resubmit sends it', async () => {
     const t = await rejectedPaymentWithItsOrderStored();
     // The first run claims the item and dies on its way to the queue: its send never returns.
