@@ -121,11 +121,12 @@ function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: Parke
   return failed > 0 || missing > 0 ? 1 : 0;
 }
 
-function parkedTable(rows: ListedParkedItem[]): string {
-  const header = `${cut('ORDER', 24)}  ${cut('TYPE', 18)}  ${cut('MESSAGE ID', 24)}  ${cut('STATE', 11)}  ${cut('REASON', 18)}  ${cut('PARKED', 20)}  DESCRIPTION`;
+/** The `parked list` table: one line per item, every state spelt out in full. */
+export function parkedTable(rows: ListedParkedItem[]): string {
+  const header = `${cut('ORDER', 24)}  ${cut('TYPE', 18)}  ${cut('MESSAGE ID', 24)}  ${cut('STATE', 12)}  ${cut('REASON', 18)}  ${cut('PARKED', 20)}  DESCRIPTION`;
   const lines = rows.map(
     (r) =>
-      `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${idCell(r.messageId, 24)}  ${cut(r.state, 11)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
+      `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${idCell(r.messageId, 24)}  ${cut(r.state, 12)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
   );
   return [header, ...lines, `${rows.length} parked item(s)`].join('\n');
 }
