@@ -2,7 +2,10 @@ import type { ServiceBusMessage, ServiceBusSender } from '@azure/service-bus';
 import { describe, expect, it } from 'vitest';
 import { resubmitParked } from '../../../src/cli/parkedCommands.js';
 import type { ParkedContext } from '../../../src/cli/parkedCommands.js';
-import { sweepParkedItems } from '../../../src/orders/index.js';
+import { create, fingerprintPayload } from '../../../src/idempotency/index.js';
+import { idempotencyKeyProperty, sweepParkedItems } from '../../../src/orders/index.js';
+import type { ParkedItemDocument } from '../../../src/orders/index.js';
+import { parkingLot } from '../../../src/orders/parkedItems.js';
 import { orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
 
@@ -89,5 +92,34 @@ describe('a parked item a resubmit claimed (resubmitting), as the flows see it',
     expect((await deliver(t, sent[0] as ServiceBusMessage)).outcome).toMatchObject({ kind: 'created' });
     expect(await t.order('o1')).toMatchObject({ amountPaid: 5, paymentCount: 1 });
     expect(t.parked('o1')).toMatchObject([{ state: 'resubmitted', ttl: 3600 }]);
+  });
+
+  it('behind a gate the release before claims opened, its copy is not taken for a live payment: parked afresh, applied once', async () => {
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
+    const payment = paymentReceived('o1', { paymentId: 'P-9', amount: 7 });
+    // A payment the release before claims parked (no claim, an unmarked gate), rejected, then claimed by a resubmit.
+    const item = {
+      id: 'parked|payment|msg-p9',
+      orderId: 'o1',
+      docType: 'parked',
+      state: 'resubmitting',
+      messageType: 'PaymentReceived',
+      messageId: 'msg-p9',
+      dedupKey: 'msg-p9',
+      fingerprint: fingerprintPayload('PaymentReceived', payment),
+      payload: payment,
+      parkedAt: '2026-11-30T10:00:00.000Z',
+      rejection: { reason: 'OrderNeverArrived', description: 'waited', rejectedAt: '2026-11-30T11:00:00.000Z' },
+      resubmitClaim: { claimedAt: '2026-11-30T11:30:00.000Z', run: 'r-1' },
+      ttl: parkedItemTtlSeconds,
+    } as ParkedItemDocument;
+    await t.memory.commit('o1', [create(parkingLot('o1', 'open', '2026-11-30T10:00:00.000Z')), create(item)]);
+
+    const copy = await t.send('msg-p9~resubmit-1', 'PaymentReceived', payment, 1, { [idempotencyKeyProperty]: 'msg-p9' });
+    expect(copy.outcome).toMatchObject({ kind: 'parked' });
+    expect(t.parked('o1')).toMatchObject([{ state: 'parked', dedupKey: 'msg-p9' }]);
+    expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created', appliedParked: 1 });
+    expect((await t.send('msg-p9', 'PaymentReceived', payment, 2)).outcome).toMatchObject({ kind: 'duplicate' });
+    expect(await t.order('o1')).toMatchObject({ amountPaid: 7, paymentCount: 1 });
   });
 });
