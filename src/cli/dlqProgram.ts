@@ -62,9 +62,11 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
     .hook('preAction', (_root, action) => announceWhere(program, action, io))
     .addHelpText('after', exitCodesHelp);
   const globals = () => program.opts<GlobalOptions>();
+  // This run's operator-action record, once written: a parked resubmit's claims name it.
+  let actionId: string | undefined;
   const contexts: CommandContexts = {
     deadLetters: (run) => withDeadLetterContext(globals(), io, run),
-    store: (needsQueue, run) => withStoreContext(globals(), io, needsQueue, run),
+    store: (needsQueue, run) => withStoreContext(globals(), io, needsQueue, run, actionId),
   };
 
   addDeadLetterCommands(program, io, setExitCode, contexts);
@@ -79,7 +81,7 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
       deadLetterEntities: () => queueFileEntities(opts.queue, io.env),
       deadLetters: (address, run) =>
         withDeadLetterContext({ ...opts, queue: address.queue, topic: address.topic, subscription: address.subscription }, io, run),
-      store: opts.cosmosEndpoint ? (needsQueue, run) => withStoreContext(opts, io, needsQueue, run) : undefined,
+      store: opts.cosmosEndpoint ? (needsQueue, run) => withStoreContext(opts, io, needsQueue, run, actionId) : undefined,
       policy: () => resubmitPolicyOf(io, undefined),
       hooks: io.hooks,
     };
@@ -97,7 +99,12 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
   program.hook('preAction', (_root, action) => {
     if (bulkCommandPaths.has(commandPath(action))) resolveBulkWindow(action, (io.now ?? Date.now)());
   });
-  registerOperatorActions(program, io, () => exitCode);
+  registerOperatorActions(
+    program,
+    io,
+    () => exitCode,
+    (id) => (actionId = id),
+  );
   return program;
 }
 

@@ -11,7 +11,7 @@ import { groupFailures, groupMembers, parseMax } from './failureGroups.js';
 import { deadLetterItem, outboxItem, parkedItem } from './failureItems.js';
 import type { FailureGroup, FailureItem } from './failureGroups.js';
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
-import { listParked, resubmitParked } from './parkedCommands.js';
+import { listParked, resubmitParked, selectableStates } from './parkedCommands.js';
 import type { ParkedContext } from './parkedCommands.js';
 import type { ResubmitPolicy } from './resubmitHorizon.js';
 import { resolveShipment } from './shipmentCommands.js';
@@ -57,7 +57,7 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
   const groups = program
     .command('groups')
     .description(
-      'failures grouped by (entity, reason, message type): dead-lettered messages of each entity in the queue file, rejected parked items, failed outbox entries, escalated shipments',
+      'failures grouped by (entity, reason, message type): dead-lettered messages of each entity in the queue file, rejected (or resubmitting) parked items, failed outbox entries, escalated shipments',
     );
   const windowed = (command: Command) =>
     command
@@ -133,7 +133,8 @@ export async function gatherFailures(c: GroupsConnections, io: GroupsIo): Promis
 }
 
 async function storeFailures(ctx: ParkedContext): Promise<FailureItem[]> {
-  const parked = (await listParked(ctx, ['rejected'], {})).map(parkedItem);
+  // A claimed item whose resubmit died needs a person as much as a rejected one: `groups retry` takes it up.
+  const parked = (await listParked(ctx, selectableStates, {})).map(parkedItem);
   const outbox = (await listOutbox(ctx, ['failed'])).map(outboxItem);
   const shipments = (await escalatedShipments(ctx.store)).map((s): FailureItem => ({
     source: 'shipment',

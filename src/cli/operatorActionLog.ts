@@ -87,9 +87,10 @@ export function commandKindOf(path: string, targets: readonly string[], options:
  * Adds `--operator`, and `--why`/`--ticket` to each command that changes something, and records every
  * run of such a command (not a `--dry-run`) BEFORE it acts: a record that cannot be written stops the
  * command, so nothing is changed unrecorded. After the action the record is marked finished with the
- * exit code; one left `started` is a run that died or failed with an error.
+ * exit code; one left `started` is a run that died or failed with an error. `recorded` hears the
+ * record's id before the action runs, so what the action writes can name its run.
  */
-export function registerOperatorActions(program: Command, io: ProgramIo, exitCode: () => number): void {
+export function registerOperatorActions(program: Command, io: ProgramIo, exitCode: () => number, recorded?: (actionId: string) => void): void {
   program.option('--operator <name>', 'who acts, for the operator-action record when no credential names you (default: the OS user)');
   for (const command of leafCommands(program)) {
     if (commandKinds[commandPath(command)] === 'read-only') continue;
@@ -99,7 +100,9 @@ export function registerOperatorActions(program: Command, io: ProgramIo, exitCod
   const started = new WeakMap<Command, OperatorActionDocument>();
   program.hook('preAction', async (_root, action) => {
     const record = await startRecord(program, action, io);
-    if (record) started.set(action, record);
+    if (!record) return;
+    started.set(action, record);
+    recorded?.(record.id);
   });
   program.hook('postAction', async (_root, action) => {
     const record = started.get(action);

@@ -4,7 +4,7 @@ import { bulkFilterOf, planPrefix, plansOnly, withBulkOptions } from './bulkComm
 import type { BulkOptions } from './bulkCommands.js';
 import type { CommandContexts } from './commandContexts.js';
 import type { DlqIo } from './dlqIo.js';
-import { discardParked, listParked, resubmitParked } from './parkedCommands.js';
+import { discardParked, listParked, resubmitParked, selectableStates } from './parkedCommands.js';
 import type { ListedParkedItem, ParkedActionReport, ParkedSelection } from './parkedCommands.js';
 import { forceHelp, resubmitPolicyOf } from './resubmitPolicyOption.js';
 import { summaryLine } from './summaryLine.js';
@@ -19,7 +19,7 @@ interface ParkedOptions extends BulkOptions {
   force?: string;
 }
 
-const parkedStates = ['parked', 'applied', 'rejected', 'resubmitted', 'discarded'] as const;
+const parkedStates = ['parked', 'applied', 'rejected', 'resubmitting', 'resubmitted', 'discarded'] as const;
 
 /** `dlq parked ...`: early arrivals that could not be applied, kept in Cosmos DB rather than the dead-letter queue. */
 export function addParkedCommands(program: Command, io: DlqIo, setExitCode: (code: number) => void, contexts: CommandContexts): void {
@@ -28,14 +28,14 @@ export function addParkedCommands(program: Command, io: DlqIo, setExitCode: (cod
     .description('payments and status changes that came before their order and could not be applied (OrderNeverArrived, CurrencyMismatch, PayloadConflict)');
   parked
     .command('list')
-    .description('rejected parked items (or those in --state), oldest first')
+    .description('rejected parked items and those a resubmit claimed (or those in --state), oldest first')
     .option('--order <orderId>', "only this order's items")
     .option('--reason <reason>', 'only items rejected with this reason')
-    .addOption(new Option('--state <state...>', 'these states instead of rejected').choices(parkedStates))
+    .addOption(new Option('--state <state...>', 'these states instead of rejected and resubmitting').choices(parkedStates))
     .option('--json', 'print JSON for scripts')
     .action(async (options: ParkedOptions) => {
       await contexts.store(false, async (ctx) => {
-        const states = (options.state ?? ['rejected']) as (typeof parkedStates)[number][];
+        const states = options.state === undefined ? selectableStates : (options.state as (typeof parkedStates)[number][]);
         const rows = await listParked(ctx, states, { orderId: options.order, reason: options.reason });
         io.stdout(options.json ? JSON.stringify(rows, null, 2) : parkedTable(rows));
       });
@@ -43,7 +43,7 @@ export function addParkedCommands(program: Command, io: DlqIo, setExitCode: (cod
   const selected = (command: Command) =>
     withBulkOptions(
       command
-        .option('--all', 'every rejected item that passes the filters')
+        .option('--all', 'every rejected (or resubmit-claimed) item that passes the filters')
         .option('--order <orderId>', "only this order's items")
         .option('--reason <reason>', 'only items rejected with this reason'),
       'items',
@@ -51,7 +51,9 @@ export function addParkedCommands(program: Command, io: DlqIo, setExitCode: (cod
   selected(
     parked
       .command('resubmit [targets...]')
-      .description('send rejected items back to the orders queue (by MessageId, dedup key or <orderId>/<item id>); a bulk run shows its plan unless --yes'),
+      .description(
+        'send rejected items (and those a resubmit claimed and did not finish) back to the orders queue (by MessageId, dedup key or <orderId>/<item id>); a bulk run shows its plan unless --yes',
+      ),
   )
     .option('--force <reason>', forceHelp('parked item'))
     .action(async (targets: string[], options: ParkedOptions) => {
@@ -65,14 +67,17 @@ export function addParkedCommands(program: Command, io: DlqIo, setExitCode: (cod
   selected(
     parked
       .command('discard [targets...]')
-      .description('drop rejected items for good: their effect will never be applied; a bulk run shows its plan unless --yes, one named item asks first')
+      .description(
+        'drop rejected items for good: their effect will never be applied (an item a resubmit claimed is refused); a bulk run shows its plan unless --yes, one named item asks first',
+      )
       .option('--yes', 'act without asking (a bulk run: act, not only show the plan)'),
   ).action(async (targets: string[], options: ParkedOptions) => {
     const selection = parkedSelection(targets, options);
     const dryRun = plansOnly('parked discard', targets, options);
     await contexts.store(false, async (ctx) => {
       if (!dryRun && !options.yes) {
-        const planned = await discardParked(ctx, selection, true);
+        // Claimed items are refused, not discarded: the question counts only what would go.
+        const planned = (await discardParked(ctx, selection, true)).filter((r) => r.outcome === 'would-discard');
         if (!io.confirm) throw new Error(`refusing to discard ${planned.length} parked item(s) without --yes (no terminal to ask)`);
         if (!(await io.confirm(`Discard ${planned.length} parked item(s)? Their effect will never be applied. [y/N] `))) {
           io.stderr('nothing discarded');
@@ -116,11 +121,12 @@ function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: Parke
   return failed > 0 || missing > 0 ? 1 : 0;
 }
 
-function parkedTable(rows: ListedParkedItem[]): string {
-  const header = `${cut('ORDER', 24)}  ${cut('TYPE', 18)}  ${cut('MESSAGE ID', 24)}  ${cut('STATE', 11)}  ${cut('REASON', 18)}  ${cut('PARKED', 20)}  DESCRIPTION`;
+/** The `parked list` table: one line per item, every state spelt out in full. */
+export function parkedTable(rows: ListedParkedItem[]): string {
+  const header = `${cut('ORDER', 24)}  ${cut('TYPE', 18)}  ${cut('MESSAGE ID', 24)}  ${cut('STATE', 12)}  ${cut('REASON', 18)}  ${cut('PARKED', 20)}  DESCRIPTION`;
   const lines = rows.map(
     (r) =>
-      `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${idCell(r.messageId, 24)}  ${cut(r.state, 11)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
+      `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${idCell(r.messageId, 24)}  ${cut(r.state, 12)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
   );
   return [header, ...lines, `${rows.length} parked item(s)`].join('\n');
 }

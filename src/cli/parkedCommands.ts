@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ServiceBusSender } from '@azure/service-bus';
 import { consumerKeyPrefix, replace } from '../idempotency/index.js';
 import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
@@ -28,6 +29,8 @@ export interface ParkedContext {
   readonly keepSeconds: number;
   readonly now: () => number;
   readonly out: Output;
+  /** Names this run in the claims it writes (the operator-action record's id, when the caller has it); a random id if absent. */
+  readonly runId?: string;
 }
 
 export interface ParkedSelection {
@@ -51,6 +54,8 @@ export interface ListedParkedItem {
   readonly reason?: string;
   readonly description?: string;
   readonly rejectedAt?: string;
+  /** A `resubmitting` item: when a resubmit run claimed it. */
+  readonly resubmitClaimedAt?: string;
 }
 
 export interface ParkedActionReport {
@@ -86,17 +91,22 @@ export async function listParked(
       reason: item.rejection?.reason,
       description: item.rejection?.description,
       rejectedAt: item.rejection?.rejectedAt,
+      ...(item.state === 'resubmitting' && item.resubmitClaim ? { resubmitClaimedAt: item.resubmitClaim.claimedAt } : {}),
     }));
 }
 
 /**
- * `parked resubmit`: sends the item's message back to the orders queue under a new MessageId with
- * the original key in `idempotency-key`, then marks the item `resubmitted`. The copy decides again:
- * applied if its order is stored now, parked afresh (with a new horizon) if not. A crash between
- * the send and the mark leaves the item listed; resubmitting it again sends a copy the dedup absorbs.
+ * `parked resubmit`: claims the item (etag-guarded: `rejected` -> `resubmitting`), sends its message
+ * back to the orders queue under a new MessageId with the original key in `idempotency-key`, then
+ * marks it `resubmitted` (etag-guarded from the claim). The copy decides again: applied if its order
+ * is stored now, parked afresh (with a new horizon) if not. The claim comes first because a discard
+ * that commits after the send would be reported done while the copy applies the effect; a claimed
+ * item is refused by discard. A crash, or a send that failed, after the claim leaves the item
+ * `resubmitting`, listed and selected by the next run, whose copy (same key) the consumer absorbs if
+ * the first one got through after all.
  */
 export async function resubmitParked(ctx: ParkedContext, selection: ParkedSelection, dryRun: boolean, policy: ResubmitPolicy): Promise<ParkedActionReport[]> {
-  const decided = (await selectedRejected(ctx, selection)).map((parked) => ({ parked, horizon: horizonOf(parked.document, ctx.now(), policy) }));
+  const decided = (await selectedItems(ctx, selection)).map((parked) => ({ parked, horizon: horizonOf(parked.document, ctx.now(), policy) }));
   const refused = ({ parked, horizon }: (typeof decided)[number]): ParkedActionReport => ({
     ...identity(parked.document),
     outcome: 'refused',
@@ -110,14 +120,15 @@ export async function resubmitParked(ctx: ParkedContext, selection: ParkedSelect
             ...identity(d.parked.document),
             outcome: 'would-resubmit',
             copyMessageId: copyIdOf(d.parked.document),
-            detail: `${planDetail(d.parked.document)}; ${d.horizon.checked}`,
+            detail: `${planDetail(d.parked.document)}${resumes(d.parked.document)}; ${d.horizon.checked}`,
           },
     );
   }
   const sender = ctx.sender();
+  const run = ctx.runId ?? randomUUID();
   const reports: ParkedActionReport[] = [];
   try {
-    for (const d of decided) reports.push(d.horizon.kind === 'refused' ? refused(d) : await resubmitOne(ctx, sender, d.parked, d.horizon));
+    for (const d of decided) reports.push(d.horizon.kind === 'refused' ? refused(d) : await resubmitOne(ctx, sender, run, d.parked, d.horizon));
   } finally {
     await sender.close();
   }
@@ -138,19 +149,35 @@ function horizonOf(item: ParkedItemDocument, nowMs: number, policy: ResubmitPoli
 /**
  * `parked discard`: the operator decided the item's effect must not happen. While its order is
  * missing, a later copy of the message is a duplicate of the discarded item; once the order is
- * stored, a copy is decided afresh on the order's normal path, like any message.
+ * stored, a copy is decided afresh on the order's normal path, like any message. An item a resubmit
+ * claimed is refused: its copy may be on the queue already, and a discard reported done must mean
+ * the effect never happens. The etag guard refuses an item claimed after it was listed.
  */
 export async function discardParked(ctx: ParkedContext, selection: ParkedSelection, dryRun: boolean): Promise<ParkedActionReport[]> {
-  const items = await selectedRejected(ctx, selection);
-  if (dryRun) return items.map(({ document: item }) => ({ ...identity(item), outcome: 'would-discard', detail: planDetail(item) }));
+  const items = await selectedItems(ctx, selection);
+  const refusal = (item: ParkedItemDocument): ParkedActionReport => ({
+    ...identity(item),
+    outcome: 'refused',
+    detail:
+      `a parked resubmit claimed it${item.resubmitClaim ? ` at ${item.resubmitClaim.claimedAt} (run ${item.resubmitClaim.run})` : ''}` +
+      ' and is sending it, or died after claiming it: its copy may be on the queue, so it can no longer be discarded; run `parked resubmit` again',
+  });
+  if (dryRun)
+    return items.map(({ document: item }) =>
+      item.state === 'resubmitting' ? refusal(item) : { ...identity(item), outcome: 'would-discard', detail: planDetail(item) },
+    );
   const reports: ParkedActionReport[] = [];
   for (const { document: item, etag } of items) {
+    if (item.state === 'resubmitting') {
+      reports.push(refusal(item));
+      continue;
+    }
     const discarded: ParkedItemDocument = { ...item, state: 'discarded', ttl: ctx.keepSeconds };
     const result = await ctx.store.commit(item.orderId, [replace(discarded, etag)]);
     reports.push(
       result.kind === 'committed'
         ? { ...identity(item), outcome: 'discarded', detail: `${item.rejection?.reason ?? 'rejected'}; kept ${ctx.keepSeconds} s as evidence` }
-        : { ...identity(item), outcome: 'failed', detail: 'changed while we looked (resubmitted or re-parked): list again' },
+        : { ...identity(item), outcome: 'failed', detail: 'changed while we looked (claimed by a resubmit, or re-parked): list again' },
     );
   }
   return reports;
@@ -159,11 +186,15 @@ export async function discardParked(ctx: ParkedContext, selection: ParkedSelecti
 async function resubmitOne(
   ctx: ParkedContext,
   sender: ServiceBusSender,
+  run: string,
   parked: VersionedDocument<ParkedItemDocument>,
   horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>,
 ): Promise<ParkedActionReport> {
   const item = parked.document;
   const copyMessageId = copyIdOf(item);
+  const claim = await claimForResubmit(ctx, run, parked);
+  if (claim.kind === 'lost')
+    return { ...identity(item), outcome: 'failed', detail: `nothing sent: the item ${claim.why}; list it again (it may have been discarded or re-parked)` };
   const lineage = horizon.firstEnqueuedAtEpochMs === undefined ? {} : { [firstEnqueuedAtProperty]: new Date(horizon.firstEnqueuedAtEpochMs).toISOString() };
   try {
     await sender.sendMessages({
@@ -182,18 +213,48 @@ async function resubmitOne(
       ...(horizon.kind === 'safe' ? { timeToLive: horizon.copyTimeToLiveMs } : {}),
     });
   } catch (error) {
-    return { ...identity(item), outcome: 'failed', copyMessageId, detail: `send failed, item left as it was: ${(error as Error).message}` };
+    // The copy may have gone although the send failed (its answer lost): the claim stays, so no discard can commit.
+    const detail = `send failed, item left claimed (resubmitting): run \`parked resubmit\` again: ${(error as Error).message}`;
+    return { ...identity(item), outcome: 'failed', copyMessageId, detail };
   }
-  const resubmitted: ParkedItemDocument = { ...item, state: 'resubmitted', ttl: ctx.keepSeconds };
-  const marked = await ctx.store.commit(item.orderId, [replace(resubmitted, parked.etag)]);
-  // Not committed: the copy was already consumed and re-parked or applied the item, which is what we want.
+  const resubmitted: ParkedItemDocument = { ...claim.item, state: 'resubmitted', ttl: ctx.keepSeconds };
+  const marked = await ctx.store.commit(item.orderId, [replace(resubmitted, claim.etag)]);
+  // Not committed: the copy was already consumed and re-parked or applied the item (or a later run claimed it again), which is what we want.
   const detail = `${marked.kind === 'committed' ? 'sent; item marked resubmitted' : 'sent; the copy has already taken the item over'}; ${horizon.checked}`;
   return { ...identity(item), outcome: 'resubmitted', copyMessageId, detail };
 }
 
-async function selectedRejected(ctx: ParkedContext, selection: ParkedSelection): Promise<VersionedDocument<ParkedItemDocument>[]> {
-  const rejected = await findItems(ctx.store, 'rejected', selection.orderId);
-  const chosen = rejected.filter(({ document: item }) => {
+type Claim = { readonly kind: 'claimed'; readonly item: ParkedItemDocument; readonly etag: string } | { readonly kind: 'lost'; readonly why: string };
+
+/**
+ * Takes the item as listed (rejected, or claimed by a run that died) for this run, before anything
+ * is sent. The store answers a commit without the new etag, so the item is read back: the mark after
+ * the send is guarded by the claim's version, and a claim that changed meanwhile (another run took
+ * it, a copy re-parked it) is not ours to send. It keeps its TTL (counted again from the claim): a
+ * claim nobody takes up ends with the item.
+ */
+async function claimForResubmit(ctx: ParkedContext, run: string, parked: VersionedDocument<ParkedItemDocument>): Promise<Claim> {
+  const item = parked.document;
+  const claimed: ParkedItemDocument = {
+    ...item,
+    state: 'resubmitting',
+    resubmitClaim: { claimedAt: new Date(ctx.now()).toISOString(), run },
+    ttl: item.ttl ?? ctx.keepSeconds,
+  };
+  const result = await ctx.store.commit(item.orderId, [replace(claimed, parked.etag)]);
+  if (result.kind !== 'committed') return { kind: 'lost', why: `changed since it was listed (${result.kind})` };
+  const stored = await ctx.store.read<ParkedItemDocument>(item.orderId, item.id);
+  const ours =
+    stored?.document.state === 'resubmitting' &&
+    stored.document.resubmitClaim?.run === run &&
+    stored.document.resubmitClaim.claimedAt === claimed.resubmitClaim?.claimedAt;
+  return stored && ours ? { kind: 'claimed', item: stored.document, etag: stored.etag } : { kind: 'lost', why: 'changed right after this run claimed it' };
+}
+
+/** Rejected items, and items a resubmit claimed (`resubmitting`): a run that died must not strand them. */
+async function selectedItems(ctx: ParkedContext, selection: ParkedSelection): Promise<VersionedDocument<ParkedItemDocument>[]> {
+  const found = (await Promise.all(selectableStates.map((state) => findItems(ctx.store, state, selection.orderId)))).flat();
+  const chosen = found.filter(({ document: item }) => {
     if (selection.reason !== undefined && item.rejection?.reason !== selection.reason) return false;
     if (selection.all) return true;
     return selection.targets.some((t) => t === item.messageId || t === item.dedupKey || t === `${item.orderId}/${item.id}`);
@@ -207,6 +268,11 @@ function findItems(store: DocumentStore, state: ParkedItemState, orderId?: strin
   return store.find<ParkedItemDocument>({ docType: 'parked', equals: { state }, ...(orderId === undefined ? {} : { partitionKey: orderId }) });
 }
 
+/** What `parked resubmit` and `parked discard` select (discard to refuse a claimed item by name), and what `parked list` shows by default. */
+export const selectableStates: readonly ParkedItemState[] = ['rejected', 'resubmitting'];
+
+const resumes = (item: ParkedItemDocument) =>
+  item.state === 'resubmitting' ? `; takes up the resubmit claimed at ${item.resubmitClaim?.claimedAt ?? 'an unknown time'}` : '';
 const identity = (item: ParkedItemDocument) => ({ orderId: item.orderId, id: item.id, messageId: item.messageId, dedupKey: item.dedupKey });
 /** A re-parked copy's item carries the copy's MessageId: count on from its suffix rather than stack suffixes. */
 function resubmitCountOf(item: ParkedItemDocument): number {

@@ -7,7 +7,14 @@ import { commandClientOf } from './serviceBusConnection.js';
 import { checkCosmosContainer, probeServiceBusEntity } from './setupChecks.js';
 
 /** The orders container (and, to resubmit, the queue) for the commands whose records live in Cosmos DB: parked items, outbox entries, shipments. */
-export async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQueue: boolean, run: (ctx: ParkedContext) => Promise<void>): Promise<void> {
+export async function withStoreContext(
+  options: GlobalOptions,
+  io: DlqIo,
+  needsQueue: boolean,
+  run: (ctx: ParkedContext) => Promise<void>,
+  /** The operator-action record of this run, if one was written. */
+  runId?: string,
+): Promise<void> {
   if (!options.cosmosEndpoint)
     throw new Error('parked items, outbox entries and shipment records live in Cosmos DB: give --cosmos-endpoint (or COSMOS_ENDPOINT)');
   // How long a discarded or resubmitted item is kept as evidence: read by the app's own rules, before anything is touched.
@@ -28,6 +35,7 @@ export async function withStoreContext(options: GlobalOptions, io: DlqIo, needsQ
       keepSeconds,
       now: io.now ?? (() => Date.now()),
       out: { line: io.stdout, progress: io.stderr },
+      ...(runId === undefined ? {} : { runId }),
     });
   } finally {
     await client?.close();

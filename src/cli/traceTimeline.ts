@@ -102,6 +102,7 @@ export function documentEvents(doc: Readonly<Record<string, unknown>>): TraceEve
     ['shipment booked', doc.shipmentBookedAt],
     ['applied', doc.appliedAt],
     ['rejected', (doc.rejection as { rejectedAt?: unknown } | undefined)?.rejectedAt],
+    ['claimed by a resubmit', (doc.resubmitClaim as { claimedAt?: unknown } | undefined)?.claimedAt],
     ['escalated', (doc.escalation as { at?: unknown } | undefined)?.at],
     ['finished', doc.finishedAt],
   ];

@@ -42,7 +42,7 @@ export async function parkUntilOrderArrives(message: ParsedOrderMessage, ctx: Fl
     if (decision.kind !== 'not-committed') {
       const decided = decideAgainstParked(message, decision, ctx);
       if (decided) return decided;
-      // Rejected and back, or gone (its ttl ran out): parked afresh over what is there, if anything.
+      // Rejected (or claimed by a `parked resubmit`, whose copy this may be) and back, or gone (its ttl ran out): parked afresh over what is there, if anything.
       const existing = decision.kind === 'vanished' ? undefined : decision.existing;
       itemEtag = existing?.etag;
       stored = existing?.document;

@@ -9,9 +9,12 @@ import type { OrderStatusChanged, PaymentReceived } from './schemas.js';
  * - `applied`: its effect is on the order (a payment also has its inbox marker); expires by TTL;
  * - `rejected`: it can never be applied as it stands (`OrderNeverArrived`, `CurrencyMismatch`);
  *   listed by the dead-letter tool, which can resubmit or discard it;
+ * - `resubmitting`: a rejected item a `parked resubmit` run claimed before sending its copy, so a
+ *   discard can no longer commit while that copy may be on its way; for the flows it is as rejected
+ *   (not waiting, not applied: a copy arriving parks it afresh); keeps the rejection and its TTL;
  * - `resubmitted`, `discarded`: an operator's decision on a rejected item; expires by TTL.
  */
-export type ParkedItemState = 'parked' | 'applied' | 'rejected' | 'resubmitted' | 'discarded';
+export type ParkedItemState = 'parked' | 'applied' | 'rejected' | 'resubmitting' | 'resubmitted' | 'discarded';
 
 export type ParkedMessageType = 'PaymentReceived' | 'OrderStatusChanged';
 
@@ -35,6 +38,8 @@ export interface ParkedItemDocument {
   /** For a status change applied behind a higher version. */
   readonly appliedAs?: 'status' | 'stale' | 'payment';
   readonly rejection?: { readonly reason: string; readonly description: string; readonly rejectedAt: string };
+  /** Set by the `parked resubmit` run that claimed the item (`resubmitting`): when, and which run. */
+  readonly resubmitClaim?: { readonly claimedAt: string; readonly run: string };
   readonly ttl?: number;
 }
 

@@ -66,7 +66,7 @@ async function findInParked(message: PaymentMessage, ctx: FlowContext): Promise<
   return same ? { kind: 'duplicate' } : recordConflict(message, item, ctx, `payment ${message.payload.paymentId} is parked under key ${item.dedupKey}`);
 }
 
-/** Waiting or applied (or, under this key, discarded by an operator); a rejected item is parked afresh by its resubmit. */
+/** Waiting or applied (or, under this key, discarded by an operator); a rejected (or `resubmitting`) item is parked afresh by its resubmit. */
 function isLiveCopyOf(message: PaymentMessage, item: ParkedItemDocument): boolean {
   if (item.dedupKey === message.key.value) return item.state === 'parked' || item.state === 'applied' || item.state === 'discarded';
   return (item.state === 'parked' || item.state === 'applied') && (item.payload as PaymentReceived).paymentId === message.payload.paymentId;

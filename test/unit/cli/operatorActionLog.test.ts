@@ -151,4 +151,22 @@ describe('the operator-action log', () => {
       ttl: 2_592_000,
     });
   });
+
+  it("hands the record's id to the caller before the action runs, so what it writes can name its run", async () => {
+    const store = new InMemoryDocumentStore(() => now);
+    let heard: string | undefined;
+    let seenByAction: string | undefined;
+    const program = new Command('t').exitOverride();
+    program.command('poke <what>').action(() => {
+      seenByAction = heard;
+    });
+    registerOperatorActions(
+      program,
+      { stderr: () => undefined, env: {}, now: () => now, actions: { store, osUser: () => 'ci-user', newId: () => 'a-10' } },
+      () => 0,
+      (id) => (heard = id),
+    );
+    await program.parseAsync(['poke', 'it'], { from: 'user' });
+    expect(seenByAction).toBe('a-10');
+  });
 });

@@ -40,6 +40,21 @@ describe('documentEvents', () => {
       { at: '2026-12-03T08:00:02.000Z', where: 'cosmos outbox', what: 'outbox published', id: outbox.id, detail: '' },
     ]);
   });
+  it('gives when a parked item was rejected and when a resubmit claimed it', () => {
+    const item = {
+      id: 'parked|payment|pay-1',
+      docType: 'parked',
+      state: 'resubmitting',
+      parkedAt: '2026-12-03T08:00:00.000Z',
+      rejection: { reason: 'OrderNeverArrived', description: '', rejectedAt: '2026-12-03T09:00:00.000Z' },
+      resubmitClaim: { claimedAt: '2026-12-03T10:00:00.000Z', run: 'r-1' },
+    };
+    expect(documentEvents(item).map((e) => [e.at, e.what])).toEqual([
+      ['2026-12-03T08:00:00.000Z', 'parked written'],
+      ['2026-12-03T09:00:00.000Z', 'parked rejected'],
+      ['2026-12-03T10:00:00.000Z', 'parked claimed by a resubmit'],
+    ]);
+  });
   it('names an operator action by its command and targets', () => {
     expect(documentEvents({ id: 'a', docType: 'operator-action', at: '2026-12-03T08:00:00.000Z', command: 'purge', targets: ['7'] })[0]).toMatchObject({
       where: 'operator-action',
