@@ -54,4 +54,29 @@ describe('parked resubmit', () => {
     const copy = await resubmittedCopyOf(t, body);
     expect(typeof copy.body === 'string' ? JSON.parse(copy.body) : copy.body).toEqual(body);
   });
+
+  // A sender who knows the tool's conventions could send `pay-1~resubmit-1` first: the broker would
+  // drop the copy as its duplicate, and the item, marked resubmitted, would never be applied.
+  it('sends the copy under a MessageId no sender can send first: the count, then 12 random hex digits, counted on from a copy', async () => {
+    const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
+    const copy = await resubmittedCopyOf(t, paymentReceived('o1', { amount: 5 }));
+    expect(String(copy.messageId)).toMatch(/^pay-1~resubmit-1-[0-9a-f]{12}$/);
+    expect(copy.applicationProperties).toMatchObject({ 'idempotency-key': 'pay-1', 'resubmit-count': 1 });
+    // The copy parks afresh, is rejected again and resubmitted again: the count goes on, one suffix.
+    expect((await redeliver(t, copy)).outcome).toMatchObject({ kind: 'parked' });
+    t.advance(7200);
+    expect((await sweepParkedItems(t.ctx, { horizonSeconds: 3600, minAgeSeconds: 0, maxItemsPerRun: 100 })).rejected).toHaveLength(1);
+    const { sent, sender } = capturingSender();
+    const ctx = {
+      store: t.store,
+      sender,
+      keepSeconds: 3600,
+      now: () => t.ctx.now().getTime(),
+      out: { info: () => undefined, error: () => undefined },
+    } as unknown as Parameters<typeof resubmitParked>[0];
+    const retention = { markerTtlSeconds: 30 * 86_400, marginSeconds: 90_000, marginExplanation: 'the defaults' };
+    expect((await resubmitParked(ctx, { targets: ['pay-1'], all: false }, false, { retention }))[0]?.outcome).toBe('resubmitted');
+    expect(String(sent[0]?.messageId)).toMatch(/^pay-1~resubmit-2-[0-9a-f]{12}$/);
+    expect(sent[0]?.applicationProperties).toMatchObject({ 'idempotency-key': 'pay-1', 'resubmit-count': 2 });
+  });
 });
