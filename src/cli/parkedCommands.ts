@@ -9,7 +9,7 @@ import { noBulkFilter, takeBulk } from './bulkFilter.js';
 import type { BulkFilter } from './bulkFilter.js';
 import type { Output } from './dlqCommands.js';
 import { parkedItem } from './failureItems.js';
-import { resubmitCountProperty, resubmitForcedReasonProperty } from './resubmitCopy.js';
+import { copyNonce, resubmitCountProperty, resubmitForcedReasonProperty } from './resubmitCopy.js';
 import { decideResubmitHorizon } from './resubmitHorizon.js';
 import type { ResubmitHorizonDecision, ResubmitPolicy } from './resubmitHorizon.js';
 import { firstEnqueuedAtProperty } from '../servicebus/index.js';
@@ -119,7 +119,7 @@ export async function resubmitParked(ctx: ParkedContext, selection: ParkedSelect
         : {
             ...identity(d.parked.document),
             outcome: 'would-resubmit',
-            copyMessageId: copyIdOf(d.parked.document),
+            copyMessageId: copyIdOf(d.parked.document, copyNonce()),
             detail: `${planDetail(d.parked.document)}${resumes(d.parked.document)}; ${d.horizon.checked}`,
           },
     );
@@ -191,7 +191,7 @@ async function resubmitOne(
   horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>,
 ): Promise<ParkedActionReport> {
   const item = parked.document;
-  const copyMessageId = copyIdOf(item);
+  const copyMessageId = copyIdOf(item, copyNonce());
   const claim = await claimForResubmit(ctx, run, parked);
   if (claim.kind === 'lost')
     return { ...identity(item), outcome: 'failed', detail: `nothing sent: the item ${claim.why}; list it again (it may have been discarded or re-parked)` };
@@ -276,10 +276,16 @@ const resumes = (item: ParkedItemDocument) =>
 const identity = (item: ParkedItemDocument) => ({ orderId: item.orderId, id: item.id, messageId: item.messageId, dedupKey: item.dedupKey });
 /** A re-parked copy's item carries the copy's MessageId: count on from its suffix rather than stack suffixes. */
 function resubmitCountOf(item: ParkedItemDocument): number {
-  return Number(/~resubmit-(\d+)$/.exec(item.messageId ?? '')?.[1] ?? 0);
+  return Number(resubmitSuffix.exec(item.messageId ?? '')?.[1] ?? 0);
 }
-const copyIdOf = (item: ParkedItemDocument) =>
-  deriveMessageId((item.messageId ?? item.dedupKey).replace(/~resubmit-\d+$/, ''), `~resubmit-${resubmitCountOf(item) + 1}`);
+/** `~resubmit-<n>`, and the random part copies have had since (copyNonce): counted on, not stacked. */
+const resubmitSuffix = /~resubmit-(\d+)(?:-[0-9a-f]{12})?$/;
+/**
+ * The copy's MessageId: the count, then a random part, so no sender can send it first and have the
+ * broker drop the copy as a duplicate while the item is marked resubmitted.
+ */
+const copyIdOf = (item: ParkedItemDocument, nonce: string) =>
+  deriveMessageId((item.messageId ?? item.dedupKey).replace(resubmitSuffix, ''), `~resubmit-${resubmitCountOf(item) + 1}-${nonce}`);
 const planDetail = (item: ParkedItemDocument) =>
   `${item.messageType} for order ${item.orderId}: ${item.rejection?.reason ?? 'rejected'} (${item.rejection?.description ?? ''})`;
 

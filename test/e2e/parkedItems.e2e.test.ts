@@ -134,7 +134,7 @@ describe('early arrivals on the local stack', () => {
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toHaveLength(1);
     const resubmit = await dlq('parked', 'resubmit', `late-${orderId}`);
     expect(resubmit).toMatchObject({ code: 0, stderr: '' });
-    expect(resubmit.stdout).toContain(`-> late-${orderId}~resubmit-1  resubmitted`);
+    expect(resubmit.stdout).toMatch(new RegExp(`-> late-${orderId}~resubmit-1-[0-9a-f]{12}  resubmitted`));
     await eventually('the payment applied', async () => (await orderOf(orderId))?.amountPaid === 6);
     expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toEqual([]);
     // Nothing is left to resubmit; naming it again says so.
