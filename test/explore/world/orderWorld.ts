@@ -145,6 +145,7 @@ export async function runOrderWorld(
     };
     running.add(name);
     timeline.add(name, `starts (deliveryCount ${fate.deliveries})`);
+    if (m.worldName !== undefined) timeline.count('delivered under a reused MessageId');
     const envelope = envelopeFromTriggerMetadata({
       messageId: m.messageId,
       subject: m.type,
