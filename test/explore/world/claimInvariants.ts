@@ -1,5 +1,5 @@
 import { fingerprintPayload } from '../../../src/idempotency/index.js';
-import type { InMemoryDocumentStore, StoredDocument } from '../../../src/idempotency/index.js';
+import type { InMemoryDocumentStore, ProcessingOutcome, StoredDocument } from '../../../src/idempotency/index.js';
 import type { InboxMarkerDocument, OrderDocument, PaymentReceived, RejectionDocument } from '../../../src/orders/index.js';
 import { addMoney, isExactAmount } from '../../../src/orders/money.js';
 import type { ModelMessage, OrderScenario } from './orderScenario.js';
@@ -60,7 +60,15 @@ export function checkClaims(scenario: OrderScenario, run: WorldRun, sent: readon
       holders[0] &&
       payments.find((m) => m.orderId === holders[0]!.orderId && m.key === holders[0]!.marker.dedupKey && fingerprintOf(m) === holders[0]!.marker.fingerprint);
     for (const m of payments.filter((p) => p.body.paymentId === paymentId)) {
-      if (applied && samePayment(m, applied)) continue;
+      if (applied && samePayment(m, applied)) {
+        // A copy of the payment counted (another key, or the same request again) is a duplicate: completed, never dead-lettered.
+        const fate = run.fates.get(worldNameOf(m));
+        if (fate?.deadLettered && (m.key !== applied.key || fingerprintOf(m) === fingerprintOf(applied)))
+          violations.push(
+            `${describePayment(m)} dead-lettered (${describeDeadLetter(fate.deadLettered)}), though its payment was counted as ${describePayment(applied)}`,
+          );
+        continue;
+      }
       const explained = payments.some((c) => (samePayment(c, m) || (c.key === m.key && fingerprintOf(c) === fingerprintOf(m))) && reasonOf(c) !== undefined);
       if (!explained) violations.push(`${describePayment(m)} neither counted (as ${applied ? describePayment(applied) : 'nothing'}) nor explained`);
     }
@@ -69,6 +77,10 @@ export function checkClaims(scenario: OrderScenario, run: WorldRun, sent: readon
   const ownMessageId = (m: ModelMessage) => sent.filter((c) => c.messageId === m.messageId).length === 1;
   for (const m of payments.filter(ownMessageId)) violations.push(...checkReason(scenario, m, reasonOf(m), orders.get(m.orderId), payments));
   return violations;
+}
+
+function describeDeadLetter(outcome: ProcessingOutcome): string {
+  return outcome.kind === 'conflict' || outcome.kind === 'invalid' ? `${outcome.kind} ${outcome.error.code}` : outcome.kind;
 }
 
 function checkAmountPaid(orderId: string, order: OrderDocument | undefined, markers: readonly InboxMarkerDocument[], filled: number): string[] {
