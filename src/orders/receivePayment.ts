@@ -49,7 +49,12 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
       return parked;
     }
     const outOfRange = paymentOutOfRange(current.document, message.payload);
-    if (outOfRange !== undefined) return { kind: 'invalid', error: new PermanentMessageError(orderFailure.AmountOutOfRange, outOfRange, message.key.value) };
+    if (outOfRange !== undefined) {
+      // The payment's own effect may be what filled the order: a copy of a counted payment (under
+      // the claimer's key, whatever its own) is a duplicate, never refused and dead-lettered as if lost.
+      if (await appliedUnderItsOwnKey(claimed, ctx)) return { kind: 'duplicate' };
+      return { kind: 'invalid', error: new PermanentMessageError(orderFailure.AmountOutOfRange, outOfRange, message.key.value) };
+    }
     const marker = newPaymentMarker(
       { ...claimed, orderId: claimed.payload.orderId, dedupKey: claimed.key.value },
       ctx.now().toISOString(),

@@ -6,6 +6,8 @@ export const explorationBudget = {
   'order-flows': { seed: 20_261_203, numRuns: 600 },
   /** The reintroduced defect of 24649c0. The defect checks stop at the first counterexample, unshrunk. */
   'order-flows/stranded-parked-item': { seed: 20_261_203, numRuns: 400, endOnFailure: true },
+  /** One paymentId under several keys, orders, amounts and currencies; orders filled to the exact-sum bound; operator resubmits. */
+  'order-flows/payment-claims': { seed: 20_261_203, numRuns: 1000 },
   outbox: { seed: 20_261_203, numRuns: 4000 },
   /** The outbox marking its entries before sending them. */
   'outbox/mark-before-send': { seed: 20_261_203, numRuns: 400, endOnFailure: true },

@@ -43,6 +43,12 @@ export const explorationProperties: Readonly<Record<string, ExplorationProperty>
     check: checking(() => orderFlowsProperty({ listBesideGateRead: true })),
     expectsCounterexample: true,
   },
+  'order-flows/payment-claims': {
+    description:
+      'the order flows with one paymentId under several keys (copies, other orders, amounts and currencies), orders filled to the exact-sum bound, and the operator resubmitting what the sweeper rejected',
+    check: checking(() => orderFlowsProperty({ paymentClaims: true })),
+    expectsCounterexample: false,
+  },
   shipments: {
     description:
       'the shipment booking (first delivery, redelivery beside it after a lost lock, delayed-retry copies, an operator resubmit) and its reconciler under generated schedules, store and carrier fates, crashes and clock moves',

@@ -10,8 +10,9 @@ import type {
   PaymentReceived,
   RejectionDocument,
 } from '../../../src/orders/index.js';
+import { checkClaims, reasonFrom } from './claimInvariants.js';
 import type { ModelMessage, OrderScenario } from './orderScenario.js';
-import { parkingHorizonSeconds } from './orderScenario.js';
+import { parkingHorizonSeconds, worldNameOf } from './orderScenario.js';
 import type { WorldRun } from './orderWorld.js';
 
 const fingerprintOf = (m: ModelMessage): string => fingerprintPayload(m.type, m.body);
@@ -73,6 +74,8 @@ export interface KnownDefects {
 /** Everything the world must hold once it has run out of work and the backstop sweep has run. */
 export function checkAtQuiescence(scenario: OrderScenario, run: WorldRun, known: KnownDefects = {}): string[] {
   const violations: string[] = [...run.stuck.map((name) => `${name} never finished: waiting on nothing`)];
+  // What was sent: the scenario's messages and the copies the operator resubmitted.
+  const sentAll = [...run.fates.values()].map((fate) => fate.message);
   const recordedFor = (m: ModelMessage): RejectionDocument | undefined =>
     [m.orderId, rejectedMessagesPartition(m.messageId), '#rejected']
       .map((pk) => run.memory.list(pk).find((d) => d.id === rejectionDocumentId(m.messageId)) as RejectionDocument | undefined)
@@ -94,21 +97,21 @@ export function checkAtQuiescence(scenario: OrderScenario, run: WorldRun, known:
   // record, by MessageId: that is where the operator looks it up.
   const sameRequest = (a: ModelMessage, b: ModelMessage) => a.key === b.key && fingerprintOf(a) === fingerprintOf(b);
   const hasReason = (m: ModelMessage, docs: ReturnType<typeof documentsOf>) =>
-    scenario.messages.some((copy) => sameRequest(copy, m) && reasonFor(copy) !== undefined) ||
+    sentAll.some((copy) => sameRequest(copy, m) && reasonFor(copy) !== undefined) ||
     docs.parked.some((p) => p.dedupKey === m.key && p.fingerprint === fingerprintOf(m) && p.rejection !== undefined) ||
     (known.rejectionErasedByHandBack === true &&
       docs.parked.some((p) => p.dedupKey === m.key && p.fingerprint === fingerprintOf(m) && p.state === 'resubmitted' && p.rejection === undefined));
 
   for (const fate of run.fates.values()) {
-    if (fate.completed === undefined && !fate.deadLettered) violations.push(`${fate.message.messageId} neither completed nor dead-lettered`);
+    if (fate.completed === undefined && !fate.deadLettered) violations.push(`${worldNameOf(fate.message)} neither completed nor dead-lettered`);
     if (fate.deadLettered && !reasonFor(fate.message))
-      violations.push(`${fate.message.messageId} dead-lettered (last outcome ${fate.deadLettered.kind}) with no reason recorded`);
+      violations.push(`${worldNameOf(fate.message)} dead-lettered (last outcome ${fate.deadLettered.kind}) with no reason recorded`);
   }
   for (const orderId of scenario.orderIds) {
     const docs = documentsOf(run.memory, orderId);
-    const sent = scenario.messages.filter((m) => m.orderId === orderId);
+    const sent = sentAll.filter((m) => m.orderId === orderId);
     violations.push(...checkOrder(orderId, docs, sent, hasReason));
-    violations.push(...checkPayments(orderId, docs, sent, hasReason, (m) => recordedFor(m)?.reason === 'PayloadConflict'));
+    if (scenario.byPaymentId !== true) violations.push(...checkPayments(orderId, docs, sent, hasReason, (m) => recordedFor(m)?.reason === 'PayloadConflict'));
     violations.push(...checkStatus(orderId, docs, sent, hasReason));
     for (const p of docs.parked) {
       if (p.state === 'parked') violations.push(`${p.id} of ${orderId} still parked after the backstop sweep past the horizon`);
@@ -117,6 +120,7 @@ export function checkAtQuiescence(scenario: OrderScenario, run: WorldRun, known:
       }
     }
   }
+  if (scenario.byPaymentId === true) violations.push(...checkClaims(scenario, run, sentAll, (m) => reasonFrom(run.memory, recordedFor(m), m)));
   return violations;
 }
 

@@ -11,7 +11,12 @@ export interface ModelMessage {
   readonly key: string;
   readonly orderId: string;
   readonly body: Readonly<Record<string, unknown>>;
+  /** The world's own name for it, where its MessageId is another message's too (a sender reusing MessageIds). */
+  readonly worldName?: string;
 }
+
+/** How the world tells messages apart (deliveries, broker fates): its MessageId, unless that is reused. */
+export const worldNameOf = (m: ModelMessage): string => m.worldName ?? m.messageId;
 
 /**
  * What the world is given to do; the scheduler decides the order. Messages that share a key are
@@ -29,7 +34,23 @@ export interface OrderScenario {
   /** The fate of the n-th write served (the rest are applied). */
   readonly fates: readonly WriteFate[];
   readonly crashes: readonly CrashPoint[];
+  /** Payments checked by paymentId across orders (world/claimInvariants.ts), as the payment-claims scenario sends them, rather than by key. */
+  readonly byPaymentId?: boolean;
+  /** Each order's currency, where not EUR (the payment-claims scenario places one in USD). */
+  readonly currencies?: Readonly<Record<string, string>>;
+  /**
+   * Orders that other payments (not in the scenario) fill once stored, at a moment the scheduler
+   * picks, up to this much below the exact-sum bound (src/orders/money.ts maxExactAmount).
+   */
+  readonly roomLeft?: Readonly<Record<string, number>>;
+  /** The clock's ticks and the sweeper's timer start once this many deliveries have ended (absent: from the start; all ended: then). */
+  readonly armTimersAfter?: number;
+  /** Operator runs of `parked resubmit --all --reason OrderNeverArrived` (src/cli/parkedCommands.ts), each after a sweep that rejected items. */
+  readonly operatorResubmits?: number;
 }
+
+/** The currency an order is placed in. */
+export const orderCurrency = (scenario: Pick<OrderScenario, 'currencies'>, orderId: string): string => scenario.currencies?.[orderId] ?? 'EUR';
 
 export const parkingHorizonSeconds = 600;
 export const sweepMinAgeSeconds = 60;

@@ -8,9 +8,10 @@ import { envelopeFromTriggerMetadata } from '../../../src/servicebus/index.js';
 import { OutcomeMetrics, OutcomeTelemetry } from '../../../src/telemetry/index.js';
 import type { LogSink } from '../../../src/telemetry/index.js';
 import { AwaitPoints } from './awaitPoints.js';
+import { claimMoves, claimOf, fillOrder, operatorResubmit, snapshot, voidClaim } from './claimWorld.js';
 import type { Actor } from './awaitPoints.js';
 import type { ModelMessage, OrderScenario } from './orderScenario.js';
-import { parkingHorizonSeconds, sweepMinAgeSeconds } from './orderScenario.js';
+import { parkingHorizonSeconds, sweepMinAgeSeconds, worldNameOf } from './orderScenario.js';
 import { ScheduledStore } from './scheduledStore.js';
 import { Timeline } from './timeline.js';
 
@@ -22,6 +23,8 @@ const markerTtlSeconds = 3600;
 export interface WorldOptions {
   /** The defect of 24649c0: the order lists its parked items beside its gate read, as before 43efa77. */
   readonly listBesideGateRead?: boolean;
+  /** The payment-claims scenario (world/claimScenario.ts): one paymentId under several keys, orders, amounts and currencies. */
+  readonly paymentClaims?: boolean;
 }
 
 /** How a broker message ended: completed by some delivery, or dead-lettered after its last one. */
@@ -41,6 +44,10 @@ export interface WorldRun {
   /** Actors still running when the world ran out of work: a flow waiting on nothing. */
   readonly stuck: readonly string[];
   readonly nowMs: () => number;
+  /** What other payments added to each order's amountPaid (scenario `roomLeft`). */
+  readonly filled: ReadonlyMap<string, number>;
+  /** Deliveries that ended in a conflict with a claim void all along (the world's oracle, see voidClaim). */
+  readonly misjudgedClaims: readonly string[];
 }
 
 const silent: LogSink = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -78,18 +85,23 @@ export async function runOrderWorld(
     random: () => 0.5,
   });
   const consumerFor = (actor: Actor) => new OrderConsumer({ ...contextFor(actor), maxMessageBytes: 262_144, telemetry } satisfies OrderConsumerOptions);
-  const fates = new Map<string, MessageFate>(scenario.messages.map((m) => [m.messageId, { message: m, deliveries: 0 }]));
+  const fates = new Map<string, MessageFate>(scenario.messages.map((m) => [worldNameOf(m), { message: m, deliveries: 0 }]));
+  const filled = new Map<string, number>();
+  const misjudgedClaims: string[] = [];
   const running = new Set<string>();
   let deliveriesStarted = 0;
   let sequence = 0;
-  const sequenceOf = new Map(scenario.messages.map((m) => [m.messageId, (sequence += 1)]));
+  const sequenceOf = new Map(scenario.messages.map((m) => [worldNameOf(m), (sequence += 1)]));
 
   const deliver = (fate: MessageFate, why: string): void => {
-    void s.schedule(Promise.resolve(), `broker: deliver ${fate.message.messageId} (${why})`).then(() => runDelivery(fate));
+    void s.schedule(Promise.resolve(), `broker: deliver ${worldNameOf(fate.message)} (${why})`).then(() => runDelivery(fate));
   };
 
+  let deliveriesEnded = 0;
   const settle = (fate: MessageFate, name: string, outcome: ProcessingOutcome): void => {
     running.delete(name);
+    deliveriesEnded += 1;
+    if (deliveriesEnded === scenario.armTimersAfter) armTimers();
     if (fate.lockHolder !== name) {
       // Its lock expired and another delivery took the message: this complete or abandon fails (lock lost).
       timeline.add(name, `settles ${outcome.kind}, but its lock was lost to ${fate.lockHolder ?? 'nobody'}: the broker ignores it`);
@@ -103,7 +115,7 @@ export async function runOrderWorld(
     if (fate.deliveries >= maxDeliveries) {
       fate.deadLettered = outcome;
       timeline.count('dead-lettered');
-      timeline.add('broker', `DEAD-LETTERED ${fate.message.messageId} after ${fate.deliveries} deliveries (last: ${outcome.kind})`);
+      timeline.add('broker', `DEAD-LETTERED ${worldNameOf(fate.message)} after ${fate.deliveries} deliveries (last: ${outcome.kind})`);
       return;
     }
     deliver(fate, `redelivery after ${outcome.kind}`);
@@ -115,7 +127,7 @@ export async function runOrderWorld(
     const index = deliveriesStarted;
     deliveriesStarted += 1;
     const m = fate.message;
-    const name = `${m.messageId}#${fate.deliveries}`;
+    const name = `${worldNameOf(m)}#${fate.deliveries}`;
     // A delivery after the message was completed stands for a completion that never reached the broker.
     fate.lockHolder = name;
     fate.completed = undefined;
@@ -133,13 +145,17 @@ export async function runOrderWorld(
     };
     running.add(name);
     timeline.add(name, `starts (deliveryCount ${fate.deliveries})`);
+    if (m.worldName !== undefined) timeline.count('delivered under a reused MessageId');
     const envelope = envelopeFromTriggerMetadata({
       messageId: m.messageId,
       subject: m.type,
       deliveryCount: fate.deliveries,
-      sequenceNumber: sequenceOf.get(m.messageId),
+      sequenceNumber: sequenceOf.get(worldNameOf(m)),
       applicationProperties: { [idempotencyKeyProperty]: m.key },
     });
+    const paymentId = m.type === 'PaymentReceived' ? String(m.body.paymentId) : undefined;
+    const voidAtStart = paymentId === undefined ? undefined : snapshot(voidClaim(memory, paymentId));
+    const claimAtStart = paymentId === undefined ? undefined : snapshot(claimOf(memory, paymentId));
     let outcome: ProcessingOutcome;
     try {
       outcome = (await consumerFor(actor).consume(envelope, structuredClone(m.body), silent)).outcome;
@@ -148,12 +164,38 @@ export async function runOrderWorld(
     }
     if (died) return;
     timeline.add(name, `ends: ${describeOutcome(outcome)}`);
+    if (outcome.kind === 'conflict' && voidAtStart !== undefined && voidAtStart === snapshot(voidClaim(memory, paymentId!))) {
+      misjudgedClaims.push(`${name} ended in a conflict with ${paymentId}'s claim, void since before it started and unchanged: ${voidAtStart}`);
+    }
     timeline.count(`outcome ${outcome.kind}`);
+    for (const move of claimMoves(memory, m, claimAtStart, outcome)) timeline.count(move);
     if (outcome.kind === 'created' && (outcome.appliedParked ?? 0) > 0) timeline.count('parked items applied with their order');
     settle(fate, name, outcome);
   };
 
-  const sweep = async (label: string): Promise<boolean> => {
+  // The operator answers the alert on rejected parked items, as many times as the scenario says (not
+  // after the backstop sweep: a copy parked afresh then would wait for a sweep that never comes).
+  let resubmitsLeft = scenario.operatorResubmits ?? 0;
+  const alertOperator = (): void => {
+    if (resubmitsLeft <= 0) return;
+    resubmitsLeft -= 1;
+    const label = `operator#${resubmitsLeft}`;
+    void s.schedule(Promise.resolve(), `operator: parked resubmit after the alert (${label})`).then(async () => {
+      const actor: Actor = { name: label, awaits: 0 };
+      running.add(label);
+      try {
+        const sent = await operatorResubmit(actor, store.forActor(actor), points, () => nowMs, enqueue);
+        timeline.add(label, `parked resubmit --all --reason OrderNeverArrived: ${sent} resubmitted`);
+        if (sent > 0) timeline.count('operator resubmitted a parked item');
+      } catch (error) {
+        timeline.add(label, `failed: ${error instanceof Error ? error.message : String(error)}`);
+      } finally {
+        running.delete(label);
+      }
+    });
+  };
+
+  const sweep = async (label: string, backstop = false): Promise<boolean> => {
     const actor: Actor = { name: label, awaits: 0 };
     running.add(label);
     try {
@@ -163,6 +205,7 @@ export async function runOrderWorld(
         maxItemsPerRun: 1000,
       });
       if (result.rejected.length > 0) timeline.count('sweeper rejected parked items');
+      if (result.rejected.length > 0 && !backstop) alertOperator();
       if (result.applied > 0) timeline.count('sweeper applied parked items');
       timeline.add(
         label,
@@ -179,24 +222,50 @@ export async function runOrderWorld(
   };
 
   for (const fate of fates.values()) deliver(fate, 'first delivery');
-  for (const i of scenario.lockLost) deliver(fates.get(scenario.messages[i]!.messageId)!, 'lock lost: delivered again while the first may still run');
-  scenario.ticks.forEach(
-    (seconds, i) =>
-      void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => {
-        nowMs += seconds * 1000;
-        timeline.add('clock', `+${seconds} s`);
-      }),
-  );
-  for (let i = 0; i < scenario.sweeps; i += 1) void s.schedule(Promise.resolve(), `timer: sweep ${i}`).then(() => sweep(`sweeper#${i}`));
-
+  for (const i of scenario.lockLost) deliver(fates.get(worldNameOf(scenario.messages[i]!))!, 'lock lost: delivered again while the first may still run');
+  let timersArmed = false;
+  const armTimers = (): void => {
+    if (timersArmed) return;
+    timersArmed = true;
+    scenario.ticks.forEach(
+      (seconds, i) =>
+        void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => {
+          nowMs += seconds * 1000;
+          timeline.add('clock', `+${seconds} s`);
+        }),
+    );
+    for (let i = 0; i < scenario.sweeps; i += 1) void s.schedule(Promise.resolve(), `timer: sweep ${i}`).then(() => sweep(`sweeper#${i}`));
+  };
+  if (scenario.armTimersAfter === undefined) armTimers();
+  // Other payments come once the order is stored: until it is, the fill waits for its next turn (a few at most).
+  const fill = (orderId: string, roomLeft: number, turnsLeft: number): void =>
+    void s.schedule(Promise.resolve(), `other payments of ${orderId}`).then(async () => {
+      const added = await fillOrder(memory, orderId, roomLeft);
+      if (added > 0) {
+        filled.set(orderId, (filled.get(orderId) ?? 0) + added);
+        timeline.add('other payments', `${orderId}'s amountPaid +${added}: ${roomLeft} below the exact-sum bound`);
+        timeline.count('order filled to the exact-sum bound');
+      } else if (turnsLeft > 0) fill(orderId, roomLeft, turnsLeft - 1);
+    });
+  for (const [orderId, roomLeft] of Object.entries(scenario.roomLeft ?? {})) fill(orderId, roomLeft, 6);
+  const enqueue = (message: ModelMessage): void => {
+    const fate: MessageFate = { message, deliveries: 0 };
+    fates.set(worldNameOf(message), fate);
+    sequenceOf.set(worldNameOf(message), (sequence += 1));
+    deliver(fate, 'resubmitted by the operator');
+  };
   await untilIdle(s);
-  const run: WorldRun = { memory, timeline, fates, stuck: [...running], nowMs: () => nowMs };
+  if (!timersArmed) {
+    armTimers();
+    await untilIdle(s);
+  }
+  const run: WorldRun = { memory, timeline, fates, stuck: [...running], nowMs: () => nowMs, filled, misjudgedClaims };
   const early = checkBeforeBackstop(run);
   nowMs += (parkingHorizonSeconds + 1) * 1000;
   timeline.add('clock', `+${parkingHorizonSeconds + 1} s: past the parking horizon; the backstop sweep runs`);
   // The timer fires until a run gets through (a run can meet a refused write like anyone else).
   for (let i = 0; i <= scenario.fates.length; i += 1) {
-    const done = sweep(`sweeper#backstop${i}`);
+    const done = sweep(`sweeper#backstop${i}`, true);
     await untilIdle(s);
     if (await done) break;
   }
