@@ -1,19 +1,14 @@
-import type { ServiceBusMessage, ServiceBusSender } from '@azure/service-bus';
+import type { ServiceBusMessage } from '@azure/service-bus';
 import { describe, expect, it } from 'vitest';
 import { resubmitParked } from '../../../src/cli/parkedCommands.js';
 import { sweepParkedItems } from '../../../src/orders/index.js';
 import { orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
+import { parkedContext } from '../../support/parkedContext.js';
 
 // `parked resubmit` end to end over the real flows: the item's copy, sent back to the queue, meets
 // its own item (the order still missing) or the order, and must be the same request both times.
 type Flow = ReturnType<typeof orderFlow>;
-
-function capturingSender(): { sent: ServiceBusMessage[]; sender: () => ServiceBusSender } {
-  const sent: ServiceBusMessage[] = [];
-  const sender = { sendMessages: (m: ServiceBusMessage) => (sent.push(m), Promise.resolve()), close: () => Promise.resolve() } as unknown as ServiceBusSender;
-  return { sent, sender: () => sender };
-}
 
 /** Parks a payment, lets the sweeper reject it as OrderNeverArrived, and resubmits it: the copy. */
 async function resubmittedCopyOf(t: Flow, body: Record<string, unknown>): Promise<ServiceBusMessage> {
@@ -21,14 +16,8 @@ async function resubmittedCopyOf(t: Flow, body: Record<string, unknown>): Promis
   t.advance(7200);
   const swept = await sweepParkedItems(t.ctx, { horizonSeconds: 3600, minAgeSeconds: 0, maxItemsPerRun: 100 });
   expect(swept.rejected).toHaveLength(1);
-  const { sent, sender } = capturingSender();
-  const ctx = {
-    store: t.store,
-    sender,
-    keepSeconds: 3600,
-    now: () => t.ctx.now().getTime(),
-    out: { info: () => undefined, error: () => undefined },
-  } as unknown as Parameters<typeof resubmitParked>[0];
+  const sent: ServiceBusMessage[] = [];
+  const ctx = parkedContext(t, async (m) => void sent.push(m));
   const retention = { markerTtlSeconds: 30 * 86_400, marginSeconds: 90_000, marginExplanation: 'the defaults' };
   const [report] = await resubmitParked(ctx, { targets: ['pay-1'], all: false }, false, { retention });
   expect(report?.outcome).toBe('resubmitted');
@@ -66,14 +55,8 @@ describe('parked resubmit', () => {
     expect((await redeliver(t, copy)).outcome).toMatchObject({ kind: 'parked' });
     t.advance(7200);
     expect((await sweepParkedItems(t.ctx, { horizonSeconds: 3600, minAgeSeconds: 0, maxItemsPerRun: 100 })).rejected).toHaveLength(1);
-    const { sent, sender } = capturingSender();
-    const ctx = {
-      store: t.store,
-      sender,
-      keepSeconds: 3600,
-      now: () => t.ctx.now().getTime(),
-      out: { info: () => undefined, error: () => undefined },
-    } as unknown as Parameters<typeof resubmitParked>[0];
+    const sent: ServiceBusMessage[] = [];
+    const ctx = parkedContext(t, async (m) => void sent.push(m));
     const retention = { markerTtlSeconds: 30 * 86_400, marginSeconds: 90_000, marginExplanation: 'the defaults' };
     expect((await resubmitParked(ctx, { targets: ['pay-1'], all: false }, false, { retention }))[0]?.outcome).toBe('resubmitted');
     expect(String(sent[0]?.messageId)).toMatch(/^pay-1~resubmit-2-[0-9a-f]{12}$/);

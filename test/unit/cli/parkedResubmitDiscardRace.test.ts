@@ -1,4 +1,4 @@
-import type { ServiceBusMessage, ServiceBusSender } from '@azure/service-bus';
+import type { ServiceBusMessage } from '@azure/service-bus';
 import { describe, expect, it } from 'vitest';
 import { discardParked, listParked, resubmitParked, selectableStates } from '../../../src/cli/parkedCommands.js';
 import type { ParkedActionReport, ParkedContext } from '../../../src/cli/parkedCommands.js';
@@ -6,6 +6,7 @@ import { sweepParkedItems } from '../../../src/orders/index.js';
 import { touches } from '../../support/interleavingStore.js';
 import { orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
+import { parkedContext } from '../../support/parkedContext.js';
 
 const retention = { markerTtlSeconds: 30 * 86_400, marginSeconds: 90_000, marginExplanation: 'the defaults' };
 const policy = { retention };
@@ -20,16 +21,6 @@ async function rejectedPaymentWithItsOrderStored(): Promise<Flow> {
   expect((await sweepParkedItems(t.ctx, { horizonSeconds: 3600, minAgeSeconds: 0, maxItemsPerRun: 100 })).rejected).toHaveLength(1);
   expect((await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'))).outcome).toMatchObject({ kind: 'created' });
   return t;
-}
-
-function parkedContext(t: Flow, sendMessages: (m: ServiceBusMessage) => Promise<void>): ParkedContext {
-  return {
-    store: t.store,
-    sender: () => ({ sendMessages, close: async () => undefined }) as unknown as ServiceBusSender,
-    keepSeconds: 3600,
-    now: () => t.ctx.now().getTime(),
-    out: { line: () => undefined, progress: () => undefined },
-  };
 }
 
 /** A context whose sends are only recorded. */

@@ -1,13 +1,13 @@
-import type { ServiceBusMessage, ServiceBusSender } from '@azure/service-bus';
+import type { ServiceBusMessage } from '@azure/service-bus';
 import { describe, expect, it } from 'vitest';
 import { resubmitParked } from '../../../src/cli/parkedCommands.js';
-import type { ParkedContext } from '../../../src/cli/parkedCommands.js';
 import { create, fingerprintPayload } from '../../../src/idempotency/index.js';
 import { idempotencyKeyProperty, sweepParkedItems } from '../../../src/orders/index.js';
 import type { ParkedItemDocument } from '../../../src/orders/index.js';
 import { parkingLot } from '../../../src/orders/parkedItems.js';
 import { orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
+import { parkedContext } from '../../support/parkedContext.js';
 
 // `resubmitting` is a state the operator tool writes (a `parked resubmit` run claims the item before
 // it sends its copy). The flows never write it, and their code (src/orders) is the previous
@@ -25,16 +25,6 @@ async function rejectedPayment(): Promise<Flow> {
   t.advance(7200);
   expect((await sweepParkedItems(t.ctx, sweep)).rejected).toHaveLength(1);
   return t;
-}
-
-function parkedContext(t: Flow, sendMessages: (m: ServiceBusMessage) => Promise<void>): ParkedContext {
-  return {
-    store: t.store,
-    sender: () => ({ sendMessages, close: async () => undefined }) as unknown as ServiceBusSender,
-    keepSeconds: 3600,
-    now: () => t.ctx.now().getTime(),
-    out: { line: () => undefined, progress: () => undefined },
-  };
 }
 
 const deliver = (t: Flow, copy: ServiceBusMessage) =>
