@@ -1,6 +1,6 @@
 import { CosmosDocumentStore, createCosmosClient } from '../cosmos/index.js';
 import { readSubscriptionRoute } from './copyDelivery.js';
-import { deadLetterReceiver, entityPath } from './deadLetterQueue.js';
+import { activeReceiver, deadLetterReceiver, entityPath } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
 import type { DlqContext, Output } from './dlqCommands.js';
 import type { DlqIo } from './dlqIo.js';
@@ -17,12 +17,14 @@ export async function withDeadLetterContext(options: GlobalOptions, io: DlqIo, r
     : undefined;
   const container = cosmos?.database(options.cosmosDatabase).container(options.cosmosContainer);
   const receiver = deadLetterReceiver(client, address);
+  const active = activeReceiver(client, address);
   const out: Output = { line: io.stdout, progress: io.stderr };
   try {
     await probeServiceBusEntity(options, address, options.timeout);
     if (container && options.cosmosEndpoint) await checkCosmosContainer({ container, endpoint: options.cosmosEndpoint, timeoutMs: options.timeout });
     await run({
       receiver,
+      active,
       sender: () => client.createSender(address.queue ?? address.topic ?? ''),
       entityPath: entityPath(address),
       resubmitTo: address.subscription,
@@ -35,6 +37,7 @@ export async function withDeadLetterContext(options: GlobalOptions, io: DlqIo, r
     });
   } finally {
     await receiver.close();
+    await active.close();
     await client.close();
     cosmos?.dispose();
   }

@@ -17,7 +17,12 @@ export function deadLetterReceiver(client: ServiceBusClient, address: EntityAddr
   return address.queue ? client.createReceiver(address.queue, options) : client.createReceiver(address.topic ?? '', address.subscription ?? '', options);
 }
 
-/** Every dead-lettered message, without locking any, in sequence order. */
+/** A receiver on the entity's own messages, for peeking only (it is never asked to receive, so it locks nothing). */
+export function activeReceiver(client: ServiceBusClient, address: EntityAddress): ServiceBusReceiver {
+  return address.queue ? client.createReceiver(address.queue) : client.createReceiver(address.topic ?? '', address.subscription ?? '');
+}
+
+/** Every message of the receiver's entity (or dead-letter queue), without locking any, in sequence order. */
 export async function* peekAll(receiver: ServiceBusReceiver, pageSize = 250): AsyncGenerator<ServiceBusReceivedMessage> {
   let from = Long.fromNumber(0);
   for (;;) {

@@ -25,6 +25,8 @@ export interface Output {
 
 export interface DlqContext {
   readonly receiver: ServiceBusReceiver;
+  /** A receiver on the entity itself (not its dead-letter queue), peeked only: an edit looks there for a copy under the original's key. */
+  readonly active?: ServiceBusReceiver;
   readonly sender: () => ServiceBusSender;
   readonly entityPath: string;
   /** For a topic subscription: the copy's `to`, so the project's rules route it to that subscription alone. */

@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import { PermanentMessageError } from '../idempotency/index.js';
-import { dedupKeyOf, idempotencyKeyProperty, parseOrderMessage } from '../orders/index.js';
+import { idempotencyKeyProperty, parseOrderMessage } from '../orders/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import { forEachLocked, peekAll } from './deadLetterQueue.js';
 import type { DlqContext } from './dlqCommands.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
 import { isOtherSpelling } from './resubmitCopy.js';
+import { describeFound, messagesUnderKey, toolKeyOf } from './sameKeyMessages.js';
 import { storeStateOf } from './storeState.js';
 import type { StoreState } from './storeState.js';
 
@@ -30,7 +31,7 @@ export type EditDecision =
 export function decideEdit(original: ServiceBusReceivedMessage, editedBody: unknown, originalState: StoreState, consumerName?: string): EditDecision {
   const envelope = envelopeOfReceived(original);
   // Without the consumer's prefix: the copy's idempotency-key is read by the consumer, which adds it.
-  const originalKey = dedupKeyOf(envelope, original.body);
+  const originalKey = toolKeyOf(original);
   if (originalKey === undefined) return { kind: 'refused', detail: 'the original has no dedup key to record the edit against' };
   if (originalState.kind === 'processed' || originalState.kind === 'conflict') {
     return {
@@ -133,6 +134,11 @@ export async function editAndResubmit(
   if (!found) return undefined;
   const base = { sequenceNumber: found.sequenceNumber?.toNumber() ?? 0, messageId: found.messageId === undefined ? undefined : String(found.messageId) };
   const edited = await edit(found.body);
+  const key = toolKeyOf(found);
+  // Looked for before the store is read: a copy that is processed meanwhile has its effect stored
+  // before it leaves the queue, so it is seen in one place or the other.
+  const others = key === undefined ? undefined : await othersUnderKey(ctx, key, String(found.sequenceNumber));
+  if (others !== undefined) return { ...base, outcome: 'refused', detail: others };
   const state = await storeStateOf(envelopeOfReceived(found), found.body, { store: ctx.store, consumerName: ctx.consumerName });
   const decision = decideEdit(found, edited, state, ctx.consumerName);
   if (decision.kind === 'refused') return { ...base, outcome: 'refused', detail: decision.detail };
@@ -156,4 +162,27 @@ export async function editAndResubmit(
     await sender.close();
   }
   return report;
+}
+
+/**
+ * Why the edit must wait, or undefined when no other message carries the original's key. An edit
+ * replaces the key (`<key>~edit-<n>`), so any other message under the old key would apply the
+ * original's effect beside the edited one: a copy a resubmit sent and then died before removing the
+ * original, a producer's re-send waiting behind a backlog, a delayed retry's scheduled copy, or
+ * another dead letter under the key that a later resubmit would send. First the entity's own
+ * messages, then its dead-letter queue: a message moves from the first to the second, never back.
+ */
+async function othersUnderKey(ctx: DlqContext, key: string, target: string): Promise<string | undefined> {
+  if (!ctx.active) return `the tool cannot look in ${ctx.entityPath} for another message under key ${JSON.stringify(key)}: nothing sent`;
+  const waiting = await messagesUnderKey(ctx.active, key);
+  if (waiting.kind === 'too-many')
+    return `${ctx.entityPath} holds more than ${waiting.read} messages, so the tool cannot tell whether one under key ${JSON.stringify(key)} waits there: nothing sent; edit it when the queue has drained`;
+  if (waiting.found.length > 0)
+    return `${ctx.entityPath} holds ${waiting.found.length === 1 ? 'a message' : `${waiting.found.length} messages`} under the same key (${describeFound(waiting.found)}), such as a copy a resubmit sent before it died: an edited copy under a new key would add a second effect beside it. Wait until it is processed (then the original is a duplicate) or dead-lettered (then edit one of them, after removing the others)`;
+  const dead = await messagesUnderKey(ctx.receiver, key, { except: target });
+  if (dead.kind === 'too-many')
+    return `the dead-letter queue holds more than ${dead.read} messages, so the tool cannot tell whether another one is under key ${JSON.stringify(key)}: nothing sent`;
+  if (dead.found.length > 0)
+    return `the dead-letter queue holds ${dead.found.length === 1 ? 'another message' : `${dead.found.length} other messages`} under the same key (${describeFound(dead.found)}): an edit replaces the key, and a later resubmit of ${dead.found.length === 1 ? 'it' : 'them'} would add the original's effect beside the edited one. Purge ${dead.found.length === 1 ? 'it' : 'them'} first (the purge exports what it removes), then edit`;
+  return undefined;
 }

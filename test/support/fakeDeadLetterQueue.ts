@@ -25,12 +25,19 @@ export function fakeDeadLetterQueue(seeds: readonly DeadLetterSeed[], duplicates
   const dropped: ServiceBusMessage[] = [];
   const history = new Map<string, number>();
   for (const [id, at] of duplicates?.history ?? []) history.set(id, Math.max(at, history.get(id) ?? at));
+  /** Sent copies still in the entity (not yet processed), by the sequence number the broker gave them. */
+  const waiting: ServiceBusReceivedMessage[] = [];
   const take = (m: ServiceBusMessage) => {
     const id = String(m.messageId);
     const seen = history.get(id);
     if (duplicates && seen !== undefined && duplicates.now() - seen < duplicates.windowMs) return void dropped.push(m);
     if (duplicates) history.set(id, duplicates.now());
     sent.push(m);
+    waiting.push({
+      ...m,
+      sequenceNumber: Long.fromNumber(100_000 + sent.length),
+      applicationProperties: m.applicationProperties ?? {},
+    } as ServiceBusReceivedMessage);
   };
   const ordered = () => [...entries.values()].sort((a, b) => a.message.sequenceNumber?.compare(b.message.sequenceNumber ?? Long.ZERO) ?? 0);
   const lockLost = () => Object.assign(new Error('the lock was lost'), { code: 'MessageLockLost' });
@@ -63,8 +70,22 @@ export function fakeDeadLetterQueue(seeds: readonly DeadLetterSeed[], duplicates
     sendMessages: async (m: ServiceBusMessage | ServiceBusMessage[]) => void (Array.isArray(m) ? m : [m]).forEach(take),
     close: async () => undefined,
   } as unknown as ServiceBusSender;
+  /** The entity's own messages, peeked only (as the tool's `active` receiver); `beforePeek` lets a test run a consumer first. */
+  const hooks: { beforePeek?: () => Promise<void> } = {};
+  const active = {
+    peekMessages: async (max: number, options?: { fromSequenceNumber?: Long }) => {
+      await hooks.beforePeek?.();
+      return waiting.filter((m) => (m.sequenceNumber ?? Long.ZERO).greaterThanOrEqual(options?.fromSequenceNumber ?? Long.ZERO)).slice(0, max);
+    },
+    close: async () => undefined,
+  } as unknown as ServiceBusReceiver;
   return {
     receiver,
+    active,
+    hooks,
+    /** The copies still in the entity; `processed` takes one out, as a consumer that completed it. */
+    waiting: () => [...waiting],
+    processed: (m: ServiceBusReceivedMessage) => void waiting.splice(waiting.indexOf(m), 1),
     sender,
     sent,
     dropped,

@@ -29,6 +29,7 @@ const deadLettered = (overrides: Partial<DeadLetterSeed> = {}): DeadLetterSeed =
 function contextOf(queue: ReturnType<typeof fakeDeadLetterQueue>): DlqContext {
   return {
     receiver: queue.receiver,
+    active: queue.active,
     sender: () => queue.sender,
     entityPath: 'orders',
     store: new InMemoryDocumentStore(() => now),
@@ -96,13 +97,12 @@ describe('resubmit schedules', () => {
     expect(String(queue.sent[0]?.messageId)).toMatch(/^pay-1~resubmit-1-[0-9a-f]{12}$/);
   });
 
-  // DEFECT: an edit-resubmit checks only the store for the original's key. A plain resubmit that died
-  // between the send of its copy and the removal of the original leaves that copy, under the
-  // original's key, waiting in the queue; the edit then sends a second message for the same request
-  // under a new key. Here the paymentId claim turns whichever comes second into a conflict (the
-  // operator's edit may be the one dead-lettered); a message type with no business identity would
-  // apply both. See the report for the fix (a store-side record of the key an edit supersedes).
-  it.fails('refuses an edit while a copy that a resubmit sent, and died before removing the original, may still be waiting', async () => {
+  // Found by a review: an edit-resubmit checked only the store for the original's key. A plain
+  // resubmit that died between the send of its copy and the removal of the original left that copy,
+  // under the original's key, waiting in the queue; the edit then sent a second message for the same
+  // request under a new key (the paymentId claim made whichever came second a conflict, and a message
+  // type with no business identity would have applied both).
+  it('refuses an edit while a copy that a resubmit sent, and died before removing the original, may still be waiting', async () => {
     const queue = fakeDeadLetterQueue([deadLettered()]);
     const ctx = contextOf(queue);
     const crashed = await resubmitDeadLetters(ctx, { targets: ['pay-1'], all: false }, false, policy, {
@@ -113,7 +113,7 @@ describe('resubmit schedules', () => {
     expect(crashed).toMatchObject([{ outcome: 'failed' }]);
     queue.expireLocks();
     const edit = await editAndResubmit(ctx, 'pay-1', async () => ({ ...payment, amount: 8 }));
-    expect(edit?.outcome).toBe('refused');
+    expect(edit).toMatchObject({ outcome: 'refused', detail: expect.stringContaining('orders holds a message under the same key (sequence number 100001') });
     expect(new Set(queue.sent.map(consumerKeyOf))).toEqual(new Set(['pay-1']));
   });
 });

@@ -31,6 +31,7 @@ describe('edit-resubmit of a dead letter whose producer already sent a corrected
     ]);
     const ctx: DlqContext = {
       receiver: queue.receiver,
+      active: queue.active,
       sender: () => queue.sender,
       entityPath: 'orders',
       store: t.store,

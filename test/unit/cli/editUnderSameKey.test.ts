@@ -1,0 +1,161 @@
+import type { ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
+import Long from 'long';
+import { describe, expect, it } from 'vitest';
+import type { DlqContext } from '../../../src/cli/dlqCommands.js';
+import { resubmitDeadLetters } from '../../../src/cli/dlqCommands.js';
+import { editAndResubmit } from '../../../src/cli/editResubmit.js';
+import type { ResubmitPolicy } from '../../../src/cli/resubmitHorizon.js';
+import { maxMessagesLookedAt, messagesUnderKey } from '../../../src/cli/sameKeyMessages.js';
+import { fakeDeadLetterQueue } from '../../support/fakeDeadLetterQueue.js';
+import type { DeadLetterSeed } from '../../support/fakeDeadLetterQueue.js';
+import { orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
+import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
+
+// An edit sends the corrected body under a key of its own (`<key>~edit-<n>`): any other message left
+// under the original's key, in the queue or in its dead-letter queue, would apply the original's
+// effect beside the edited one. The tool looks in both before it sends.
+const payment = paymentReceived('o1', { paymentId: 'p-1', amount: 5 });
+const policy: ResubmitPolicy = { retention: { markerTtlSeconds: 30 * 86_400, marginSeconds: 86_400, marginExplanation: 'one day' } };
+
+function setUp(seeds: DeadLetterSeed[]) {
+  const t = orderFlow({ markerTtlSeconds: parkedItemTtlSeconds });
+  const queue = fakeDeadLetterQueue(seeds);
+  const ctx: DlqContext = {
+    receiver: queue.receiver,
+    active: queue.active,
+    sender: () => queue.sender,
+    entityPath: 'orders',
+    store: t.store,
+    duplicateDetectionWindowMs: 600_000,
+    now: () => t.ctx.now().getTime(),
+    out: { line: () => undefined, progress: () => undefined },
+  };
+  return { t, queue, ctx };
+}
+
+const deadLetter = (sequenceNumber: number, messageId: string, properties: Record<string, string> = {}): DeadLetterSeed => ({
+  sequenceNumber: Long.fromNumber(sequenceNumber),
+  messageId,
+  subject: 'PaymentReceived',
+  contentType: 'application/json',
+  body: payment,
+  applicationProperties: properties,
+  enqueuedTimeUtc: new Date('2026-12-03T12:00:00Z'),
+  deadLetterReason: 'MaxDeliveryCountExceeded',
+});
+
+/** The consumer takes a waiting copy and completes it, as the Functions host would. */
+async function processWaiting(t: ReturnType<typeof setUp>['t'], queue: ReturnType<typeof setUp>['queue'], copy: ServiceBusReceivedMessage) {
+  const result = await t.send(String(copy.messageId), String(copy.subject), copy.body, 1, copy.applicationProperties as Record<string, string>);
+  queue.processed(copy);
+  return result;
+}
+
+describe('an edit while another message carries the original key', () => {
+  it("refuses while a producer's re-send under the key (another MessageId) waits in the queue, and is refused by the store once that re-send is applied", async () => {
+    const { t, queue, ctx } = setUp([deadLetter(3, 'pay-1', { 'idempotency-key': 'shop|p-1' })]);
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    await queue.sender.sendMessages({
+      messageId: 'pay-1-resent',
+      subject: 'PaymentReceived',
+      body: payment,
+      applicationProperties: { 'idempotency-key': 'shop|p-1' },
+    });
+
+    const waiting = await editAndResubmit(ctx, 'pay-1', async () => ({ ...payment, amount: 6 }));
+    expect(waiting).toMatchObject({ outcome: 'refused', detail: expect.stringContaining('(sequence number 100001 (MessageId "pay-1-resent"))') });
+    expect(queue.sent.map((m) => m.messageId)).toEqual(['pay-1-resent']);
+
+    await processWaiting(t, queue, queue.waiting()[0] as ServiceBusReceivedMessage);
+    const applied = await editAndResubmit(ctx, 'pay-1', async () => ({ ...payment, amount: 6 }));
+    expect(applied).toMatchObject({ outcome: 'refused', detail: expect.stringContaining("the original's key already has an effect (processed") });
+    expect((await t.order('o1'))?.amountPaid).toBe(5);
+  });
+
+  // The look comes before the store read: a copy that the consumer applies and completes while the
+  // tool looks has its effect in the store by then. Read the other way round (store, then queue), the
+  // store showed nothing, the queue was empty, and the edit added a second payment.
+  it('finds in the store a copy the consumer applies and completes while the tool looks in the queue', async () => {
+    const { t, queue, ctx } = setUp([deadLetter(3, 'pay-1')]);
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    await queue.sender.sendMessages({ messageId: 'pay-1', subject: 'PaymentReceived', body: payment, applicationProperties: {} });
+    queue.hooks.beforePeek = async () => {
+      queue.hooks.beforePeek = undefined;
+      await processWaiting(t, queue, queue.waiting()[0] as ServiceBusReceivedMessage);
+    };
+
+    const report = await editAndResubmit(ctx, 'pay-1', async () => ({ ...payment, paymentId: 'p-2', amount: 6 }));
+
+    expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining("the original's key already has an effect") });
+    expect(queue.sent.map((m) => m.messageId)).toEqual(['pay-1']);
+    expect((await t.order('o1'))?.paymentCount).toBe(1);
+  });
+
+  it('refuses while another dead letter carries the key, which a later resubmit would send; once the operator resubmits that one instead, the store refuses the edit', async () => {
+    const { t, queue, ctx } = setUp([deadLetter(3, 'pay-1'), deadLetter(4, 'pay-1', { 'cloned-by': 'producer' })]);
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+
+    const refused = await editAndResubmit(ctx, '3', async () => ({ ...payment, amount: 6 }));
+    expect(refused).toMatchObject({
+      outcome: 'refused',
+      detail: expect.stringContaining('the dead-letter queue holds another message under the same key (sequence number 4'),
+    });
+    expect(queue.sent).toEqual([]);
+
+    await resubmitDeadLetters(ctx, { targets: ['4'], all: false }, false, policy, {}); // the operator takes the other one first
+    await processWaiting(t, queue, queue.waiting()[0] as ServiceBusReceivedMessage);
+    const afterIt = await editAndResubmit(ctx, '3', async () => ({ ...payment, amount: 6 }));
+    expect(afterIt).toMatchObject({ outcome: 'refused', detail: expect.stringContaining("the original's key already has an effect") });
+  });
+
+  it('sends the edit when nothing else carries the key, and names none of the messages under other keys', async () => {
+    const { t, queue, ctx } = setUp([deadLetter(3, 'pay-1'), deadLetter(4, 'pay-2')]);
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    await queue.sender.sendMessages({ messageId: 'pay-3', subject: 'PaymentReceived', body: payment, applicationProperties: {} });
+
+    const report = await editAndResubmit(ctx, '3', async () => ({ ...payment, amount: 6 }));
+
+    expect(report).toMatchObject({ outcome: 'resubmitted', copyMessageId: 'pay-1~edit-1' });
+  });
+
+  it('refuses without a receiver on the entity, since it cannot look', async () => {
+    const { queue, ctx } = setUp([deadLetter(3, 'pay-1')]);
+    const report = await editAndResubmit({ ...ctx, active: undefined }, '3', async () => ({ ...payment, amount: 6 }));
+    expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining('cannot look in orders') });
+    expect(queue.sent).toEqual([]);
+  });
+
+  it('refuses when the queue holds more messages than one look reads', async () => {
+    const { queue, ctx } = setUp([deadLetter(3, 'pay-1')]);
+    const report = await editAndResubmit({ ...ctx, active: endlessQueue() }, '3', async () => ({ ...payment, amount: 6 }));
+    expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining(`orders holds more than ${maxMessagesLookedAt} messages`) });
+    expect(queue.sent).toEqual([]);
+  });
+
+  it('reads to the end of the entity, past the first pages, and at most the bound', async () => {
+    const deep = endlessQueue(600, 'pay-1');
+    expect(await messagesUnderKey(deep, 'pay-1')).toEqual({ kind: 'read', found: [{ sequenceNumber: 600, messageId: 'pay-1' }] });
+    expect(await messagesUnderKey(deep, 'pay-1', { except: '600' })).toEqual({ kind: 'read', found: [] });
+    expect(await messagesUnderKey(deep, 'pay-1', { limit: 599 })).toEqual({ kind: 'too-many', read: 599 });
+    expect(await messagesUnderKey(deep, 'pay-1', { limit: 600 })).toMatchObject({ kind: 'read' });
+  });
+});
+
+/** An entity of `count` messages (unbounded by default), under keys `m-<n>`, the last one under `lastKey`. */
+function endlessQueue(count = Number.MAX_SAFE_INTEGER, lastKey?: string): ServiceBusReceiver {
+  return {
+    peekMessages: async (max: number, options?: { fromSequenceNumber?: Long }) => {
+      const from = options?.fromSequenceNumber?.toNumber() ?? 1;
+      const page: ServiceBusReceivedMessage[] = [];
+      for (let n = Math.max(from, 1); n <= count && page.length < max; n += 1)
+        page.push({
+          sequenceNumber: Long.fromNumber(n),
+          messageId: n === count && lastKey ? lastKey : `m-${n}`,
+          body: {},
+          applicationProperties: {},
+        } as ServiceBusReceivedMessage);
+      return page;
+    },
+    close: async () => undefined,
+  } as unknown as ServiceBusReceiver;
+}
