@@ -31,6 +31,8 @@ export interface ParkedContext {
   readonly out: Output;
   /** Names this run in the claims it writes (the operator-action record's id, when the caller has it); a random id if absent. */
   readonly runId?: string;
+  /** Draws the random part of a copy's MessageId (copyNonce when absent); the stored-format capture fixes it, so its bytes repeat. */
+  readonly nonce?: () => string;
 }
 
 export interface ParkedSelection {
@@ -119,7 +121,7 @@ export async function resubmitParked(ctx: ParkedContext, selection: ParkedSelect
         : {
             ...identity(d.parked.document),
             outcome: 'would-resubmit',
-            copyMessageId: copyIdOf(d.parked.document, copyNonce()),
+            copyMessageId: copyIdOf(d.parked.document, (ctx.nonce ?? copyNonce)()),
             detail: `${planDetail(d.parked.document)}${resumes(d.parked.document)}; ${d.horizon.checked}`,
           },
     );
@@ -191,7 +193,7 @@ async function resubmitOne(
   horizon: Exclude<ResubmitHorizonDecision, { kind: 'refused' }>,
 ): Promise<ParkedActionReport> {
   const item = parked.document;
-  const copyMessageId = copyIdOf(item, copyNonce());
+  const copyMessageId = copyIdOf(item, (ctx.nonce ?? copyNonce)());
   const claim = await claimForResubmit(ctx, run, parked);
   if (claim.kind === 'lost')
     return { ...identity(item), outcome: 'failed', detail: `nothing sent: the item ${claim.why}; list it again (it may have been discarded or re-parked)` };

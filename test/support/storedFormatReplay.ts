@@ -27,6 +27,9 @@ import { FixtureStore, KeyedCarrier, storeChanges } from './storedFormatStore.js
  * The settings every stored-formats run uses: the defaults a deployment gets, no Service Bus or
  * Cosmos connection ever opened (the stores and senders are given), retries handed back at once.
  */
+/** The retry state signing key of a capture: fixed, so a capture's copies are the same from one run to the next. */
+export const fixtureRetryStateKey = 'stored-formats-capture-key';
+
 export function fixtureSettings(): Readonly<Settings> {
   return loadSettings({
     ServiceBusConnection: 'Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=local;SharedAccessKey=local;UseDevelopmentEmulator=true',
@@ -77,6 +80,8 @@ export function flowsOver(store: FixtureStore, carrier: KeyedCarrier, now: () =>
     maxConcurrencyAttempts: settings.maxConcurrencyAttempts,
     retry: settings.retry,
     scheduler,
+    // A capture's delayed retries are signed as a deployment signs them; without a key the consumer falls back to redelivery.
+    ...(scheduler === undefined ? {} : { retryStateKey: fixtureRetryStateKey }),
     telemetry: new OutcomeTelemetry(new OutcomeMetrics(meter)),
   });
   return {
