@@ -4,7 +4,13 @@ import { parseIdempotencyKey } from './idempotencyKeyHeader.js';
 export type IdempotencyKeyReading =
   | { readonly kind: 'key'; readonly key: string }
   | { readonly kind: 'missing' }
-  | { readonly kind: 'malformed'; readonly title: string; readonly detail: string };
+  | {
+      readonly kind: 'malformed';
+      readonly title: string;
+      readonly detail: string;
+      /** A key the previous release accepted (an sf-string of spaces): its requests' retries are still answered from what it stored. */
+      readonly previousReleaseKey?: string;
+    };
 
 /** Stripe's limit; the draft sets none. Longer keys are a client bug, not an identity. */
 export const maxIdempotencyKeyLength = 255;
@@ -39,7 +45,13 @@ function readSfString(text: string): IdempotencyKeyReading {
   if (text === '""') return malformed(`the Idempotency-Key is an empty sf-string; send a key, such as "${example}"`);
   const key = parseIdempotencyKey(text);
   // Spaces are all an sf-string may hold of white space: a blank key, which every careless client would share.
-  if (key !== undefined && key.trim() === '') return malformed(`the Idempotency-Key is an sf-string of spaces only; send a key, such as "${example}"`);
+  if (key !== undefined && key.trim() === '')
+    return {
+      kind: 'malformed',
+      title: malformedTitle,
+      detail: `the Idempotency-Key is an sf-string of spaces only; send a key, such as "${example}"`,
+      previousReleaseKey: key,
+    };
   if (key !== undefined) return { kind: 'key', key };
   return malformed(
     `a quoted Idempotency-Key must be one non-empty sf-string (RFC 8941): printable ASCII in double quotes, with \\ and " escaped, such as "${example}"`,

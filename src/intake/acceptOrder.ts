@@ -87,6 +87,22 @@ export async function acceptOrderOnce(request: CallerOrderRequest, owner: string
 }
 
 /**
+ * A key this release refuses, which the previous release accepted: what that release stored for
+ * this very request (its completed key record, or the order's claim, which outlives the record and
+ * holds the answer of a request whose record was never completed), replayed; undefined when there
+ * is none, and the request is refused. Nothing is written, so nothing new is accepted under the key.
+ */
+export async function answerStoredUnderRefusedKey(request: CallerOrderRequest, ctx: IntakeContext): Promise<IntakeResult | undefined> {
+  const id = intakeKeyRecordId(request.idempotencyKey, request.caller);
+  const record = (await ctx.store.read<IntakeKeyRecord>(id, id))?.document;
+  if (record?.fingerprint === request.fingerprint && record.state === 'completed' && record.response)
+    return { outcome: 'duplicate', response: replayed(record.response) };
+  const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
+  if (claim && isSameRequest(claim.document, asClaimed(request))) return { outcome: 'duplicate', response: replayed(claim.document.response) };
+  return undefined;
+}
+
+/**
  * The key's record holds another request. Ours may still have been accepted: once its record ran
  * out, the key was free to be used for another order, and the claim, kept with the order, holds
  * our answer. That record is the other request's, so it is left as it is.

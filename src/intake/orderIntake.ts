@@ -4,7 +4,7 @@ import type { RuntimeOverrides } from '../consumer/index.js';
 import { TransientStoreError } from '../idempotency/index.js';
 import { RequestMetrics } from '../telemetry/index.js';
 import type { LogSink } from '../telemetry/index.js';
-import { acceptOrderOnce, releaseKey } from './acceptOrder.js';
+import { acceptOrderOnce, answerStoredUnderRefusedKey, releaseKey } from './acceptOrder.js';
 import type { CallerOrderRequest, IntakeContext, IntakeResult } from './acceptOrder.js';
 import { callerScope, readIntakeCaller } from './intakeCaller.js';
 import { problem, replayedHeader } from './intakeResponse.js';
@@ -60,18 +60,8 @@ export class OrderIntake {
   async handle(request: IntakeHttpRequest, invocation: IntakeInvocation): Promise<IntakeResponse> {
     const started = Date.now();
     const read = await this.readRequest(request);
-    if (!isOrderRequest(read)) {
-      this.log(invocation.log, {
-        event: 'order-request',
-        outcome: 'refused',
-        status: read.status,
-        replayed: false,
-        durationMs: Date.now() - started,
-        reason: problemType(read),
-      });
-      return read;
-    }
-    const { caller } = read;
+    if (!isOrderRequest(read)) return this.refuse(read, invocation, started);
+    const { caller, refusedUnlessStored } = read;
     const scope = callerScope(caller);
     const base = {
       event: 'order-request',
@@ -80,7 +70,10 @@ export class OrderIntake {
       orderId: read.order.orderId,
     } as const;
     try {
-      const result = await acceptOrderOnce(read, invocation.invocationId, this.ctx, invocation.traceparent);
+      const result = refusedUnlessStored
+        ? await answerStoredUnderRefusedKey(read, this.ctx)
+        : await acceptOrderOnce(read, invocation.invocationId, this.ctx, invocation.traceparent);
+      if (!result) return this.refuse(refusedUnlessStored as IntakeResponse, invocation, started);
       this.log(invocation.log, {
         ...base,
         outcome: result.outcome,
@@ -94,11 +87,25 @@ export class OrderIntake {
     } catch (error) {
       if (!(error instanceof TransientStoreError)) throw error;
       // Hand the key back so that the retry we ask for is not told "in progress" for a lease's length.
-      // Safe even if our batch was applied unseen: the retry finds its claim and replays it.
+      // Safe even if our batch was applied unseen: the retry finds its claim and replays it. (A key
+      // only read, never taken, is not ours: releaseKey leaves a record another owner holds.)
       await releaseKey(read.idempotencyKey, caller, invocation.invocationId, this.ctx).catch(() => undefined);
       this.log(invocation.log, { ...base, outcome: 'unavailable', status: 503, replayed: false, durationMs: Date.now() - started, reason: error.message });
       return storeUnavailable();
     }
+  }
+
+  /** A request refused before anything is written: logged with the problem's type as its reason. */
+  private refuse(refusal: IntakeResponse, invocation: IntakeInvocation, started: number): IntakeResponse {
+    this.log(invocation.log, {
+      event: 'order-request',
+      outcome: 'refused',
+      status: refusal.status,
+      replayed: false,
+      durationMs: Date.now() - started,
+      reason: problemType(refusal),
+    });
+    return refusal;
   }
 }
 

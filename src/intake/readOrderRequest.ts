@@ -17,6 +17,12 @@ export interface OrderRequest {
   readonly order: OrderPlaced;
   /** Of the validated order, canonical: white space and key order in the body make no difference. */
   readonly fingerprint: string;
+  /**
+   * A key this release refuses and the previous one accepted (an sf-string of spaces): the request
+   * is answered only from what that release stored for this very request (a client's retry after
+   * the deploy gets its 202 again); anything else gets this refusal, and nothing is written.
+   */
+  readonly refusedUnlessStored?: IntakeResponse;
 }
 
 /**
@@ -33,8 +39,9 @@ export async function readOrderRequest(request: IntakeHttpRequest, maxBodyBytes:
       'send an Idempotency-Key header, such as 8e03978e-40d5-43e8-bc93-6894a57f9324 (or quoted, as the IETF draft writes it), the same on every retry of this request',
     );
   }
-  if (header.kind === 'malformed') return problem(400, 'idempotency-key-malformed', header.title, header.detail);
-  const idempotencyKey = header.key;
+  if (header.kind === 'malformed' && header.previousReleaseKey === undefined) return problem(400, 'idempotency-key-malformed', header.title, header.detail);
+  const refusedUnlessStored = header.kind === 'malformed' ? problem(400, 'idempotency-key-malformed', header.title, header.detail) : undefined;
+  const idempotencyKey = header.kind === 'malformed' ? (header.previousReleaseKey as string) : header.key;
   const mediaType = checkMediaType(request.headers.get('content-type'));
   if (mediaType) return mediaType;
   // A declared length over the limit is refused unread; any other is checked against the bytes themselves.
@@ -56,7 +63,12 @@ export async function readOrderRequest(request: IntakeHttpRequest, maxBodyBytes:
   if (sentOn > maxBodyBytes) {
     return tooLarge(`as it is sent on to the orders queue (fields an order does not have left out, numbers written in full) is ${sentOn} bytes`, maxBodyBytes);
   }
-  return { idempotencyKey, order: parsed.data, fingerprint: fingerprintPayload('OrderPlaced', parsed.data) };
+  return {
+    idempotencyKey,
+    order: parsed.data,
+    fingerprint: fingerprintPayload('OrderPlaced', parsed.data),
+    ...(refusedUnlessStored ? { refusedUnlessStored } : {}),
+  };
 }
 
 export function isOrderRequest(value: OrderRequest | IntakeResponse): value is OrderRequest {

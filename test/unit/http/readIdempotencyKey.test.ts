@@ -59,6 +59,8 @@ describe('readIdempotencyKey', () => {
         kind: 'malformed',
         title: 'Idempotency-Key header malformed',
         detail: 'the Idempotency-Key is an sf-string of spaces only; send a key, such as "8e03978e-40d5-43e8-bc93-6894a57f9324"',
+        // The previous release took it as a key: its requests' retries are answered from what it stored.
+        previousReleaseKey: value.slice(1, -1),
       });
     }
     expect(keyOf('" a "')).toBe(' a ');

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { InMemoryDocumentStore, TransientStoreError } from '../../../src/idempotency/index.js';
+import type { DocumentStore } from '../../../src/idempotency/index.js';
+import { acceptOrderOnce, intakeKeyRecordId, orderIntakeClaimId, sharedCaller } from '../../../src/intake/index.js';
+import type { IntakeKeyRecord } from '../../../src/intake/index.js';
+import { fingerprintPayload } from '../../../src/idempotency/index.js';
+import { intakeOn, intakeSettings, orderRequest } from '../../support/intakeHarness.js';
+import { orderPlaced } from '../../support/orderMessages.js';
+import { TestClock } from '../../support/shipmentHarness.js';
+
+// The previous release took an Idempotency-Key sf-string of spaces (`"   "`) as a key; this one
+// refuses it (a blank key every careless client would share). A client whose request the previous
+// release accepted under it, retrying after the deploy, must get its 202 again, not a 400 that says
+// its order failed: the key's records outlive the deploy. Nothing new is ever accepted under it.
+const blank = '   ';
+const withBlankKey = (orderId: string) => orderRequest(undefined, orderPlaced(orderId), { 'Idempotency-Key': `"${blank}"` });
+
+/** What the previous release did with the request: the same three steps, under the blank key. */
+async function acceptedByPreviousRelease(store: DocumentStore, clock: TestClock, orderId: string): Promise<void> {
+  const order = orderPlaced(orderId);
+  const request = { idempotencyKey: blank, order, fingerprint: fingerprintPayload('OrderPlaced', order), caller: sharedCaller };
+  const result = await acceptOrderOnce(request, 'previous-release', { ...intakeSettings, store, now: clock.now });
+  expect(result.response.status).toBe(202);
+}
+
+/** Every document the intake writes, with its etag: a write shows as a change. */
+const everything = async (store: DocumentStore) => (await Promise.all(['intake-key', 'intake', 'outbox'].map((docType) => store.find({ docType })))).flat();
+
+/** A store whose completion of a key record fails: the previous release's process died after its claim batch. */
+function diesBeforeCompletion(store: DocumentStore): DocumentStore {
+  return {
+    read: (pk, id) => store.read(pk, id),
+    find: (query) => store.find(query),
+    commit: (pk, ops) =>
+      ops.some((op) => (op.document as Partial<IntakeKeyRecord>).state === 'completed')
+        ? Promise.reject(new TransientStoreError('the process died before completing the key record'))
+        : store.commit(pk, ops),
+  };
+}
+
+describe('an Idempotency-Key of spaces, which the previous release accepted', () => {
+  it("answers a retry of the request it accepted with that release's 202, writing nothing", async () => {
+    const clock = new TestClock();
+    const store = new InMemoryDocumentStore(() => clock.now().getTime());
+    await acceptedByPreviousRelease(store, clock, 'o-1');
+    const before = await everything(store);
+    clock.advance(60_000);
+
+    const retried = await intakeOn(store, clock).submit(withBlankKey('o-1'));
+
+    expect(retried).toMatchObject({ status: 202, headers: { 'Idempotent-Replayed': 'true' }, body: { orderId: 'o-1' } });
+    expect(await everything(store)).toEqual(before);
+  });
+
+  it("answers from the order's claim when that release died before it completed the key record", async () => {
+    const clock = new TestClock();
+    const store = new InMemoryDocumentStore(() => clock.now().getTime());
+    await acceptedByPreviousRelease(diesBeforeCompletion(store), clock, 'o-1');
+    const id = intakeKeyRecordId(blank);
+    expect((await store.read<IntakeKeyRecord>(id, id))?.document.state).toBe('in-progress');
+    expect(await store.read('o-1', orderIntakeClaimId('o-1'))).toBeDefined();
+    const before = await everything(store);
+
+    const retried = await intakeOn(store, clock).submit(withBlankKey('o-1'));
+
+    expect(retried).toMatchObject({ status: 202, headers: { 'Idempotent-Replayed': 'true' }, body: { orderId: 'o-1' } });
+    expect(await everything(store)).toEqual(before);
+  });
+
+  it('refuses another order under the key with 400, as it refuses the key alone, and writes nothing', async () => {
+    const clock = new TestClock();
+    const store = new InMemoryDocumentStore(() => clock.now().getTime());
+    await acceptedByPreviousRelease(store, clock, 'o-1');
+    const before = await everything(store);
+    const intake = intakeOn(store, clock);
+
+    const other = await intake.submit(withBlankKey('o-2'));
+
+    expect(other).toMatchObject({
+      status: 400,
+      body: {
+        type: 'urn:idempotent-order-consumer:problem:idempotency-key-malformed',
+        detail: expect.stringContaining('an sf-string of spaces only'),
+      },
+    });
+    expect(await everything(store)).toEqual(before);
+    expect(intake.log.lines.at(-1)?.record).toMatchObject({ outcome: 'refused', status: 400, reason: 'idempotency-key-malformed' });
+  });
+
+  it('refuses the key with 400 when nothing was stored under it, writing nothing', async () => {
+    const store = new InMemoryDocumentStore();
+    const refused = await intakeOn(store, new TestClock()).submit(withBlankKey('o-1'));
+    expect(refused).toMatchObject({ status: 400, body: { type: 'urn:idempotent-order-consumer:problem:idempotency-key-malformed' } });
+    expect(await everything(store)).toEqual([]);
+  });
+
+  it('answers 503 when the store cannot be read, so that the client retries rather than take its order for refused', async () => {
+    const unreadable: DocumentStore = {
+      read: () => Promise.reject(new TransientStoreError('the store answered 503 (injected)')),
+      find: () => Promise.resolve([]),
+      commit: () => Promise.reject(new Error('nothing is written under a refused key')),
+    };
+    expect(await intakeOn(unreadable, new TestClock()).submit(withBlankKey('o-1'))).toMatchObject({ status: 503 });
+  });
+});
