@@ -89,8 +89,8 @@ export async function acceptOrderOnce(request: CallerOrderRequest, owner: string
 /**
  * A key this release refuses, which the previous release accepted: what that release stored for
  * this very request (its completed key record, or the order's claim, which outlives the record and
- * holds the answer of a request whose record was never completed), replayed; undefined when there
- * is none, and the request is refused. Nothing is written, so nothing new is accepted under the key.
+ * holds the answer of a request whose record was never completed), replayed; a 409 while an
+ * instance of that release still handles it; undefined when there is none, and the request is refused. Nothing is written, so nothing new is accepted under the key.
  */
 export async function answerStoredUnderRefusedKey(request: CallerOrderRequest, ctx: IntakeContext): Promise<IntakeResult | undefined> {
   const id = intakeKeyRecordId(request.idempotencyKey, request.caller);
@@ -99,6 +99,9 @@ export async function answerStoredUnderRefusedKey(request: CallerOrderRequest, c
     return { outcome: 'duplicate', response: replayed(record.response) };
   const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
   if (claim && isSameRequest(claim.document, asClaimed(request))) return { outcome: 'duplicate', response: replayed(claim.document.response) };
+  // Still being handled by an instance of that release, during the deploy: the client asks again.
+  if (record?.fingerprint === request.fingerprint && record.state === 'in-progress' && leaseIsLive(record, ctx.now()))
+    return { outcome: 'retry', response: inProgress(request) };
   return undefined;
 }
 

@@ -102,4 +102,27 @@ describe('an Idempotency-Key of spaces, which the previous release accepted', ()
     };
     expect(await intakeOn(unreadable, new TestClock()).submit(withBlankKey('o-1'))).toMatchObject({ status: 503 });
   });
+
+  it('answers 409 while an instance of that release still handles the request (before its claim batch), and 400 once its lease ran out', async () => {
+    const clock = new TestClock();
+    const store = new InMemoryDocumentStore(() => clock.now().getTime());
+    const order = orderPlaced('o-1');
+    const request = { idempotencyKey: blank, order, fingerprint: fingerprintPayload('OrderPlaced', order), caller: sharedCaller };
+    const stalled: DocumentStore = {
+      read: (pk, id) => store.read(pk, id),
+      find: (query) => store.find(query),
+      commit: (pk, ops) =>
+        ops.some((op) => (op.document as { docType?: string }).docType === 'intake') ? new Promise(() => undefined) : store.commit(pk, ops),
+    };
+    void acceptOrderOnce(request, 'previous-release', { ...intakeSettings, store: stalled, now: clock.now });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const intake = intakeOn(store, clock);
+
+    expect(await intake.submit(withBlankKey('o-1'))).toMatchObject({
+      status: 409,
+      body: { type: 'urn:idempotent-order-consumer:problem:request-in-progress' },
+    });
+    clock.advance(intakeSettings.leaseSeconds * 1000);
+    expect(await intake.submit(withBlankKey('o-1'))).toMatchObject({ status: 400 });
+  });
 });
