@@ -43,7 +43,7 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
     const storedWithoutClaim = await findPaymentStoredWithoutClaim(message, current?.document, ctx);
     if (storedWithoutClaim) return storedWithoutClaim;
     if (!claimed) {
-      const decided = await claimAndDecide(message, ctx);
+      const decided = await claimAndDecide(message, ctx, current === undefined);
       if (!('payload' in decided)) return decided;
       claimed = decided;
     }
@@ -91,7 +91,7 @@ async function appliedUnderItsOwnKey(message: PaymentMessage, ctx: FlowContext):
   return marker !== undefined && isSameRequest(message, marker.document.fingerprint);
 }
 
-async function claimAndDecide(message: PaymentMessage, ctx: FlowContext): Promise<PaymentMessage | ProcessingOutcome> {
-  const claim = await claimPayment(message, ctx);
+async function claimAndDecide(message: PaymentMessage, ctx: FlowContext, toBeParked: boolean): Promise<PaymentMessage | ProcessingOutcome> {
+  const claim = await claimPayment(message, ctx, { renew: toBeParked });
   return claim.kind === 'apply' ? claim.message : claim.outcome;
 }
