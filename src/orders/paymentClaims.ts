@@ -83,7 +83,8 @@ export async function claimPayment(
     const existing = decision.existing;
     if (decision.kind === 'same-request') {
       if (!options.renew) return { kind: 'apply', message: underTheClaim(message, existing.document) };
-      const renewed = await ctx.store.commit(claim.orderId, [replace({ ...existing.document, ttl: claim.ttl }, existing.etag)]);
+      const again: PaymentClaimDocument = { ...existing.document, ttl: claim.ttl };
+      const renewed = await ctx.store.commit(claim.orderId, [replace(again, existing.etag)]);
       if (renewed.kind === 'committed') return { kind: 'apply', message: underTheClaim(message, existing.document) };
       // Changed meanwhile (taken over, or renewed by another copy): read it again.
       continue;
