@@ -146,7 +146,11 @@ export async function drainParkedItems(orderId: string, ctx: FlowContext): Promi
     if (!order) break;
     const items = await findParked(orderId, ctx);
     if (items.length === 0) break;
-    const plan = planParkedApplication(order.document, items, maxBatchOperations - 1, ctx, markerFound);
+    let plan = planParkedApplication(order.document, items, maxBatchOperations - 1, ctx, markerFound);
+    // A payment refused as past the exact-sum bound may be one whose own effect filled the order (its
+    // redelivery or a copy counted it on the normal path while it waited): its marker decides first.
+    if (await markersOfRefusedPayments(orderId, plan.rejected, ctx, markerFound))
+      plan = planParkedApplication(order.document, items, maxBatchOperations - 1, ctx, markerFound);
     const result = await ctx.store.commit(orderId, [replace(plan.order, order.etag), ...plan.operations]);
     if (result.kind === 'committed') {
       applied += plan.applied;
@@ -157,13 +161,37 @@ export async function drainParkedItems(orderId: string, ctx: FlowContext): Promi
     const itemId = result.kind === 'already-exists' ? plan.markerItems.get(result.operationIndex - 1) : undefined;
     const item = items.find((i) => i.document.id === itemId)?.document;
     if (item) {
-      const marker = await ctx.store.read<InboxMarkerDocument>(orderId, inboxMarkerId(item.dedupKey));
-      if (marker) markerFound.set(item.id, fingerprintsOfParked(item).includes(marker.document.fingerprint) ? 'same' : 'other');
+      await noteMarker(orderId, item, ctx, markerFound);
     } else {
       await pauseAfterLostRace(Math.min(attempt, 10), ctx);
     }
   }
   return { applied, rejected };
+}
+
+/**
+ * Reads the inbox marker of each payment the plan refused as AmountOutOfRange and notes what it holds
+ * (markerFound); true when it found one. The plan only learns of a marker from a 409 on its create,
+ * and a refused payment creates none, so a payment already counted would be refused though applied.
+ */
+async function markersOfRefusedPayments(
+  orderId: string,
+  rejected: readonly ParkedItemRejection[],
+  ctx: FlowContext,
+  markerFound: Map<string, 'same' | 'other'>,
+): Promise<boolean> {
+  let found = false;
+  for (const { item, reason } of rejected) {
+    if (reason === orderFailure.AmountOutOfRange && !markerFound.has(item.id) && (await noteMarker(orderId, item, ctx, markerFound))) found = true;
+  }
+  return found;
+}
+
+/** Notes whether the payment's inbox marker holds this item (the same request) or another payload; false when there is none. */
+async function noteMarker(orderId: string, item: ParkedItemDocument, ctx: FlowContext, markerFound: Map<string, 'same' | 'other'>): Promise<boolean> {
+  const marker = await ctx.store.read<InboxMarkerDocument>(orderId, inboxMarkerId(item.dedupKey));
+  if (marker) markerFound.set(item.id, fingerprintsOfParked(item).includes(marker.document.fingerprint) ? 'same' : 'other');
+  return marker !== undefined;
 }
 
 export function findParked(orderId: string, ctx: FlowContext): Promise<VersionedDocument<ParkedItemDocument>[]> {

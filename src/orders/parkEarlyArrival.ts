@@ -22,7 +22,12 @@ export const orderArrived = Symbol('order-arrived');
  * a duplicate; another, a conflict. A rejected one (`OrderNeverArrived`) that arrives again, from a
  * resubmit or a late copy, is parked afresh with a new horizon.
  */
-export async function parkUntilOrderArrives(message: ParsedOrderMessage, ctx: FlowContext): Promise<ProcessingOutcome | typeof orderArrived> {
+export async function parkUntilOrderArrives(
+  message: ParsedOrderMessage,
+  ctx: FlowContext,
+  /** Asked again when a gate a release before claims opened moved under us: what decides the message without parking it, if anything. */
+  decidedByUnclaimed?: () => Promise<ProcessingOutcome | undefined>,
+): Promise<ProcessingOutcome | typeof orderArrived> {
   const orderId = message.payload.orderId;
   const fresh = newParkedItem(message, ctx.now().toISOString(), ctx.markerTtlSeconds);
   let itemEtag: string | undefined;
@@ -52,6 +57,10 @@ export async function parkUntilOrderArrives(message: ParsedOrderMessage, ctx: Fl
     if (lot?.document.state === 'closed') return itemEtag === undefined ? orderArrived : handBackToOrder(stored ?? fresh, itemEtag, ctx);
     lotEtag = lot?.etag;
     claimedPaymentsOnly = lot === undefined || lot.document.claimedPaymentsOnly === true;
+    // Under such a gate, the parker that moved it may be an instance of that release parking a copy of
+    // this payment with no claim: parked over it, the order's batch would count both.
+    const decided = claimedPaymentsOnly ? undefined : await decidedByUnclaimed?.();
+    if (decided) return decided;
     await pauseAfterLostRace(attempt, ctx);
   }
   return { kind: 'retry', reason: `order ${orderId}'s arrival gate changed under ${ctx.maxConcurrencyAttempts} attempts in a row` };

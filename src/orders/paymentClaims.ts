@@ -44,7 +44,11 @@ function paymentClaimLocation(paymentId: string, consumerName?: string): { reado
 
 /**
  * The claim outlives the marker of its effect: a payment may wait parked for its order (the parked
- * horizon, at most the marker TTL by the retention check) before the marker's TTL even starts.
+ * horizon, at most the marker TTL by the retention check) before the marker's TTL even starts. A
+ * parked item can wait more than one horizon (rejected OrderNeverArrived, resubmitted or met by a late
+ * copy, parked afresh, again and again), so every parking under a claim written before writes it again
+ * (`renew`): Cosmos DB counts a TTL from the last write, and the claim then lives one horizon plus one
+ * marker retention past the item's last parking, however many rounds it took.
  */
 const claimTtlSeconds = (markerTtlSeconds: number): number => 2 * markerTtlSeconds;
 
@@ -60,7 +64,12 @@ export type PaymentClaimDecision =
  * duplicate; a copy naming another order, amount or currency, or another payload under the
  * claimer's own key, is a conflict, recorded and dead-lettered.
  */
-export async function claimPayment(message: PaymentMessage, ctx: FlowContext): Promise<PaymentClaimDecision> {
+export async function claimPayment(
+  message: PaymentMessage,
+  ctx: FlowContext,
+  /** The message is about to be parked: a claim it goes on under is written again, so it outlives the item (claimTtlSeconds). */
+  options: { readonly renew?: boolean } = {},
+): Promise<PaymentClaimDecision> {
   const claim = newPaymentClaim(message, ctx);
   const isSame = (stored: PaymentClaimDocument): boolean => sameRequestOrCopy(message, stored);
   const created = await createOrClassify(ctx.store, claim.orderId, claim, isSame);
@@ -72,7 +81,14 @@ export async function claimPayment(message: PaymentMessage, ctx: FlowContext): P
     if (decision.kind === 'vanished')
       return { kind: 'decided', outcome: { kind: 'retry', reason: `payment claim ${claim.id} was reported to exist but could not be read` } };
     const existing = decision.existing;
-    if (decision.kind === 'same-request') return { kind: 'apply', message: underTheClaim(message, existing.document) };
+    if (decision.kind === 'same-request') {
+      if (!options.renew) return { kind: 'apply', message: underTheClaim(message, existing.document) };
+      const again: PaymentClaimDocument = { ...existing.document, ttl: claim.ttl };
+      const renewed = await ctx.store.commit(claim.orderId, [replace(again, existing.etag)]);
+      if (renewed.kind === 'committed') return { kind: 'apply', message: underTheClaim(message, existing.document) };
+      // Changed meanwhile (taken over, or renewed by another copy): read it again.
+      continue;
+    }
     if (!(await isVoid(existing.document, ctx))) return { kind: 'decided', outcome: conflictWithClaim(message, existing.document, ctx) };
     // The claimer was rejected and holds no effect: its claim names nothing; this message takes it over.
     const takeover = await ctx.store.commit(claim.orderId, [replace(claim, existing.etag)]);

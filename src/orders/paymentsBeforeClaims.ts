@@ -21,8 +21,10 @@ import type { PaymentReceived } from './schemas.js';
  *   before claims opened (unmarked) can have payments without a claim, and only then are its parked
  *   payments read (one query in its partition).
  * A payment found there decides the message with no write: the same message again, or the same
- * payment under another key, is a duplicate; another payload is a conflict. The query can go one
- * marker TTL after every instance runs a release with claims.
+ * payment under another key, is a duplicate; another payload is a conflict. It is asked on every
+ * round of the message (receivePayment.ts), not only before the claim: an instance of that release
+ * may store the payment between our read of the order and our batch. The query can go one marker
+ * TTL after every instance runs a release with claims.
  *
  * Only what this consumer stored counts: consumers with other names (CONSUMER_NAME) sharing the
  * container apply the same payment each once, under their own keys, and a marker or parked item of

@@ -37,14 +37,19 @@ export async function applyPaymentOnce(message: PaymentMessage, ctx: FlowContext
     const otherCurrency = current && paymentCurrencyMismatch(current.document, message.payload);
     if (otherCurrency !== undefined)
       return { kind: 'invalid', error: new PermanentMessageError(orderFailure.CurrencyMismatch, otherCurrency, message.key.value) };
+    // Asked again on every round, not only before the claim: an instance of the release before claims
+    // may have stored the payment (under another key, without a claim) since our last read, which is
+    // what a 412 or the order's arrival while we parked can mean.
+    const storedWithoutClaim = await findPaymentStoredWithoutClaim(message, current?.document, ctx);
+    if (storedWithoutClaim) return storedWithoutClaim;
     if (!claimed) {
-      const decided = (await findPaymentStoredWithoutClaim(message, current?.document, ctx)) ?? (await claimAndDecide(message, ctx));
+      const decided = await claimAndDecide(message, ctx, current === undefined);
       if (!('payload' in decided)) return decided;
       claimed = decided;
     }
     if (!current) {
       // The OrderPlaced is still on its way: keep the payment until it comes, and complete this message.
-      const parked = await parkUntilOrderArrives(claimed, ctx);
+      const parked = await parkUntilOrderArrives(claimed, ctx, () => findPaymentStoredWithoutClaim(message, undefined, ctx));
       if (parked === orderArrived) continue;
       return parked;
     }
@@ -86,7 +91,7 @@ async function appliedUnderItsOwnKey(message: PaymentMessage, ctx: FlowContext):
   return marker !== undefined && isSameRequest(message, marker.document.fingerprint);
 }
 
-async function claimAndDecide(message: PaymentMessage, ctx: FlowContext): Promise<PaymentMessage | ProcessingOutcome> {
-  const claim = await claimPayment(message, ctx);
+async function claimAndDecide(message: PaymentMessage, ctx: FlowContext, toBeParked: boolean): Promise<PaymentMessage | ProcessingOutcome> {
+  const claim = await claimPayment(message, ctx, { renew: toBeParked });
   return claim.kind === 'apply' ? claim.message : claim.outcome;
 }

@@ -8,6 +8,10 @@ export const explorationBudget = {
   'order-flows/stranded-parked-item': { seed: 20_261_203, numRuns: 400, endOnFailure: true },
   /** One paymentId under several keys, orders, amounts and currencies; orders filled to the exact-sum bound; operator resubmits. */
   'order-flows/payment-claims': { seed: 20_261_203, numRuns: 1000 },
+  /** Payments rejected OrderNeverArrived and resubmitted round after round past their first claim's life. */
+  'order-flows/claim-rounds': { seed: 20_261_203, numRuns: 300 },
+  /** The claims before f8e92a7 (written once, never again at a parking): stops at the first counterexample, unshrunk. */
+  'order-flows/claim-written-once': { seed: 20_261_203, numRuns: 300, endOnFailure: true },
   outbox: { seed: 20_261_203, numRuns: 4000 },
   /** The outbox marking its entries before sending them. */
   'outbox/mark-before-send': { seed: 20_261_203, numRuns: 400, endOnFailure: true },

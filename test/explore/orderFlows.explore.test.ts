@@ -168,3 +168,28 @@ describe('the payment claims, explored (order-flows/payment-claims)', () => {
     explorationBudget.timeoutMs,
   );
 });
+
+describe('the payment claims through rounds of OrderNeverArrived and resubmits, explored (order-flows/claim-rounds)', () => {
+  it(
+    "a payment whose order never comes, rejected and resubmitted round after round past its first claim's life, waits parked under a claim naming its key",
+    async () => {
+      const tally = new Map<string, number>();
+      const result = await fc.check(orderFlowsProperty({ claimRounds: true }, undefined, tally), explorationBudget['order-flows/claim-rounds']);
+      expect(result.failed, describeFailure(result)).toBe(false);
+      expect(result.numRuns).toBe(explorationBudget['order-flows/claim-rounds'].numRuns);
+      for (const move of ['sweeper rejected parked items', 'operator resubmitted a parked item', 'copy under another key went on as the claimer'])
+        expect(tally.get(move) ?? 0, move).toBeGreaterThan(0);
+    },
+    explorationBudget.timeoutMs,
+  );
+
+  it(
+    'finds a parked item that outlives its claim once a parking does not write the claim again, as before f8e92a7',
+    async () => {
+      const result = await fc.check(orderFlowsProperty({ claimRounds: true, claimWrittenOnce: true }), explorationBudget['order-flows/claim-written-once']);
+      expect(result.failed).toBe(true);
+      expect(String(result.errorInstance)).toMatch(/waits parked for o\d without its payment's claim naming its key/);
+    },
+    explorationBudget.timeoutMs,
+  );
+});

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { Scheduler } from 'fast-check';
 import { checkAtQuiescence, checkBeforeBackstop } from './world/orderInvariants.js';
 import type { KnownDefects } from './world/orderInvariants.js';
-import { claimScenarioArb } from './world/claimScenario.js';
+import { claimRoundsScenarioArb, claimScenarioArb } from './world/claimScenario.js';
 import { orderScenarioArb } from './world/orderScenario.js';
 import type { OrderScenario } from './world/orderScenario.js';
 import { runOrderWorld } from './world/orderWorld.js';
@@ -38,7 +38,8 @@ export function orderFlowsPredicate(options: WorldOptions = {}, known: KnownDefe
 
 /** `tally`, when given, adds up the world's moves over every run (shrinking included): what the check explored. */
 export function orderFlowsProperty(options: WorldOptions = {}, known: KnownDefects = knownDefects, tally?: Map<string, number>) {
-  return fc.asyncProperty(options.paymentClaims ? claimScenarioArb() : orderScenarioArb(), fc.scheduler(), orderFlowsPredicate(options, known, tally));
+  const scenarios = options.claimRounds ? claimRoundsScenarioArb() : options.paymentClaims ? claimScenarioArb() : orderScenarioArb();
+  return fc.asyncProperty(scenarios, fc.scheduler(), orderFlowsPredicate(options, known, tally));
 }
 
 /**

@@ -49,6 +49,17 @@ export const explorationProperties: Readonly<Record<string, ExplorationProperty>
     check: checking(() => orderFlowsProperty({ paymentClaims: true })),
     expectsCounterexample: false,
   },
+  'order-flows/claim-rounds': {
+    description:
+      "payments whose orders never come, rejected OrderNeverArrived and resubmitted round after round past their first claim's life: the claim guards each parked item as long as it waits",
+    check: checking(() => orderFlowsProperty({ claimRounds: true })),
+    expectsCounterexample: false,
+  },
+  'order-flows/claim-written-once': {
+    description: 'the same, with the claims before f8e92a7 reproduced in the world: a payment parked again does not write its claim again',
+    check: checking(() => orderFlowsProperty({ claimRounds: true, claimWrittenOnce: true })),
+    expectsCounterexample: true,
+  },
   shipments: {
     description:
       'the shipment booking (first delivery, redelivery beside it after a lost lock, delayed-retry copies, an operator resubmit) and its reconciler under generated schedules, store and carrier fates, crashes and clock moves',

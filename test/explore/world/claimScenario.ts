@@ -129,3 +129,46 @@ export function claimScenarioArb(): fc.Arbitrary<OrderScenario> {
       };
     });
 }
+
+/**
+ * A wait between two sweeps that a rejected item's resubmit still makes (the world's operators' horizon
+ * is a marker retention less a minute, 3540 s, counted from the item's last parking): a parking horizon
+ * and one such wait in a row stay inside it.
+ */
+export const claimRoundWaitSeconds = 2900;
+
+/**
+ * The claim-rounds scenario (`--property order-flows/claim-rounds`): payments whose orders never come,
+ * rejected `OrderNeverArrived` and resubmitted by the operator round after round, the clock moving by
+ * half a horizon, a horizon or a long wait with the sweeper's timer after each move, until a parked
+ * item has waited past its first claim's life (twice the marker retention). The claim must still be
+ * there, naming the item's key, for as long as the item waits (orderInvariants.ts checkBeforeBackstop).
+ */
+export function claimRoundsScenarioArb(): fc.Arbitrary<OrderScenario> {
+  return fc
+    .record({
+      // One payment body, sent under its paymentId's keys as copies: a conflict's record would run out in these long waits.
+      bodies: fc.array(paymentBodyArb, { minLength: 1, maxLength: 1 }),
+      sends: fc.array(paymentSendArb, { minLength: 1, maxLength: 3 }),
+      ticks: fc.array(fc.constantFrom(parkingHorizonSeconds / 2, parkingHorizonSeconds + 1, claimRoundWaitSeconds), { minLength: 3, maxLength: 6 }),
+    })
+    .map(({ bodies, sends, ticks }) => {
+      const messages = paymentSendMessages(bodies, sends);
+      return {
+        orderIds: claimOrderIds,
+        messages,
+        lockLost: [],
+        ticks,
+        sweeps: 0,
+        // No refused writes: a resubmit that fails leaves its item rejected past the operators' horizon, and then
+        // it runs out (a rejection not acted on), which this scenario's long waits would report as a loss.
+        fates: [],
+        crashes: [],
+        byPaymentId: true,
+        currencies: claimOrderCurrencies,
+        operatorResubmits: ticks.length,
+        sweepAfterEachTick: true,
+        armTimersAfter: messages.length,
+      };
+    });
+}

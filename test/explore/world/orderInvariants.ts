@@ -11,6 +11,7 @@ import type {
   RejectionDocument,
 } from '../../../src/orders/index.js';
 import { checkClaims, reasonFrom } from './claimInvariants.js';
+import { claimOf } from './claimWorld.js';
 import type { ModelMessage, OrderScenario } from './orderScenario.js';
 import { parkingHorizonSeconds, worldNameOf } from './orderScenario.js';
 import type { WorldRun } from './orderWorld.js';
@@ -38,10 +39,20 @@ function documentsOf(memory: InMemoryDocumentStore, orderId: string) {
 export function checkBeforeBackstop(scenario: OrderScenario, run: WorldRun): string[] {
   return scenario.orderIds.flatMap((orderId) => {
     const docs = documentsOf(run.memory, orderId);
-    if (docs.gate?.state !== 'closed') return [];
-    return docs.parked
-      .filter((p) => p.state === 'parked')
-      .map((p) => `${p.id} is left parked behind ${orderId}'s closed gate, with nothing left to apply it but the sweeper`);
+    // A payment parked under its claim waits guarded by it: without it, a copy under another key would claim the paymentId afresh.
+    const unguarded = docs.parked
+      .filter(
+        (p) =>
+          p.state === 'parked' && p.claimed === true && claimOf(run.memory, String((p.payload as { paymentId?: unknown }).paymentId))?.dedupKey !== p.dedupKey,
+      )
+      .map((p) => `${p.id} waits parked for ${orderId} without its payment's claim naming its key (the claim ran out or names another)`);
+    if (docs.gate?.state !== 'closed') return unguarded;
+    return [
+      ...unguarded,
+      ...docs.parked
+        .filter((p) => p.state === 'parked')
+        .map((p) => `${p.id} is left parked behind ${orderId}'s closed gate, with nothing left to apply it but the sweeper`),
+    ];
   });
 }
 

@@ -47,6 +47,11 @@ export interface OrderScenario {
   readonly armTimersAfter?: number;
   /** Operator runs of `parked resubmit --all --reason OrderNeverArrived` (src/cli/parkedCommands.ts), each after a sweep that rejected items. */
   readonly operatorResubmits?: number;
+  /**
+   * The sweeper's timer fires with every tick (until a run gets through), as its schedule does in
+   * production: for ticks longer than a parked item's time-to-live, which an unswept item would outlive.
+   */
+  readonly sweepAfterEachTick?: boolean;
 }
 
 /** The currency an order is placed in. */

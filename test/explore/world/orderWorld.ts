@@ -25,6 +25,10 @@ export interface WorldOptions {
   readonly listBesideGateRead?: boolean;
   /** The payment-claims scenario (world/claimScenario.ts): one paymentId under several keys, orders, amounts and currencies. */
   readonly paymentClaims?: boolean;
+  /** The claim-rounds scenario (world/claimScenario.ts claimRoundsScenarioArb): parked payments rejected and resubmitted past their first claim's life. */
+  readonly claimRounds?: boolean;
+  /** The rule before f8e92a7: a payment parked again under a claim written before does not write it again (its renewal is dropped). */
+  readonly claimWrittenOnce?: boolean;
 }
 
 /** How a broker message ended: completed by some delivery, or dead-lettered after its last one. */
@@ -73,7 +77,11 @@ export async function runOrderWorld(
   const timeline = new Timeline(() => nowMs, worldStartMs);
   const memory = new InMemoryDocumentStore(() => nowMs);
   const points = new AwaitPoints(s, timeline);
-  const store = new ScheduledStore(memory, points, { fates: scenario.fates, listBesideGateRead: options.listBesideGateRead });
+  const store = new ScheduledStore(memory, points, {
+    fates: scenario.fates,
+    listBesideGateRead: options.listBesideGateRead,
+    claimWrittenOnce: options.claimWrittenOnce,
+  });
   // One flow context per actor, as each invocation is its own caller: its store calls and pauses are its await points.
   const contextFor = (actor: Actor) => ({
     store: store.forActor(actor),
@@ -93,8 +101,12 @@ export async function runOrderWorld(
   let sequence = 0;
   const sequenceOf = new Map(scenario.messages.map((m) => [worldNameOf(m), (sequence += 1)]));
 
+  // Deliveries not ended yet: with `sweepAfterEachTick` the clock waits for them (the scenario has no crash that would never end one).
+  const inFlight = new Set<Promise<void>>();
   const deliver = (fate: MessageFate, why: string): void => {
-    void s.schedule(Promise.resolve(), `broker: deliver ${worldNameOf(fate.message)} (${why})`).then(() => runDelivery(fate));
+    const delivery = s.schedule(Promise.resolve(), `broker: deliver ${worldNameOf(fate.message)} (${why})`).then(() => runDelivery(fate));
+    inFlight.add(delivery);
+    void delivery.finally(() => inFlight.delete(delivery));
   };
 
   let deliveriesEnded = 0;
@@ -180,7 +192,10 @@ export async function runOrderWorld(
     if (resubmitsLeft <= 0) return;
     resubmitsLeft -= 1;
     const label = `operator#${resubmitsLeft}`;
-    void s.schedule(Promise.resolve(), `operator: parked resubmit after the alert (${label})`).then(async () => {
+    void s.schedule(Promise.resolve(), `operator: parked resubmit after the alert (${label})`).then(() => operatorRun(label));
+  };
+  const operatorRun = async (label: string): Promise<void> => {
+    {
       const actor: Actor = { name: label, awaits: 0 };
       running.add(label);
       try {
@@ -192,7 +207,7 @@ export async function runOrderWorld(
       } finally {
         running.delete(label);
       }
-    });
+    }
   };
 
   const sweep = async (label: string, backstop = false): Promise<boolean> => {
@@ -223,17 +238,38 @@ export async function runOrderWorld(
 
   for (const fate of fates.values()) deliver(fate, 'first delivery');
   for (const i of scenario.lockLost) deliver(fates.get(worldNameOf(scenario.messages[i]!))!, 'lock lost: delivered again while the first may still run');
+  // One tick after another, each followed by the sweeper's timer (until a run gets through) and the
+  // operator answering its alert at once: the next move of the clock waits for both, and for the
+  // copies they sent to be delivered (the sweeper's five minutes, not the tick's hour, are what a
+  // parked item waits for its next sweep).
+  const tickFrom = (i: number): void => {
+    const seconds = scenario.ticks[i];
+    if (seconds === undefined) return;
+    void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i}), then the sweeper and the operator`).then(async () => {
+      nowMs += seconds * 1000;
+      timeline.add('clock', `+${seconds} s`);
+      for (let run = 0; run <= scenario.fates.length; run += 1) if (await sweep(`sweeper#tick${i}.${run}`, true)) break;
+      if (resubmitsLeft > 0) {
+        resubmitsLeft -= 1;
+        await operatorRun(`operator#tick${i}`);
+      }
+      while (inFlight.size > 0) await Promise.all(inFlight);
+      tickFrom(i + 1);
+    });
+  };
   let timersArmed = false;
   const armTimers = (): void => {
     if (timersArmed) return;
     timersArmed = true;
-    scenario.ticks.forEach(
-      (seconds, i) =>
-        void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => {
-          nowMs += seconds * 1000;
-          timeline.add('clock', `+${seconds} s`);
-        }),
-    );
+    if (scenario.sweepAfterEachTick) tickFrom(0);
+    else
+      scenario.ticks.forEach(
+        (seconds, i) =>
+          void s.schedule(Promise.resolve(), `clock: +${seconds} s (tick ${i})`).then(() => {
+            nowMs += seconds * 1000;
+            timeline.add('clock', `+${seconds} s`);
+          }),
+      );
     for (let i = 0; i < scenario.sweeps; i += 1) void s.schedule(Promise.resolve(), `timer: sweep ${i}`).then(() => sweep(`sweeper#${i}`));
   };
   if (scenario.armTimersAfter === undefined) armTimers();

@@ -22,6 +22,8 @@ export interface ScheduledStoreOptions {
    * step, and the same actor's next listing of them gets that result, whenever it was served.
    */
   readonly listBesideGateRead?: boolean;
+  /** Reproduces the claims before f8e92a7: a payment claim written again unchanged (its renewal) is answered committed and not written. */
+  readonly claimWrittenOnce?: boolean;
 }
 
 /**
@@ -72,7 +74,7 @@ export class ScheduledStore {
       this.points.timeline.count('write refused');
       throw errorFor(fate as Exclude<WriteFate, 'applied'>);
     }
-    const result = await this.inner.commit(partitionKey, operations);
+    const result = (await this.renewalDropped(partitionKey, operations)) ?? (await this.inner.commit(partitionKey, operations));
     const answer = result.kind === 'committed' ? 'committed' : `${result.kind} at operation ${result.operationIndex}`;
     if (step.dies) {
       this.points.timeline.add(step.actor.name, `${label} -> ${answer}, but the worker died before hearing it`);
@@ -87,6 +89,15 @@ export class ScheduledStore {
     this.points.timeline.add(step.actor.name, `${label} -> ${answer}`);
     this.points.timeline.count(`commit ${result.kind}`);
     return result;
+  }
+
+  /** With `claimWrittenOnce`: a payment claim replaced by itself (its etag still current) is left as it was, its time-to-live running on. */
+  private async renewalDropped(partitionKey: string, operations: readonly WriteOperation[]): Promise<CommitResult | undefined> {
+    const [op] = operations;
+    if (!this.options.claimWrittenOnce || operations.length !== 1 || op?.kind !== 'replace') return undefined;
+    if ((op.document as { docType?: string }).docType !== 'payment-claim') return undefined;
+    const stored = await this.inner.read(partitionKey, op.document.id);
+    return stored?.etag === op.ifMatch && JSON.stringify(stored.document) === JSON.stringify(op.document) ? { kind: 'committed' } : undefined;
   }
 
   private async find<D extends StoredDocument>(actor: Actor, query: DocumentQuery): Promise<VersionedDocument<D>[]> {
