@@ -16,6 +16,7 @@ import type { ParkedContext } from './parkedCommands.js';
 import type { ResubmitPolicy } from './resubmitHorizon.js';
 import { resolveShipment } from './shipmentCommands.js';
 import { cut } from './tableCell.js';
+import { oneLine } from './terminalText.js';
 import { timeWindowOf } from './timeWindow.js';
 import type { TimeWindow } from './timeWindow.js';
 
@@ -95,7 +96,7 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
       const failed = reports.filter((r) => r.outcome === 'failed' || r.outcome === 'refused').length;
       if (options.json) io.stdout(JSON.stringify({ group: groupId, dryRun, reports, failed }, null, 2));
       else {
-        for (const r of reports) io.stdout(`${r.target}  ${r.outcome}  ${r.detail}`);
+        for (const r of reports) io.stdout(groupReportLine(r));
         io.stdout(`${dryRun ? planPrefix : ''}${summary(reports)}`);
       }
       setExitCode(failed > 0 ? 1 : 0);
@@ -128,7 +129,7 @@ export async function gatherFailures(c: GroupsConnections, io: GroupsIo): Promis
   }
   if (c.store) await c.store(false, async (ctx) => void items.push(...(await storeFailures(ctx))));
   else unread.push('parked items, outbox entries and shipments: no --cosmos-endpoint');
-  for (const line of unread) io.stderr(`warning: could not read ${line}`);
+  for (const line of unread) io.stderr(`warning: could not read ${oneLine(line)}`);
   return { items, unread };
 }
 
@@ -189,6 +190,11 @@ async function retryMembers(c: GroupsConnections, members: readonly FailureItem[
   return reports;
 }
 
+/** One member's line of a `groups retry` report. */
+export function groupReportLine(r: GroupActionReport): string {
+  return `${oneLine(r.target)}  ${r.outcome}  ${oneLine(r.detail)}`;
+}
+
 function summary(reports: readonly GroupActionReport[]): string {
   const counts = reports.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.outcome]: (acc[r.outcome] ?? 0) + 1 }), {});
   return (
@@ -202,7 +208,7 @@ export function groupsTable(rows: readonly FailureGroup[]): string {
   const header = `${cut('GROUP', 12)}  ${cut('ENTITY', 54)}  ${cut('REASON', 26)}  ${cut('TYPE', 18)}  ${'COUNT'.padStart(6)}  ${cut('OLDEST', 20)}  NEWEST`;
   const lines = rows.map(
     (g) =>
-      `${cut(g.id, 12)}  ${cut(g.entity, 54)}  ${cut(g.reason, 26)}  ${cut(g.messageType, 18)}  ${String(g.count).padStart(6)}  ${cut(g.oldest.slice(0, 19), 20)}  ${g.newest.slice(0, 19)}`,
+      `${cut(g.id, 12)}  ${cut(g.entity, 54)}  ${cut(g.reason, 26)}  ${cut(g.messageType, 18)}  ${String(g.count).padStart(6)}  ${cut(g.oldest.slice(0, 19), 20)}  ${oneLine(g.newest.slice(0, 19))}`,
   );
   return [header, ...lines, `${rows.length} group(s), ${rows.reduce((n, g) => n + g.count, 0)} failure(s)`].join('\n');
 }

@@ -7,6 +7,7 @@ import { listOperatorActions } from './auditCommands.js';
 import { entityPath, peekAll } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
 import { cut } from './tableCell.js';
+import { oneLine } from './terminalText.js';
 import { documentEvents, messageConcerns, messageEvent, orderIdOfBody, timeline, traceIdsOf, traceparentsOf } from './traceTimeline.js';
 import type { PeekedMessageView, TraceEvent, TraceSubject } from './traceTimeline.js';
 
@@ -46,7 +47,7 @@ export function addTraceCommand(
     .option('--json', 'print JSON for scripts')
     .action(async (input: string, options: { json?: boolean }) => {
       const report = await traceKey(connections(), input);
-      for (const w of report.warnings) io.stderr(`warning: ${w}`);
+      for (const w of report.warnings) io.stderr(`warning: ${oneLine(w)}`);
       io.stdout(options.json ? JSON.stringify(report, null, 2) : traceText(report));
       setExitCode(report.events.length === 0 ? 1 : 0);
     });
@@ -125,8 +126,8 @@ function receiverOf(client: ServiceBusClient, address: EntityAddress, subQueue: 
 }
 
 export function traceText(report: TraceReport): string {
-  const head = [`trace of ${report.input}${report.orderId && report.orderId !== report.input ? ` (order ${report.orderId})` : ''}`];
-  const lines = report.events.map((e) => `${cut(e.at.slice(0, 23), 24)}  ${cut(e.where, 34)}  ${cut(e.what, 24)}  ${cut(e.id, 36)}  ${e.detail}`);
+  const head = [oneLine(`trace of ${report.input}${report.orderId && report.orderId !== report.input ? ` (order ${report.orderId})` : ''}`)];
+  const lines = report.events.map((e) => `${cut(e.at.slice(0, 23), 24)}  ${cut(e.where, 34)}  ${cut(e.what, 24)}  ${cut(e.id, 36)}  ${oneLine(e.detail)}`);
   const trace =
     report.traceIds.length > 0
       ? report.traceIds.map((id) => `Application Insights: operation_Id == "${id}" (Transaction search, or: union * | where operation_Id == "${id}")`)
