@@ -17,7 +17,7 @@ import { serviceBusClientOf } from './serviceBusConnection.js';
 import { addShipmentCommands } from './shipmentCommands.js';
 import { addTraceCommand } from './traceCommand.js';
 import { withStoreContext } from './storeContext.js';
-import { escapeControls } from './terminalText.js';
+import { escapeControls, oneLine } from './terminalText.js';
 import { whereLine } from './whereLine.js';
 
 export type { DlqIo } from './dlqIo.js';
@@ -37,7 +37,8 @@ export async function runDlqCli(argv: readonly string[], rawIo: DlqIo): Promise<
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    io.stderr(`error: ${describeError(error)}`);
+    // An error may repeat what a sender or the operator wrote: it stays one line.
+    io.stderr(`error: ${oneLine(describeError(error))}`);
     return 2;
   }
   return exitCode;

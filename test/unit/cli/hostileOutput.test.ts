@@ -1,6 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { auditTable } from '../../../src/cli/auditCommands.js';
+import { runDlqCli } from '../../../src/cli/dlqProgram.js';
 import { deadLetterReportLine, deadLetterTable } from '../../../src/cli/deadLetterCommandGroup.js';
 import type { ActionReport, ListedMessage } from '../../../src/cli/dlqCommands.js';
 import type { EditReport } from '../../../src/cli/editResubmit.js';
@@ -120,4 +121,13 @@ describe.each(Object.entries(paths))('%s', (_name, { lines, render }) => {
       expect(out).not.toMatch(terminalControls);
     },
   );
+});
+
+it('prints an error that repeats the text it was given on one line', async () => {
+  const err: string[] = [];
+  const code = await runDlqCli(['groups', 'retry', 'g-x\nerror: forged'], { stdout: () => undefined, stderr: (t) => err.push(t), env: {} });
+  expect(code).toBe(2);
+  const last = err.at(-1) ?? '';
+  expect(last).toMatch(/^error: --group "g-x\\u000aerror: forged" is not a failure group id/);
+  expect(last.split('\n')).toHaveLength(1);
 });
