@@ -7,7 +7,7 @@ import type { EntityAddress } from './deadLetterQueue.js';
 import { resubmitDeadLetters } from './dlqCommands.js';
 import type { DlqContext, ResubmitHooks } from './dlqCommands.js';
 import { defaultMax, parseGroupId, plansOnly, planPrefix, withBulkOptions } from './bulkCommands.js';
-import { groupFailures, groupMembers, parseMax } from './failureGroups.js';
+import { defaultScanMax, groupMemberPick, groupTally, maxGroups, parseMax, parseScanMax } from './failureGroups.js';
 import { deadLetterItem, outboxItem, parkedItem } from './failureItems.js';
 import type { FailureGroup, FailureItem } from './failureGroups.js';
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
@@ -64,13 +64,25 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
     command
       .option('--since <time>', 'only failures from this time (2026-12-03T08:00Z) or this long ago (2h, 7d)')
       .option('--until <time>', 'only failures up to this time or this long ago')
+      .addOption(
+        new Option('--scan-max <n>', 'read at most this many dead letters of each entity, in sequence order (1 to 1000000)')
+          .default(defaultScanMax, '100000 messages')
+          .argParser(parseScanMax),
+      )
       .option('--json', 'print JSON for scripts');
   windowed(groups.command('list', { isDefault: true }).description('one row per group: id, entity, reason, message type, count, oldest, newest')).action(
     async (options: WindowOptions) => {
-      const { items, unread } = await gatherFailures(connections(), io);
-      const rows = groupFailures(items, windowOf(options, io));
-      io.stdout(options.json ? JSON.stringify({ groups: rows, unread }, null, 2) : groupsTable(rows));
-      setExitCode(unread.length > 0 ? 1 : 0);
+      const tally = groupTally(windowOf(options, io));
+      const { unread, truncated } = await gatherFailures(connections(), io, tally.add, options.scanMax);
+      const { groups: rows, leftOut } = tally.result();
+      if (leftOut > 0) {
+        truncated.push(`${leftOut} failure(s) in groups past the first ${maxGroups} not shown`);
+        io.stderr(
+          `warning: ${leftOut} failure(s) in groups past the first ${maxGroups} not shown (a sender setting a new subject on each message?): narrow with --since/--until`,
+        );
+      }
+      io.stdout(options.json ? JSON.stringify({ groups: rows, unread, truncated }, null, 2) : groupsTable(rows));
+      setExitCode(unread.length > 0 || truncated.length > 0 ? 1 : 0);
     },
   );
   const retry = windowed(
@@ -85,8 +97,9 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
   withBulkOptions(retry, 'members', { group: false }).action(
     async (groupId: string, options: WindowOptions & { max: number; yes?: boolean; dryRun?: boolean }) => {
       const c = connections();
-      const { items, unread } = await gatherFailures(c, io);
-      const members = groupMembers(items, parseGroupId(groupId), windowOf(options, io), options.max);
+      const pick = groupMemberPick(parseGroupId(groupId), windowOf(options, io), options.max);
+      const { unread, truncated } = await gatherFailures(c, io, pick.add, options.scanMax);
+      const members = pick.members();
       if (members.length === 0)
         throw new Error(
           `no failure of group ${groupId} in that window${unread.length > 0 ? ` (unread: ${unread.join('; ')})` : ''}: run \`groups\` for the ids`,
@@ -94,7 +107,7 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
       const dryRun = plansOnly('groups retry', [groupId], options);
       const reports = await retryMembers(c, members, dryRun);
       const failed = reports.filter((r) => r.outcome === 'failed' || r.outcome === 'refused').length;
-      if (options.json) io.stdout(JSON.stringify({ group: groupId, dryRun, reports, failed }, null, 2));
+      if (options.json) io.stdout(JSON.stringify({ group: groupId, dryRun, reports, failed, truncated }, null, 2));
       else {
         for (const r of reports) io.stdout(groupReportLine(r));
         io.stdout(`${dryRun ? planPrefix : ''}${summary(reports)}`);
@@ -107,6 +120,7 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
 interface WindowOptions {
   since?: string;
   until?: string;
+  scanMax: number;
   json?: boolean;
 }
 
@@ -114,23 +128,41 @@ function windowOf(options: WindowOptions, io: GroupsIo): TimeWindow {
   return timeWindowOf(options, (io.now ?? Date.now)(), defaultSpanMs);
 }
 
-/** Every failure the system holds; an entity that cannot be read is named, not fatal. */
-export async function gatherFailures(c: GroupsConnections, io: GroupsIo): Promise<{ items: FailureItem[]; unread: string[] }> {
-  const items: FailureItem[] = [];
+/**
+ * Every failure the system holds, handed to `take` one at a time (the caller counts or picks; nothing
+ * here keeps them). An entity that cannot be read is named, not fatal; one with more than `scanMax`
+ * dead letters is read up to that many, in sequence order, and named as truncated.
+ */
+export async function gatherFailures(
+  c: GroupsConnections,
+  io: GroupsIo,
+  take: (item: FailureItem) => void,
+  scanMax: number = defaultScanMax,
+): Promise<{ unread: string[]; truncated: string[] }> {
   const unread: string[] = [];
+  const truncated: string[] = [];
   for (const address of c.deadLetterEntities()) {
     try {
       await c.deadLetters(address, async (ctx) => {
-        for await (const m of peekAll(ctx.receiver)) items.push(deadLetterItem(m, ctx.entityPath));
+        let read = 0;
+        for await (const m of peekAll(ctx.receiver, Math.min(250, scanMax))) {
+          take(deadLetterItem(m, ctx.entityPath));
+          if ((read += 1) < scanMax) continue;
+          truncated.push(`${ctx.entityPath}/$deadletterqueue: stopped after ${scanMax} messages`);
+          io.stderr(
+            `warning: ${oneLine(ctx.entityPath)}/$deadletterqueue: stopped after ${scanMax} messages (in sequence order): counts and members leave out any further ones; raise --scan-max, or act on the oldest and run again`,
+          );
+          break;
+        }
       });
     } catch (error) {
       unread.push(`${JSON.stringify(address)}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  if (c.store) await c.store(false, async (ctx) => void items.push(...(await storeFailures(ctx))));
+  if (c.store) await c.store(false, async (ctx) => (await storeFailures(ctx)).forEach(take));
   else unread.push('parked items, outbox entries and shipments: no --cosmos-endpoint');
   for (const line of unread) io.stderr(`warning: could not read ${oneLine(line)}`);
-  return { items, unread };
+  return { unread, truncated };
 }
 
 async function storeFailures(ctx: ParkedContext): Promise<FailureItem[]> {
