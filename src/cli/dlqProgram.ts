@@ -13,7 +13,7 @@ import { commandPath, registerOperatorActions } from './operatorActionLog.js';
 import { addOutboxCommands } from './outboxCommandGroup.js';
 import { addParkedCommands } from './parkedCommandGroup.js';
 import { resubmitPolicyOf } from './resubmitPolicyOption.js';
-import { serviceBusClientOf } from './serviceBusConnection.js';
+import { commandClientOf } from './serviceBusConnection.js';
 import { addShipmentCommands } from './shipmentCommands.js';
 import { addTraceCommand } from './traceCommand.js';
 import { withStoreContext } from './storeContext.js';
@@ -91,9 +91,11 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
     const opts = globals();
     return {
       entities: () => queueFileEntities(opts.queue, io.env),
-      serviceBus: opts.connectionString || opts.namespace ? () => serviceBusClientOf(opts, { timeoutInMs: opts.timeout, maxRetries: 3 }) : undefined,
+      // The command client: its retries wait 0.5 to 2 s, not the SDK's default 30 s, and trace bounds each call by --timeout.
+      serviceBus: opts.connectionString || opts.namespace ? () => commandClientOf(opts, opts.timeout) : undefined,
       store: opts.cosmosEndpoint ? (run) => withStoreContext(opts, io, false, run) : undefined,
       env: io.env,
+      timeoutMs: opts.timeout,
     };
   });
   // Before the record is written: `--since 2h` becomes the instant it meant, in the record and for the command alike.

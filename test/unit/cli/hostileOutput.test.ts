@@ -76,7 +76,7 @@ const paths: Record<string, { lines: number; render: (s: string) => string }> = 
   'groups retry report': { lines: 1, render: (s) => groupReportLine({ target: `1 ${s}`, outcome: 'refused', detail: s }) },
   'trace text': {
     lines: 4,
-    render: (s) => traceText({ input: s, orderId: s, traceIds: [], events: [{ at, where: s, what: s, id: s, detail: s }], warnings: [] }),
+    render: (s) => traceText({ input: s, orderId: s, traceIds: [], events: [{ at, where: s, what: s, id: s, detail: s }], warnings: [], timedOut: [] }),
   },
   'audit table': {
     lines: 3,
