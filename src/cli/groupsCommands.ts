@@ -1,6 +1,8 @@
 import { Option } from 'commander';
 import type { Command } from 'commander';
-import type { DocumentStore } from '../idempotency/index.js';
+import type { DocumentQuery, StoredDocument } from '../idempotency/index.js';
+import type { ParkedItemDocument } from '../orders/index.js';
+import type { OutboxDocument } from '../outbox/index.js';
 import type { ShipmentRecord } from '../shipments/index.js';
 import { peekAll } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
@@ -10,8 +12,8 @@ import { defaultMax, parseGroupId, plansOnly, planPrefix, withBulkOptions } from
 import { defaultScanMax, groupMemberPick, groupTally, maxGroups, parseMax, parseScanMax } from './failureGroups.js';
 import { deadLetterItem, outboxItem, parkedItem } from './failureItems.js';
 import type { FailureGroup, FailureItem } from './failureGroups.js';
-import { listOutbox, requeueOutbox } from './outboxCommands.js';
-import { listParked, resubmitParked, selectableStates } from './parkedCommands.js';
+import { requeueOutbox } from './outboxCommands.js';
+import { resubmitParked, selectableStates } from './parkedCommands.js';
 import type { ParkedContext } from './parkedCommands.js';
 import type { ResubmitPolicy } from './resubmitHorizon.js';
 import { resolveShipment } from './shipmentCommands.js';
@@ -65,7 +67,10 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
       .option('--since <time>', 'only failures from this time (2026-12-03T08:00Z) or this long ago (2h, 7d)')
       .option('--until <time>', 'only failures up to this time or this long ago')
       .addOption(
-        new Option('--scan-max <n>', 'read at most this many dead letters of each entity, in sequence order (1 to 1000000)')
+        new Option(
+          '--scan-max <n>',
+          'read at most this many dead letters of each entity (in sequence order) and of each kind of stored failure (oldest first), 1 to 1000000',
+        )
           .default(defaultScanMax, '100000 messages')
           .argParser(parseScanMax),
       )
@@ -141,6 +146,12 @@ export async function gatherFailures(
 ): Promise<{ unread: string[]; truncated: string[] }> {
   const unread: string[] = [];
   const truncated: string[] = [];
+  const stoppedAt = (what: string, order: string, unit = '') => {
+    truncated.push(`${what}: stopped after ${scanMax}${unit}`);
+    io.stderr(
+      `warning: ${oneLine(what)}: stopped after ${scanMax}${unit} (${order}): counts and members leave out any further ones; raise --scan-max, or act on the oldest and run again`,
+    );
+  };
   for (const address of c.deadLetterEntities()) {
     try {
       await c.deadLetters(address, async (ctx) => {
@@ -148,10 +159,7 @@ export async function gatherFailures(
         for await (const m of peekAll(ctx.receiver, Math.min(250, scanMax))) {
           take(deadLetterItem(m, ctx.entityPath));
           if ((read += 1) < scanMax) continue;
-          truncated.push(`${ctx.entityPath}/$deadletterqueue: stopped after ${scanMax} messages`);
-          io.stderr(
-            `warning: ${oneLine(ctx.entityPath)}/$deadletterqueue: stopped after ${scanMax} messages (in sequence order): counts and members leave out any further ones; raise --scan-max, or act on the oldest and run again`,
-          );
+          stoppedAt(`${ctx.entityPath}/$deadletterqueue`, 'in sequence order', ' messages');
           break;
         }
       });
@@ -159,29 +167,35 @@ export async function gatherFailures(
       unread.push(`${JSON.stringify(address)}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  if (c.store) await c.store(false, async (ctx) => (await storeFailures(ctx)).forEach(take));
+  if (c.store) await c.store(false, (ctx) => storeFailures(ctx, take, scanMax, (what) => stoppedAt(what, 'oldest first')));
   else unread.push('parked items, outbox entries and shipments: no --cosmos-endpoint');
   for (const line of unread) io.stderr(`warning: could not read ${oneLine(line)}`);
   return { unread, truncated };
 }
 
-async function storeFailures(ctx: ParkedContext): Promise<FailureItem[]> {
+/** The store's failures, each kind read oldest first (parked items, outbox entries) and at most `scanMax` of it: a flood of parked items is as bounded as one of dead letters. */
+async function storeFailures(ctx: ParkedContext, take: (item: FailureItem) => void, scanMax: number, stopped: (what: string) => void): Promise<void> {
+  const oldest = async <D extends StoredDocument>(what: string, query: DocumentQuery): Promise<D[]> => {
+    const found = await ctx.store.find<D>({ ...query, limit: scanMax + 1 });
+    if (found.length > scanMax) stopped(what);
+    return found.slice(0, scanMax).map((f) => f.document);
+  };
   // A claimed item whose resubmit died needs a person as much as a rejected one: `groups retry` takes it up.
-  const parked = (await listParked(ctx, selectableStates, {})).map(parkedItem);
-  const outbox = (await listOutbox(ctx, ['failed'])).map(outboxItem);
-  const shipments = (await escalatedShipments(ctx.store)).map((s): FailureItem => ({
-    source: 'shipment',
-    entity: 'shipments',
-    reason: s.escalation?.reason ?? '(none)',
-    messageType: 'ShipmentBooking',
-    at: s.escalation?.at ?? s.updatedAt,
-    target: s.orderId,
-  }));
-  return [...parked, ...outbox, ...shipments];
-}
-
-async function escalatedShipments(store: DocumentStore): Promise<ShipmentRecord[]> {
-  return (await store.find<ShipmentRecord>({ docType: 'shipment', equals: { state: 'escalated' } })).map((r) => r.document);
+  for (const state of selectableStates)
+    for (const p of await oldest<ParkedItemDocument>(`parked items (${state})`, { docType: 'parked', equals: { state }, orderBy: 'parkedAt' }))
+      take(parkedItem({ ...p, reason: p.rejection?.reason, rejectedAt: p.rejection?.rejectedAt }));
+  for (const e of await oldest<OutboxDocument>('outbox entries (failed)', { docType: 'outbox', equals: { state: 'failed' }, orderBy: 'createdAt' }))
+    take(outboxItem({ ...e, reason: e.failure?.reason }));
+  // Not ordered: the container indexes no time of a shipment record's (ORDER BY needs an indexed path), so past the cap it is any of them.
+  for (const s of await oldest<ShipmentRecord>('shipments (escalated)', { docType: 'shipment', equals: { state: 'escalated' } }))
+    take({
+      source: 'shipment',
+      entity: 'shipments',
+      reason: s.escalation?.reason ?? '(none)',
+      messageType: 'ShipmentBooking',
+      at: s.escalation?.at ?? s.updatedAt,
+      target: s.orderId,
+    });
 }
 
 /** A group is one entity and one kind of failure: its members all go through the same command. */

@@ -36,7 +36,7 @@ function floodedQueue(total: number, message: (n: number) => Partial<ServiceBusR
   return { receiver, peeked: () => peeked };
 }
 
-async function runGroups(receiver: ServiceBusReceiver, args: string[]) {
+async function runGroups(receiver: ServiceBusReceiver, args: string[], store: InMemoryDocumentStore = new InMemoryDocumentStore()) {
   const out: string[] = [];
   const err: string[] = [];
   let code = -1;
@@ -46,7 +46,7 @@ async function runGroups(receiver: ServiceBusReceiver, args: string[]) {
     deadLetters: async (_address, run) => run({ receiver, entityPath: 'orders' } as DlqContext),
     store: async (_needsQueue, run) =>
       run({
-        store: new InMemoryDocumentStore(),
+        store,
         sender: () => {
           throw new Error('no sends');
         },
@@ -100,6 +100,31 @@ describe('groups over a flooded dead-letter queue', () => {
     const run = await runGroups(queue.receiver, ['--json']);
     expect(JSON.parse(run.stdout)).toMatchObject({ groups: [{ count: 300 }], truncated: [], unread: [] });
     expect(run.code).toBe(0);
+  });
+});
+
+describe('groups over a flooded store', () => {
+  it('reads at most --scan-max parked items of each state, the oldest, and says so', async () => {
+    const store = new InMemoryDocumentStore();
+    for (let n = 30; n >= 1; n -= 1) {
+      const parkedAt = new Date(start + n * 1000).toISOString();
+      const document = {
+        id: `p-${n}`,
+        orderId: `o-${n}`,
+        docType: 'parked',
+        state: 'rejected',
+        messageType: 'PaymentReceived',
+        parkedAt,
+        rejection: { reason: 'OrderNeverArrived', rejectedAt: parkedAt },
+      };
+      await store.commit(`o-${n}`, [{ kind: 'create', document }]);
+    }
+    const run = await runGroups(floodedQueue(0, () => ({})).receiver, ['--json', '--scan-max', '10'], store);
+    const { groups, truncated } = JSON.parse(run.stdout) as { groups: FailureGroup[]; truncated: string[] };
+    expect(groups.map((g) => [g.entity, g.count, g.oldest])).toEqual([['parked', 10, new Date(start + 1000).toISOString()]]);
+    expect(truncated).toEqual(['parked items (rejected): stopped after 10']);
+    expect(run.stderr).toContain('warning: parked items (rejected): stopped after 10 (oldest first)');
+    expect(run.code).toBe(1);
   });
 });
 
