@@ -4,6 +4,7 @@ import type { DocumentStore } from '../idempotency/index.js';
 import { actionsInWindow, operatorActionDocType, operatorActionPartitionsBetween } from './operatorAction.js';
 import type { OperatorActionDocument } from './operatorAction.js';
 import { cut } from './tableCell.js';
+import { oneLine } from './terminalText.js';
 import { timeWindowOf } from './timeWindow.js';
 import type { TimeWindow } from './timeWindow.js';
 
@@ -54,7 +55,7 @@ export function auditTable(rows: readonly OperatorActionDocument[]): string {
     const state = r.state === 'finished' ? `exit ${String(r.exitCode)}` : 'unfinished';
     const why = [r.ticket, r.why].filter((x) => x !== undefined).join(': ');
     const targets = r.targets.length > 0 ? r.targets.join(' ') : r.options.all === true ? '--all' : '(filters)';
-    return `${cut(r.at.slice(0, 19), 20)}  ${cut(r.operator.name, 24)}  ${cut(r.command, 18)}  ${cut(state, 12)}  ${cut(targets, 30)}  ${why}`;
+    return `${cut(r.at.slice(0, 19), 20)}  ${cut(r.operator.name, 24)}  ${cut(r.command, 18)}  ${cut(state, 12)}  ${cut(targets, 30)}  ${oneLine(why)}`;
   });
   return [header, ...lines, `${rows.length} operator action(s)`].join('\n');
 }

@@ -13,7 +13,7 @@ import { openPurgeExport } from './purgeExport.js';
 import { forceHelp, resubmitPolicyOf } from './resubmitPolicyOption.js';
 import { summaryLine } from './summaryLine.js';
 import { cut, idCell } from './tableCell.js';
-import { shellWord } from './terminalText.js';
+import { oneLine, shellWord } from './terminalText.js';
 
 interface FilterOptions extends BulkOptions {
   reason?: string;
@@ -34,7 +34,7 @@ export function addDeadLetterCommands(program: Command, io: DlqIo, setExitCode: 
     .action(async (options: FilterOptions) => {
       await contexts.deadLetters(async (ctx) => {
         const rows = await listDeadLetters(ctx, selectionOf([], { ...options, all: true }));
-        io.stdout(options.json ? JSON.stringify(rows, null, 2) : table(rows));
+        io.stdout(options.json ? JSON.stringify(rows, null, 2) : deadLetterTable(rows));
       });
     });
 
@@ -158,22 +158,23 @@ function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: 
   if (json) {
     io.stdout(JSON.stringify({ dryRun, reports, failed, refused, missing }, null, 2));
   } else {
-    for (const r of reports) {
-      const copy = r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : '';
-      io.stdout(
-        `${String(r.sequenceNumber).padStart(6)}  ${r.messageId === undefined ? '(no MessageId)' : shellWord(r.messageId)}${copy}  ${r.outcome}  ${r.detail}`,
-      );
-    }
+    for (const r of reports) io.stdout(deadLetterReportLine(r));
     io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no message matched', missing, 'message(s)')}`);
   }
   return failed > 0 || refused > 0 || missing > 0 ? 1 : 0;
 }
 
-function table(rows: ListedMessage[]): string {
+/** One message's line of a resubmit or purge report. */
+export function deadLetterReportLine(r: ActionReport): string {
+  const copy = r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : '';
+  return `${String(r.sequenceNumber).padStart(6)}  ${r.messageId === undefined ? '(no MessageId)' : shellWord(r.messageId)}${copy}  ${r.outcome}  ${oneLine(r.detail)}`;
+}
+
+export function deadLetterTable(rows: ListedMessage[]): string {
   const header = `${'SEQ'.padStart(6)}  ${cut('MESSAGE ID', 24)}  ${cut('DEDUP KEY', 24)}  ${cut('REASON', 26)}  ${cut('DESCRIPTION', 30)}  DLV  ${cut('ENQUEUED', 20)}  STORE`;
   const lines = rows.map(
     (r) =>
-      `${String(r.sequenceNumber).padStart(6)}  ${idCell(r.messageId, 24)}  ${idCell(r.dedupKey, 24)}  ${cut(r.deadLetterReason, 26)}  ${cut(r.deadLetterErrorDescription, 30)}  ${String(r.deliveryCount ?? '').padStart(3)}  ${cut(r.enqueuedTimeUtc?.slice(0, 19), 20)}  ${r.store.kind}: ${r.store.detail}`,
+      `${String(r.sequenceNumber).padStart(6)}  ${idCell(r.messageId, 24)}  ${idCell(r.dedupKey, 24)}  ${cut(r.deadLetterReason, 26)}  ${cut(r.deadLetterErrorDescription, 30)}  ${String(r.deliveryCount ?? '').padStart(3)}  ${cut(r.enqueuedTimeUtc?.slice(0, 19), 20)}  ${oneLine(`${r.store.kind}: ${r.store.detail}`)}`,
   );
   return [header, ...lines, `${rows.length} dead-lettered message(s)`].join('\n');
 }

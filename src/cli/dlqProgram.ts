@@ -13,11 +13,11 @@ import { commandPath, registerOperatorActions } from './operatorActionLog.js';
 import { addOutboxCommands } from './outboxCommandGroup.js';
 import { addParkedCommands } from './parkedCommandGroup.js';
 import { resubmitPolicyOf } from './resubmitPolicyOption.js';
-import { serviceBusClientOf } from './serviceBusConnection.js';
+import { commandClientOf } from './serviceBusConnection.js';
 import { addShipmentCommands } from './shipmentCommands.js';
 import { addTraceCommand } from './traceCommand.js';
 import { withStoreContext } from './storeContext.js';
-import { escapeControls } from './terminalText.js';
+import { escapeControls, oneLine } from './terminalText.js';
 import { whereLine } from './whereLine.js';
 
 export type { DlqIo } from './dlqIo.js';
@@ -37,7 +37,8 @@ export async function runDlqCli(argv: readonly string[], rawIo: DlqIo): Promise<
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    io.stderr(`error: ${describeError(error)}`);
+    // An error may repeat what a sender or the operator wrote: it stays one line.
+    io.stderr(`error: ${oneLine(describeError(error))}`);
     return 2;
   }
   return exitCode;
@@ -90,9 +91,11 @@ export function dlqProgram(io: DlqIo, reportExitCode: (code: number) => void): C
     const opts = globals();
     return {
       entities: () => queueFileEntities(opts.queue, io.env),
-      serviceBus: opts.connectionString || opts.namespace ? () => serviceBusClientOf(opts, { timeoutInMs: opts.timeout, maxRetries: 3 }) : undefined,
+      // The command client: its retries wait 0.5 to 2 s, not the SDK's default 30 s, and trace bounds each call by --timeout.
+      serviceBus: opts.connectionString || opts.namespace ? () => commandClientOf(opts, opts.timeout) : undefined,
       store: opts.cosmosEndpoint ? (run) => withStoreContext(opts, io, false, run) : undefined,
       env: io.env,
+      timeoutMs: opts.timeout,
     };
   });
   // Before the record is written: `--since 2h` becomes the instant it meant, in the record and for the command alike.

@@ -8,6 +8,7 @@ import { idempotencyKeyProperty, parseOrderMessage } from '../orders/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
 import { forEachLocked, peekAll } from './deadLetterQueue.js';
 import type { DlqContext } from './dlqCommands.js';
+import { routeEditedCopy } from './editRouting.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
 import { isOtherSpelling } from './resubmitCopy.js';
 import { describeFound, messagesUnderKey, toolKeyOf } from './sameKeyMessages.js';
@@ -142,7 +143,12 @@ export async function editAndResubmit(
   const state = await storeStateOf(envelopeOfReceived(found), found.body, { store: ctx.store, consumerName: ctx.consumerName });
   const decision = decideEdit(found, edited, state, ctx.consumerName);
   if (decision.kind === 'refused') return { ...base, outcome: 'refused', detail: decision.detail };
-  if (dryRun) return { ...base, outcome: 'would-resubmit', copyMessageId: String(decision.copy.messageId), detail: decision.detail };
+  // A subscription's edit is sent to the topic: addressed to that subscription alone, or not at all.
+  const routed = routeEditedCopy(ctx, decision.copy);
+  if (routed.kind === 'refused') return { ...base, outcome: 'refused', detail: routed.why };
+  const { copy } = routed;
+  const detail = `${decision.detail}${routed.detail}`;
+  if (dryRun) return { ...base, outcome: 'would-resubmit', copyMessageId: String(copy.messageId), detail };
   const sequenceNumber = String(found.sequenceNumber);
   let report: EditReport = { ...base, outcome: 'failed', detail: 'the original was no longer in the dead-letter queue: nothing sent' };
   const sender = ctx.sender();
@@ -151,9 +157,9 @@ export async function editAndResubmit(
       ctx.receiver,
       async (m) => {
         if (String(m.sequenceNumber) !== sequenceNumber) return 'declined';
-        await sender.sendMessages(decision.copy);
+        await sender.sendMessages(copy);
         await ctx.receiver.completeMessage(m);
-        report = { ...base, outcome: 'resubmitted', copyMessageId: String(decision.copy.messageId), detail: decision.detail };
+        report = { ...base, outcome: 'resubmitted', copyMessageId: String(copy.messageId), detail };
         return 'handled';
       },
       () => report.outcome === 'resubmitted',

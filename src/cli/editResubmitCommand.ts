@@ -1,5 +1,7 @@
 import type { DlqContext } from './dlqCommands.js';
 import { editAndResubmit, editInEditor, readEditedBody } from './editResubmit.js';
+import type { EditReport } from './editResubmit.js';
+import { oneLine, shellWord } from './terminalText.js';
 
 /** `resubmit <target> --edit | --body-file <file>`: one message, its report, the exit code. */
 export async function runEditResubmit(
@@ -14,13 +16,16 @@ export async function runEditResubmit(
   const edit = options.bodyFile !== undefined ? () => readEditedBody(options.bodyFile as string) : (body: unknown) => editInEditor(body, io.env);
   const report = await editAndResubmit(ctx, target, edit, options.dryRun === true);
   if (!report) {
-    io.stdout(options.json ? JSON.stringify({ reports: [], missing: 1 }, null, 2) : `no dead-lettered message has sequence number or MessageId ${target}`);
+    io.stdout(
+      options.json ? JSON.stringify({ reports: [], missing: 1 }, null, 2) : `no dead-lettered message has sequence number or MessageId ${shellWord(target)}`,
+    );
     return 1;
   }
-  io.stdout(
-    options.json
-      ? JSON.stringify({ reports: [report] }, null, 2)
-      : `${String(report.sequenceNumber).padStart(6)}  ${report.messageId ?? ''}${report.copyMessageId ? ` -> ${report.copyMessageId}` : ''}  ${report.outcome}  ${report.detail}`,
-  );
+  io.stdout(options.json ? JSON.stringify({ reports: [report] }, null, 2) : editReportLine(report));
   return report.outcome === 'resubmitted' || report.outcome === 'would-resubmit' ? 0 : 1;
+}
+
+/** The line of an edit's report. */
+export function editReportLine(report: EditReport): string {
+  return `${String(report.sequenceNumber).padStart(6)}  ${report.messageId === undefined ? '(no MessageId)' : shellWord(report.messageId)}${report.copyMessageId ? ` -> ${shellWord(report.copyMessageId)}` : ''}  ${report.outcome}  ${oneLine(report.detail)}`;
 }

@@ -39,28 +39,69 @@ export function failureGroupId(item: Pick<FailureItem, 'entity' | 'reason' | 'me
     .slice(0, 10)}`;
 }
 
-/** The groups of the items inside the window, largest first (then oldest first). */
-export function groupFailures(items: readonly FailureItem[], window: TimeWindow): FailureGroup[] {
+/**
+ * At most this many groups are counted in one run: a sender that sets a new subject on every message
+ * makes as many groups as messages. The first groups met are kept; the failures of any later group
+ * are counted as left out, and the run says how many.
+ */
+export const maxGroups = 1000;
+
+/** Groups counted as the items stream past: the memory is the groups', never the items'. */
+export interface GroupTally {
+  readonly add: (item: FailureItem) => void;
+  /** The groups, largest first (then oldest first); `leftOut`: failures of groups past the cap. */
+  readonly result: () => { readonly groups: FailureGroup[]; readonly leftOut: number };
+}
+
+export function groupTally(window: TimeWindow, cap = maxGroups): GroupTally {
   const groups = new Map<string, FailureGroup>();
-  for (const item of inWindow(items, window)) {
+  let leftOut = 0;
+  const add = (item: FailureItem) => {
+    if (!isInWindow(item, window)) return;
     const id = failureGroupId(item);
     const seen = groups.get(id);
+    if (!seen && groups.size >= cap) return void (leftOut += 1);
     groups.set(
       id,
       seen
         ? { ...seen, count: seen.count + 1, oldest: item.at < seen.oldest ? item.at : seen.oldest, newest: item.at > seen.newest ? item.at : seen.newest }
         : { id, source: item.source, entity: item.entity, reason: item.reason, messageType: item.messageType, count: 1, oldest: item.at, newest: item.at },
     );
-  }
-  return [...groups.values()].sort((a, b) => b.count - a.count || (a.oldest < b.oldest ? -1 : a.oldest > b.oldest ? 1 : 0));
+  };
+  const result = () => ({ groups: [...groups.values()].sort((a, b) => b.count - a.count || compareText(a.oldest, b.oldest)), leftOut });
+  return { add, result };
+}
+
+/** A group's members as the items stream past: the oldest `max` are kept, never more than twice that at once. */
+export interface MemberPick {
+  readonly add: (item: FailureItem) => void;
+  readonly members: () => FailureItem[];
+}
+
+export function groupMemberPick(groupId: string, window: TimeWindow, max: number): MemberPick {
+  let kept: FailureItem[] = [];
+  // A stable sort: members of the same instant stay in the order they were met (sequence order).
+  const oldest = () => [...kept].sort((a, b) => compareText(a.at, b.at)).slice(0, max);
+  const add = (item: FailureItem) => {
+    if (!isInWindow(item, window) || failureGroupId(item) !== groupId) return;
+    kept.push(item);
+    if (kept.length >= 2 * max) kept = oldest();
+  };
+  return { add, members: oldest };
+}
+
+/** The groups of the items inside the window, largest first (then oldest first). */
+export function groupFailures(items: readonly FailureItem[], window: TimeWindow): FailureGroup[] {
+  const tally = groupTally(window, Number.POSITIVE_INFINITY);
+  items.forEach(tally.add);
+  return tally.result().groups;
 }
 
 /** A group's members inside the window, oldest first, at most `max`. */
 export function groupMembers(items: readonly FailureItem[], groupId: string, window: TimeWindow, max: number): FailureItem[] {
-  return inWindow(items, window)
-    .filter((item) => failureGroupId(item) === groupId)
-    .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
-    .slice(0, max);
+  const pick = groupMemberPick(groupId, window, max);
+  items.forEach(pick.add);
+  return pick.members();
 }
 
 /** `--max`: a whole number from 1 to 10,000, so one run stays bounded. */
@@ -70,9 +111,20 @@ export function parseMax(text: string): number {
   return max;
 }
 
-function inWindow(items: readonly FailureItem[], window: TimeWindow): FailureItem[] {
-  return items.filter((item) => {
-    const at = Date.parse(item.at);
-    return at >= window.sinceMs && at <= window.untilMs;
-  });
+/** `--scan-max`: how many dead letters of one entity a `groups` run peeks at most, 1 to 1,000,000. */
+export const defaultScanMax = 100_000;
+
+export function parseScanMax(text: string): number {
+  const max = /^\d{1,7}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (!(max >= 1 && max <= 1_000_000)) throw new Error(`--scan-max "${text}" is not a whole number from 1 to 1000000`);
+  return max;
+}
+
+function isInWindow(item: FailureItem, window: TimeWindow): boolean {
+  const at = Date.parse(item.at);
+  return at >= window.sinceMs && at <= window.untilMs;
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -10,11 +10,21 @@ export function deadLetterItem(m: ServiceBusReceivedMessage, entityPath: string)
   return {
     source: 'dead-letter',
     entity: `${entityPath}/$deadletterqueue`,
-    reason: m.deadLetterReason ?? '(none)',
-    messageType: m.subject ?? '(no subject)',
+    reason: bounded(m.deadLetterReason ?? '(none)'),
+    messageType: bounded(m.subject ?? '(no subject)'),
     at: (m.enqueuedTimeUtc ?? new Date(0)).toISOString(),
     target: String(m.sequenceNumber?.toNumber() ?? ''),
   };
+}
+
+/** A reason or a subject is a group's name, not a payload: a sender's 64 KiB of it is cut (the cut text is the group key too). */
+const maxNameChars = 128;
+
+function bounded(text: string): string {
+  if (text.length <= maxNameChars) return text;
+  // Never half a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(maxNameChars - 2)) ? maxNameChars - 2 : maxNameChars - 1;
+  return `${text.slice(0, end)}…`;
 }
 
 export interface ParkedFailureView {

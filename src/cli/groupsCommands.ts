@@ -1,21 +1,24 @@
 import { Option } from 'commander';
 import type { Command } from 'commander';
-import type { DocumentStore } from '../idempotency/index.js';
+import type { DocumentQuery, StoredDocument } from '../idempotency/index.js';
+import type { ParkedItemDocument } from '../orders/index.js';
+import type { OutboxDocument } from '../outbox/index.js';
 import type { ShipmentRecord } from '../shipments/index.js';
 import { peekAll } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
 import { resubmitDeadLetters } from './dlqCommands.js';
 import type { DlqContext, ResubmitHooks } from './dlqCommands.js';
 import { defaultMax, parseGroupId, plansOnly, planPrefix, withBulkOptions } from './bulkCommands.js';
-import { groupFailures, groupMembers, parseMax } from './failureGroups.js';
+import { defaultScanMax, groupMemberPick, groupTally, maxGroups, parseMax, parseScanMax } from './failureGroups.js';
 import { deadLetterItem, outboxItem, parkedItem } from './failureItems.js';
 import type { FailureGroup, FailureItem } from './failureGroups.js';
-import { listOutbox, requeueOutbox } from './outboxCommands.js';
-import { listParked, resubmitParked, selectableStates } from './parkedCommands.js';
+import { requeueOutbox } from './outboxCommands.js';
+import { resubmitParked, selectableStates } from './parkedCommands.js';
 import type { ParkedContext } from './parkedCommands.js';
 import type { ResubmitPolicy } from './resubmitHorizon.js';
 import { resolveShipment } from './shipmentCommands.js';
 import { cut } from './tableCell.js';
+import { oneLine } from './terminalText.js';
 import { timeWindowOf } from './timeWindow.js';
 import type { TimeWindow } from './timeWindow.js';
 
@@ -63,13 +66,28 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
     command
       .option('--since <time>', 'only failures from this time (2026-12-03T08:00Z) or this long ago (2h, 7d)')
       .option('--until <time>', 'only failures up to this time or this long ago')
+      .addOption(
+        new Option(
+          '--scan-max <n>',
+          'read at most this many dead letters of each entity (in sequence order) and of each kind of stored failure (oldest first), 1 to 1000000',
+        )
+          .default(defaultScanMax, '100000 messages')
+          .argParser(parseScanMax),
+      )
       .option('--json', 'print JSON for scripts');
   windowed(groups.command('list', { isDefault: true }).description('one row per group: id, entity, reason, message type, count, oldest, newest')).action(
     async (options: WindowOptions) => {
-      const { items, unread } = await gatherFailures(connections(), io);
-      const rows = groupFailures(items, windowOf(options, io));
-      io.stdout(options.json ? JSON.stringify({ groups: rows, unread }, null, 2) : groupsTable(rows));
-      setExitCode(unread.length > 0 ? 1 : 0);
+      const tally = groupTally(windowOf(options, io));
+      const { unread, truncated } = await gatherFailures(connections(), io, tally.add, options.scanMax);
+      const { groups: rows, leftOut } = tally.result();
+      if (leftOut > 0) {
+        truncated.push(`${leftOut} failure(s) in groups past the first ${maxGroups} not shown`);
+        io.stderr(
+          `warning: ${leftOut} failure(s) in groups past the first ${maxGroups} not shown (a sender setting a new subject on each message?): narrow with --since/--until`,
+        );
+      }
+      io.stdout(options.json ? JSON.stringify({ groups: rows, unread, truncated }, null, 2) : groupsTable(rows));
+      setExitCode(unread.length > 0 || truncated.length > 0 ? 1 : 0);
     },
   );
   const retry = windowed(
@@ -84,8 +102,9 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
   withBulkOptions(retry, 'members', { group: false }).action(
     async (groupId: string, options: WindowOptions & { max: number; yes?: boolean; dryRun?: boolean }) => {
       const c = connections();
-      const { items, unread } = await gatherFailures(c, io);
-      const members = groupMembers(items, parseGroupId(groupId), windowOf(options, io), options.max);
+      const pick = groupMemberPick(parseGroupId(groupId), windowOf(options, io), options.max);
+      const { unread, truncated } = await gatherFailures(c, io, pick.add, options.scanMax);
+      const members = pick.members();
       if (members.length === 0)
         throw new Error(
           `no failure of group ${groupId} in that window${unread.length > 0 ? ` (unread: ${unread.join('; ')})` : ''}: run \`groups\` for the ids`,
@@ -93,9 +112,9 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
       const dryRun = plansOnly('groups retry', [groupId], options);
       const reports = await retryMembers(c, members, dryRun);
       const failed = reports.filter((r) => r.outcome === 'failed' || r.outcome === 'refused').length;
-      if (options.json) io.stdout(JSON.stringify({ group: groupId, dryRun, reports, failed }, null, 2));
+      if (options.json) io.stdout(JSON.stringify({ group: groupId, dryRun, reports, failed, truncated }, null, 2));
       else {
-        for (const r of reports) io.stdout(`${r.target}  ${r.outcome}  ${r.detail}`);
+        for (const r of reports) io.stdout(groupReportLine(r));
         io.stdout(`${dryRun ? planPrefix : ''}${summary(reports)}`);
       }
       setExitCode(failed > 0 ? 1 : 0);
@@ -106,6 +125,7 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
 interface WindowOptions {
   since?: string;
   until?: string;
+  scanMax: number;
   json?: boolean;
 }
 
@@ -113,42 +133,69 @@ function windowOf(options: WindowOptions, io: GroupsIo): TimeWindow {
   return timeWindowOf(options, (io.now ?? Date.now)(), defaultSpanMs);
 }
 
-/** Every failure the system holds; an entity that cannot be read is named, not fatal. */
-export async function gatherFailures(c: GroupsConnections, io: GroupsIo): Promise<{ items: FailureItem[]; unread: string[] }> {
-  const items: FailureItem[] = [];
+/**
+ * Every failure the system holds, handed to `take` one at a time (the caller counts or picks; nothing
+ * here keeps them). An entity that cannot be read is named, not fatal; one with more than `scanMax`
+ * dead letters is read up to that many, in sequence order, and named as truncated.
+ */
+export async function gatherFailures(
+  c: GroupsConnections,
+  io: GroupsIo,
+  take: (item: FailureItem) => void,
+  scanMax: number = defaultScanMax,
+): Promise<{ unread: string[]; truncated: string[] }> {
   const unread: string[] = [];
+  const truncated: string[] = [];
+  const stoppedAt = (what: string, order: string, unit = '') => {
+    truncated.push(`${what}: stopped after ${scanMax}${unit}`);
+    io.stderr(
+      `warning: ${oneLine(what)}: stopped after ${scanMax}${unit} (${order}): counts and members leave out any further ones; raise --scan-max, or act on the oldest and run again`,
+    );
+  };
   for (const address of c.deadLetterEntities()) {
     try {
       await c.deadLetters(address, async (ctx) => {
-        for await (const m of peekAll(ctx.receiver)) items.push(deadLetterItem(m, ctx.entityPath));
+        let read = 0;
+        for await (const m of peekAll(ctx.receiver, Math.min(250, scanMax))) {
+          take(deadLetterItem(m, ctx.entityPath));
+          if ((read += 1) < scanMax) continue;
+          stoppedAt(`${ctx.entityPath}/$deadletterqueue`, 'in sequence order', ' messages');
+          break;
+        }
       });
     } catch (error) {
       unread.push(`${JSON.stringify(address)}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  if (c.store) await c.store(false, async (ctx) => void items.push(...(await storeFailures(ctx))));
+  if (c.store) await c.store(false, (ctx) => storeFailures(ctx, take, scanMax, (what) => stoppedAt(what, 'oldest first')));
   else unread.push('parked items, outbox entries and shipments: no --cosmos-endpoint');
-  for (const line of unread) io.stderr(`warning: could not read ${line}`);
-  return { items, unread };
+  for (const line of unread) io.stderr(`warning: could not read ${oneLine(line)}`);
+  return { unread, truncated };
 }
 
-async function storeFailures(ctx: ParkedContext): Promise<FailureItem[]> {
+/** The store's failures, each kind read oldest first (parked items, outbox entries) and at most `scanMax` of it: a flood of parked items is as bounded as one of dead letters. */
+async function storeFailures(ctx: ParkedContext, take: (item: FailureItem) => void, scanMax: number, stopped: (what: string) => void): Promise<void> {
+  const oldest = async <D extends StoredDocument>(what: string, query: DocumentQuery): Promise<D[]> => {
+    const found = await ctx.store.find<D>({ ...query, limit: scanMax + 1 });
+    if (found.length > scanMax) stopped(what);
+    return found.slice(0, scanMax).map((f) => f.document);
+  };
   // A claimed item whose resubmit died needs a person as much as a rejected one: `groups retry` takes it up.
-  const parked = (await listParked(ctx, selectableStates, {})).map(parkedItem);
-  const outbox = (await listOutbox(ctx, ['failed'])).map(outboxItem);
-  const shipments = (await escalatedShipments(ctx.store)).map((s): FailureItem => ({
-    source: 'shipment',
-    entity: 'shipments',
-    reason: s.escalation?.reason ?? '(none)',
-    messageType: 'ShipmentBooking',
-    at: s.escalation?.at ?? s.updatedAt,
-    target: s.orderId,
-  }));
-  return [...parked, ...outbox, ...shipments];
-}
-
-async function escalatedShipments(store: DocumentStore): Promise<ShipmentRecord[]> {
-  return (await store.find<ShipmentRecord>({ docType: 'shipment', equals: { state: 'escalated' } })).map((r) => r.document);
+  for (const state of selectableStates)
+    for (const p of await oldest<ParkedItemDocument>(`parked items (${state})`, { docType: 'parked', equals: { state }, orderBy: 'parkedAt' }))
+      take(parkedItem({ ...p, reason: p.rejection?.reason, rejectedAt: p.rejection?.rejectedAt }));
+  for (const e of await oldest<OutboxDocument>('outbox entries (failed)', { docType: 'outbox', equals: { state: 'failed' }, orderBy: 'createdAt' }))
+    take(outboxItem({ ...e, reason: e.failure?.reason }));
+  // Not ordered: the container indexes no time of a shipment record's (ORDER BY needs an indexed path), so past the cap it is any of them.
+  for (const s of await oldest<ShipmentRecord>('shipments (escalated)', { docType: 'shipment', equals: { state: 'escalated' } }))
+    take({
+      source: 'shipment',
+      entity: 'shipments',
+      reason: s.escalation?.reason ?? '(none)',
+      messageType: 'ShipmentBooking',
+      at: s.escalation?.at ?? s.updatedAt,
+      target: s.orderId,
+    });
 }
 
 /** A group is one entity and one kind of failure: its members all go through the same command. */
@@ -189,6 +236,11 @@ async function retryMembers(c: GroupsConnections, members: readonly FailureItem[
   return reports;
 }
 
+/** One member's line of a `groups retry` report. */
+export function groupReportLine(r: GroupActionReport): string {
+  return `${oneLine(r.target)}  ${r.outcome}  ${oneLine(r.detail)}`;
+}
+
 function summary(reports: readonly GroupActionReport[]): string {
   const counts = reports.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.outcome]: (acc[r.outcome] ?? 0) + 1 }), {});
   return (
@@ -202,7 +254,7 @@ export function groupsTable(rows: readonly FailureGroup[]): string {
   const header = `${cut('GROUP', 12)}  ${cut('ENTITY', 54)}  ${cut('REASON', 26)}  ${cut('TYPE', 18)}  ${'COUNT'.padStart(6)}  ${cut('OLDEST', 20)}  NEWEST`;
   const lines = rows.map(
     (g) =>
-      `${cut(g.id, 12)}  ${cut(g.entity, 54)}  ${cut(g.reason, 26)}  ${cut(g.messageType, 18)}  ${String(g.count).padStart(6)}  ${cut(g.oldest.slice(0, 19), 20)}  ${g.newest.slice(0, 19)}`,
+      `${cut(g.id, 12)}  ${cut(g.entity, 54)}  ${cut(g.reason, 26)}  ${cut(g.messageType, 18)}  ${String(g.count).padStart(6)}  ${cut(g.oldest.slice(0, 19), 20)}  ${oneLine(g.newest.slice(0, 19))}`,
   );
   return [header, ...lines, `${rows.length} group(s), ${rows.reduce((n, g) => n + g.count, 0)} failure(s)`].join('\n');
 }

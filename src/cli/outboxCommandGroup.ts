@@ -5,10 +5,10 @@ import type { BulkOptions } from './bulkCommands.js';
 import type { CommandContexts } from './commandContexts.js';
 import type { DlqIo } from './dlqIo.js';
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
-import type { ListedOutboxEntry } from './outboxCommands.js';
+import type { ListedOutboxEntry, OutboxActionReport } from './outboxCommands.js';
 import { summaryLine } from './summaryLine.js';
 import { cut, idCell } from './tableCell.js';
-import { shellWord } from './terminalText.js';
+import { oneLine, shellWord } from './terminalText.js';
 
 const outboxStates = ['pending', 'published', 'failed'] as const;
 
@@ -50,7 +50,7 @@ export function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (cod
         const failed = reports.filter((r) => r.outcome === 'failed').length;
         if (options.json) io.stdout(JSON.stringify({ dryRun, reports, failed, missing }, null, 2));
         else {
-          for (const r of reports) io.stdout(`${shellWord(`${r.orderId}/${r.id}`)}  ${shellWord(r.messageId)}  ${r.outcome}  ${r.detail}`);
+          for (const r of reports) io.stdout(outboxReportLine(r));
           io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no failed outbox entry matched', missing, 'entry(ies)')}`);
         }
         setExitCode(failed > 0 || missing > 0 ? 1 : 0);
@@ -58,11 +58,16 @@ export function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (cod
     });
 }
 
-function outboxTable(rows: ListedOutboxEntry[]): string {
+/** One entry's line of a requeue report. */
+export function outboxReportLine(r: OutboxActionReport): string {
+  return `${shellWord(`${r.orderId}/${r.id}`)}  ${shellWord(r.messageId)}  ${r.outcome}  ${oneLine(r.detail)}`;
+}
+
+export function outboxTable(rows: ListedOutboxEntry[]): string {
   const header = `${cut('ORDER', 24)}  ${cut('EVENT', 16)}  ${cut('DESTINATION', 16)}  ${cut('MESSAGE ID', 40)}  ${cut('STATE', 9)}  ${cut('CREATED', 20)}  REASON`;
   const lines = rows.map(
     (r) =>
-      `${cut(r.orderId, 24)}  ${cut(r.eventType, 16)}  ${cut(r.destination, 16)}  ${idCell(r.messageId, 40)}  ${cut(r.state, 9)}  ${cut(r.createdAt.slice(0, 19), 20)}  ${r.reason ? `${r.reason}: ${r.detail ?? ''}` : ''}`,
+      `${cut(r.orderId, 24)}  ${cut(r.eventType, 16)}  ${cut(r.destination, 16)}  ${idCell(r.messageId, 40)}  ${cut(r.state, 9)}  ${cut(r.createdAt.slice(0, 19), 20)}  ${r.reason ? oneLine(`${r.reason}: ${r.detail ?? ''}`) : ''}`,
   );
   return [header, ...lines, `${rows.length} outbox entry(ies)`].join('\n');
 }

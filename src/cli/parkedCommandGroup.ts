@@ -9,7 +9,7 @@ import type { ListedParkedItem, ParkedActionReport, ParkedSelection } from './pa
 import { forceHelp, resubmitPolicyOf } from './resubmitPolicyOption.js';
 import { summaryLine } from './summaryLine.js';
 import { cut, idCell } from './tableCell.js';
-import { shellWord } from './terminalText.js';
+import { oneLine, shellWord } from './terminalText.js';
 
 interface ParkedOptions extends BulkOptions {
   order?: string;
@@ -112,13 +112,15 @@ function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: Parke
   if (json) {
     io.stdout(JSON.stringify({ dryRun, reports, failed, missing }, null, 2));
   } else {
-    for (const r of reports)
-      io.stdout(
-        `${shellWord(`${r.orderId}/${r.id}`)}  ${r.messageId === undefined ? '' : shellWord(r.messageId)}${r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : ''}  ${r.outcome}  ${r.detail}`,
-      );
+    for (const r of reports) io.stdout(parkedReportLine(r));
     io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no parked item matched', missing, 'item(s)')}`);
   }
   return failed > 0 || missing > 0 ? 1 : 0;
+}
+
+/** One item's line of a resubmit or discard report. */
+export function parkedReportLine(r: ParkedActionReport): string {
+  return `${shellWord(`${r.orderId}/${r.id}`)}  ${r.messageId === undefined ? '' : shellWord(r.messageId)}${r.copyMessageId ? ` -> ${shellWord(r.copyMessageId)}` : ''}  ${r.outcome}  ${oneLine(r.detail)}`;
 }
 
 /** The `parked list` table: one line per item, every state spelt out in full. */
@@ -126,7 +128,7 @@ export function parkedTable(rows: ListedParkedItem[]): string {
   const header = `${cut('ORDER', 24)}  ${cut('TYPE', 18)}  ${cut('MESSAGE ID', 24)}  ${cut('STATE', 12)}  ${cut('REASON', 18)}  ${cut('PARKED', 20)}  DESCRIPTION`;
   const lines = rows.map(
     (r) =>
-      `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${idCell(r.messageId, 24)}  ${cut(r.state, 12)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${r.description ?? ''}`,
+      `${cut(r.orderId, 24)}  ${cut(r.messageType, 18)}  ${idCell(r.messageId, 24)}  ${cut(r.state, 12)}  ${cut(r.reason, 18)}  ${cut(r.parkedAt.slice(0, 19), 20)}  ${oneLine(r.description ?? '')}`,
   );
   return [header, ...lines, `${rows.length} parked item(s)`].join('\n');
 }

@@ -6,6 +6,7 @@ import { leaseIsLive, settle } from '../shipments/index.js';
 import type { CarrierClient, ShipmentRecord, ShipmentState } from '../shipments/index.js';
 import type { OrderDocument } from '../orders/index.js';
 import { cut } from './tableCell.js';
+import { oneLine, shellWord } from './terminalText.js';
 
 export interface ShipmentCommandContext {
   readonly store: DocumentStore;
@@ -169,17 +170,22 @@ export function addShipmentCommands(program: Command, io: { stdout(line: string)
       const action: ResolveAction = options.shipmentId !== undefined ? { kind: 'record', shipmentId: options.shipmentId.trim() } : { kind: 'retry' };
       await withStore(async (ctx) => {
         const report = await resolveShipment(ctx, orderId, action, options.dryRun === true);
-        io.stdout(options.json ? JSON.stringify(report, null, 2) : `${report.orderId}${report.id ? `/${report.id}` : ''}  ${report.outcome}  ${report.detail}`);
+        io.stdout(options.json ? JSON.stringify(report, null, 2) : shipmentReportLine(report));
         setExitCode(report.outcome === 'refused' ? 1 : 0);
       });
     });
 }
 
-function shipmentTable(rows: readonly ListedShipment[]): string {
+/** The line of a resolve report. */
+export function shipmentReportLine(report: ResolveReport): string {
+  return `${shellWord(`${report.orderId}${report.id ? `/${report.id}` : ''}`)}  ${report.outcome}  ${oneLine(report.detail)}`;
+}
+
+export function shipmentTable(rows: readonly ListedShipment[]): string {
   const header = `${cut('ORDER', 24)}  ${cut('STATE', 11)}  ${cut('SHIPMENT', 14)}  ${cut('ROUNDS', 6)}  ${cut('LEASE UNTIL', 20)}  REASON`;
   const lines = rows.map(
     (r) =>
-      `${cut(r.orderId, 24)}  ${cut(r.state, 11)}  ${cut(r.shipmentId ?? '', 14)}  ${cut(String(r.reconcileAttempts), 6)}  ${cut(r.leaseExpiresAt.slice(0, 19), 20)}  ${r.reason ?? ''}`,
+      `${cut(r.orderId, 24)}  ${cut(r.state, 11)}  ${cut(r.shipmentId ?? '', 14)}  ${cut(String(r.reconcileAttempts), 6)}  ${cut(r.leaseExpiresAt.slice(0, 19), 20)}  ${oneLine(r.reason ?? '')}`,
   );
   return [header, ...lines, `${rows.length} shipment record(s)`].join('\n');
 }

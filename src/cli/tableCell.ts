@@ -1,8 +1,8 @@
-import { escapeControls, shellWord } from './terminalText.js';
+import { oneLine, shellWord } from './terminalText.js';
 
-/** A table cell: control characters escaped, cut to its width with an ellipsis, padded to it. */
+/** A table cell: control characters and line breaks escaped, cut to its width with an ellipsis, padded to it. */
 export function cut(text: string | undefined, width: number): string {
-  const t = escapeControls(text ?? '');
+  const t = oneLine(text ?? '');
   return (t.length > width ? `${t.slice(0, width - 1)}…` : t).padEnd(width);
 }
 

@@ -11,8 +11,19 @@ export function escapeControls(text: string): string {
   return text.replace(unsafe, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+// The line breaks a value may hold: the newline, and the separators some viewers break lines at.
+const lineBreaks = /[\n\u2028\u2029]/g;
+
+/**
+ * A value inside one line of human output (a table cell, a report's detail, a warning): its line
+ * breaks are escaped too, so no sender can end the line and forge the next one.
+ */
+export function oneLine(text: string): string {
+  return escapeControls(text).replace(lineBreaks, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 // eslint-disable-next-line no-control-regex
-const needsAnsiC = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const needsAnsiC = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * An id as one shell word that pastes back unchanged: as it is when it holds only characters no shell

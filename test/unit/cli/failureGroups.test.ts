@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failureGroupId, groupFailures, groupMembers, parseMax } from '../../../src/cli/failureGroups.js';
+import { failureGroupId, groupFailures, groupMemberPick, groupMembers, groupTally, parseMax, parseScanMax } from '../../../src/cli/failureGroups.js';
 import type { FailureItem } from '../../../src/cli/failureGroups.js';
 
 const dlq = (target: string, at: string, reason = 'PayloadConflict', messageType = 'PaymentReceived'): FailureItem => ({
@@ -64,6 +64,35 @@ describe('groupMembers', () => {
     expect(groupMembers(items, id, all, 10).map((m) => m.target)).toEqual(['1', '3']);
     expect(groupMembers(items, id, all, 1).map((m) => m.target)).toEqual(['1']);
     expect(groupMembers(items, id, { sinceMs: Date.parse('2026-12-03T08:02:00Z'), untilMs: all.untilMs }, 10).map((m) => m.target)).toEqual(['3']);
+  });
+});
+
+describe('groupMemberPick', () => {
+  it('keeps the oldest --max of a stream met newest first, and of the same instant the first met', () => {
+    const pick = groupMemberPick(failureGroupId(items[0]!), all, 3);
+    for (let n = 10_000; n >= 1; n -= 1) pick.add(dlq(String(n), new Date(Date.parse('2026-12-03T08:00:00Z') + n * 1000).toISOString()));
+    pick.add(dlq('tie-later', new Date(Date.parse('2026-12-03T08:00:00Z') + 2000).toISOString()));
+    expect(pick.members().map((m) => m.target)).toEqual(['1', '2', 'tie-later']);
+  });
+});
+
+describe('groupTally', () => {
+  it('counts the first groups met up to its cap and the failures of later groups as left out', () => {
+    const tally = groupTally(all, 2);
+    for (const reason of ['a', 'b', 'a', 'c', 'd', 'c']) tally.add(dlq('1', '2026-12-03T08:00:00.000Z', reason));
+    const { groups, leftOut } = tally.result();
+    expect(groups.map((g) => [g.reason, g.count])).toEqual([
+      ['a', 2],
+      ['b', 1],
+    ]);
+    expect(leftOut).toBe(3);
+  });
+});
+
+describe('parseScanMax', () => {
+  it('takes 1 to 1000000 and names anything else', () => {
+    expect(parseScanMax('5000')).toBe(5000);
+    for (const bad of ['0', '1000001', '-1', '2.5', 'all', '']) expect(() => parseScanMax(bad)).toThrow(/is not a whole number from 1 to 1000000/);
   });
 });
 

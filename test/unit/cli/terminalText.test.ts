@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { escapeControls, shellWord } from '../../../src/cli/terminalText.js';
+import { escapeControls, oneLine, shellWord } from '../../../src/cli/terminalText.js';
 
 const ids = [
   'plain-id~resubmit-1',
@@ -15,6 +15,7 @@ const ids = [
   'line\nbreak',
   'c1\u009bcsi',
   'rtl\u202eevil',
+  'line\u2028separator',
   '',
 ];
 
@@ -46,5 +47,12 @@ describe('escapeControls', () => {
   it('keeps JSON output valid and equal', () => {
     const json = JSON.stringify({ id: 'c1\u009bcsi\u202e' });
     expect(JSON.parse(escapeControls(json))).toEqual({ id: 'c1\u009bcsi\u202e' });
+  });
+});
+
+describe('oneLine', () => {
+  it('escapes line breaks (the newline, U+2028, U+2029) as well as the controls, keeping JSON string content equal', () => {
+    expect(oneLine('a\nb\u2028c\u2029d\u001b[2J')).toBe('a\\u000ab\\u2028c\\u2029d\\u001b[2J');
+    expect(JSON.parse(`"${oneLine('a\nb\u2028')}"`)).toBe('a\nb\u2028');
   });
 });
