@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
+import type { ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
 import { PermanentMessageError } from '../idempotency/index.js';
 import { idempotencyKeyProperty, parseOrderMessage } from '../orders/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
@@ -169,17 +169,36 @@ export async function editAndResubmit(
  * replaces the key (`<key>~edit-<n>`), so any other message under the old key would apply the
  * original's effect beside the edited one: a copy a resubmit sent and then died before removing the
  * original, a producer's re-send waiting behind a backlog, a delayed retry's scheduled copy, or
- * another dead letter under the key that a later resubmit would send. First the entity's own
- * messages, then its dead-letter queue: a message moves from the first to the second, never back.
+ * another dead letter under the key that a later resubmit would send. The entity, its dead-letter
+ * queue, the entity again and the dead-letter queue again: a message moves forward (entity to
+ * dead-letter queue) but a resubmit, another operator's, moves one back, sending its copy before it
+ * removes it. Looked at once each, a dead letter resubmitted between the two looks was in neither;
+ * each later look sees what moved after the one before it, so a message passes unseen only if it
+ * moves twice while the tool looks.
  */
 async function othersUnderKey(ctx: DlqContext, key: string, target: string): Promise<string | undefined> {
-  if (!ctx.active) return `the tool cannot look in ${ctx.entityPath} for another message under key ${JSON.stringify(key)}: nothing sent`;
-  const waiting = await messagesUnderKey(ctx.active, key);
+  const active = ctx.active;
+  if (!active) return `the tool cannot look in ${ctx.entityPath} for another message under key ${JSON.stringify(key)}: nothing sent`;
+  for (let round = 0; round < 2; round += 1) {
+    const inEntity = await othersInEntity(ctx.entityPath, active, key);
+    if (inEntity !== undefined) return inEntity;
+    const inDeadLetters = await othersInDeadLetters(ctx.receiver, key, target);
+    if (inDeadLetters !== undefined) return inDeadLetters;
+  }
+  return undefined;
+}
+
+async function othersInEntity(entityPath: string, active: ServiceBusReceiver, key: string): Promise<string | undefined> {
+  const waiting = await messagesUnderKey(active, key);
   if (waiting.kind === 'too-many')
-    return `${ctx.entityPath} holds more than ${waiting.read} messages, so the tool cannot tell whether one under key ${JSON.stringify(key)} waits there: nothing sent; edit it when the queue has drained`;
+    return `${entityPath} holds more than ${waiting.read} messages, so the tool cannot tell whether one under key ${JSON.stringify(key)} waits there: nothing sent; edit it when the queue has drained`;
   if (waiting.found.length > 0)
-    return `${ctx.entityPath} holds ${waiting.found.length === 1 ? 'a message' : `${waiting.found.length} messages`} under the same key (${describeFound(waiting.found)}), such as a copy a resubmit sent before it died: an edited copy under a new key would add a second effect beside it. Wait until it is processed (then the original is a duplicate) or dead-lettered (then edit one of them, after removing the others)`;
-  const dead = await messagesUnderKey(ctx.receiver, key, { except: target });
+    return `${entityPath} holds ${waiting.found.length === 1 ? 'a message' : `${waiting.found.length} messages`} under the same key (${describeFound(waiting.found)}), such as a copy a resubmit sent before it died: an edited copy under a new key would add a second effect beside it. Wait until it is processed (then the original is a duplicate) or dead-lettered (then edit one of them, after removing the others)`;
+  return undefined;
+}
+
+async function othersInDeadLetters(receiver: ServiceBusReceiver, key: string, target: string): Promise<string | undefined> {
+  const dead = await messagesUnderKey(receiver, key, { except: target });
   if (dead.kind === 'too-many')
     return `the dead-letter queue holds more than ${dead.read} messages, so the tool cannot tell whether another one is under key ${JSON.stringify(key)}: nothing sent`;
   if (dead.found.length > 0)

@@ -108,6 +108,69 @@ describe('an edit while another message carries the original key', () => {
     expect(afterIt).toMatchObject({ outcome: 'refused', detail: expect.stringContaining("the original's key already has an effect") });
   });
 
+  // Another operator (or a bulk `resubmit --all` in another terminal) resubmits a second dead letter
+  // under the key between the tool's look in the entity and its look in the dead-letter queue: the
+  // resubmit moves the message backwards (dead-letter queue -> entity), sending its copy before it
+  // removes it. The entity was looked at before the copy came, the dead-letter queue after the
+  // message left, and the store before the copy was processed: the edit was sent, and both applied.
+  it("refuses when another operator resubmits a dead letter under the key after the tool's look in the entity", async () => {
+    const { t, queue, ctx } = setUp([deadLetter(3, 'pay-1'), deadLetter(4, 'pay-1', { 'cloned-by': 'producer' })]);
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    let otherOperator: Promise<unknown> | undefined;
+    const active = {
+      ...queue.active,
+      peekMessages: async (max: number, options?: { fromSequenceNumber?: Long }) => {
+        const page = await queue.active.peekMessages(max, options);
+        // The tool's look in the entity has reached its end: the other operator's resubmit runs now.
+        if (page.length === 0 && otherOperator === undefined) {
+          otherOperator = resubmitDeadLetters(ctx, { targets: ['4'], all: false }, false, policy, {});
+          await otherOperator;
+        }
+        return page;
+      },
+    } as unknown as ServiceBusReceiver;
+
+    const report = await editAndResubmit({ ...ctx, active }, '3', async () => ({ ...payment, paymentId: 'p-2', amount: 6 }));
+    for (const copy of queue.waiting()) await processWaiting(t, queue, copy);
+
+    expect(otherOperator).toBeDefined();
+    expect((await t.order('o1'))?.paymentCount).toBe(1);
+    expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining('under the same key') });
+  });
+
+  // The same resubmit, and its copy dead-lettered again (the consumer refused it) after the first look
+  // in the dead-letter queue and before the second look in the entity: only a second look in the
+  // dead-letter queue finds it, a dead letter under the key that a later resubmit would send beside the edit.
+  it("refuses when another operator's copy is dead-lettered again between the tool's looks", async () => {
+    const { t, queue, ctx } = setUp([deadLetter(3, 'pay-1'), deadLetter(4, 'pay-1', { 'cloned-by': 'producer' })]);
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    let entityLooks = 0;
+    let deadLetterLooks = 0;
+    const active = {
+      ...queue.active,
+      peekMessages: async (max: number, options?: { fromSequenceNumber?: Long }) => {
+        const page = await queue.active.peekMessages(max, options);
+        if (page.length === 0 && ++entityLooks === 1) await resubmitDeadLetters(ctx, { targets: ['4'], all: false }, false, policy, {});
+        return page;
+      },
+    } as unknown as ServiceBusReceiver;
+    const receiver = {
+      ...queue.receiver,
+      peekMessages: async (max: number, options?: { fromSequenceNumber?: Long }) => {
+        const page = await queue.receiver.peekMessages(max, options);
+        // The first look for others in the dead-letter queue has reached its end (the tool's first peek found the target).
+        if (page.length === 0 && ++deadLetterLooks === 2) queue.deadLettered(queue.waiting()[0] as ServiceBusReceivedMessage);
+        return page;
+      },
+    } as unknown as ServiceBusReceiver;
+
+    const report = await editAndResubmit({ ...ctx, active, receiver }, '3', async () => ({ ...payment, paymentId: 'p-2', amount: 6 }));
+
+    expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining('the dead-letter queue holds another message under the same key') });
+    expect([entityLooks, deadLetterLooks]).toEqual([2, 3]);
+    expect(queue.sent).toHaveLength(1); // the other operator's copy, nothing of the edit
+  });
+
   it('sends the edit when nothing else carries the key, and names none of the messages under other keys', async () => {
     const { t, queue, ctx } = setUp([deadLetter(3, 'pay-1'), deadLetter(4, 'pay-2')]);
     await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
