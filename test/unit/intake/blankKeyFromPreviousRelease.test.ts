@@ -125,4 +125,63 @@ describe('an Idempotency-Key of spaces, which the previous release accepted', ()
     clock.advance(intakeSettings.leaseSeconds * 1000);
     expect(await intake.submit(withBlankKey('o-1'))).toMatchObject({ status: 400 });
   });
+
+  // An instance of the previous release takes over the key's expired record (a client's concurrent
+  // retry reached it) between this release's read of the record and its read of the claim, and
+  // commits the claim after both: the record read saw no live owner, the claim read no claim, and
+  // the request was refused with 400 while it was being accepted (202 a moment later). Read the
+  // other way round (claim, then record), the takeover is seen as a live lease: 409, ask again.
+  it('never refuses a request that an instance of that release takes over between the two reads', async () => {
+    const clock = new TestClock();
+    const store = new InMemoryDocumentStore(() => clock.now().getTime());
+    const order = orderPlaced('o-1');
+    const request = { idempotencyKey: blank, order, fingerprint: fingerprintPayload('OrderPlaced', order), caller: sharedCaller };
+    const isClaimBatch = (ops: readonly { document: unknown }[]) => ops.some((op) => (op.document as { docType?: string }).docType === 'intake');
+    // The first instance dies before its claim batch: the record stays in progress, its lease runs out.
+    const dies: DocumentStore = {
+      ...store,
+      read: (pk, id) => store.read(pk, id),
+      find: (q) => store.find(q),
+      commit: (pk, ops) => (isClaimBatch(ops) ? Promise.reject(new TransientStoreError('died')) : store.commit(pk, ops)),
+    };
+    await expect(acceptOrderOnce(request, 'previous-release-1', { ...intakeSettings, store: dies, now: clock.now })).rejects.toThrow('died');
+    clock.advance(intakeSettings.leaseSeconds * 1000 + 1000);
+
+    let atClaimBatch!: () => void;
+    const tookOver = new Promise<void>((resolve) => (atClaimBatch = resolve));
+    let letClaim!: () => void;
+    const claimAllowed = new Promise<void>((resolve) => (letClaim = resolve));
+    const held: DocumentStore = {
+      read: (pk, id) => store.read(pk, id),
+      find: (q) => store.find(q),
+      commit: async (pk, ops) => {
+        if (isClaimBatch(ops)) {
+          atClaimBatch();
+          await claimAllowed;
+        }
+        return store.commit(pk, ops);
+      },
+    };
+    let other: Promise<unknown> | undefined;
+    let reads = 0;
+    const gated: DocumentStore = {
+      read: async (pk, id) => {
+        const found = await store.read(pk, id);
+        if (++reads === 1) {
+          other = acceptOrderOnce(request, 'previous-release-2', { ...intakeSettings, store: held, now: clock.now });
+          await tookOver;
+        }
+        return found;
+      },
+      find: (q) => store.find(q),
+      commit: () => Promise.reject(new Error('nothing is written under a refused key')),
+    };
+
+    const answer = await intakeOn(gated, clock).submit(withBlankKey('o-1'));
+    letClaim();
+    expect(await other).toMatchObject({ outcome: 'created', response: { status: 202 } });
+
+    expect(answer).toMatchObject({ status: 409, body: { type: 'urn:idempotent-order-consumer:problem:request-in-progress' } });
+    expect(await intakeOn(store, clock).submit(withBlankKey('o-1'))).toMatchObject({ status: 202, headers: { 'Idempotent-Replayed': 'true' } });
+  });
 });
