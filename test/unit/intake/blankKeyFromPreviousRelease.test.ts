@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore, TransientStoreError } from '../../../src/idempotency/index.js';
-import type { DocumentStore } from '../../../src/idempotency/index.js';
+import type { DocumentStore, StoredDocument } from '../../../src/idempotency/index.js';
 import { acceptOrderOnce, intakeKeyRecordId, orderIntakeClaimId, sharedCaller } from '../../../src/intake/index.js';
 import type { IntakeKeyRecord } from '../../../src/intake/index.js';
 import { fingerprintPayload } from '../../../src/idempotency/index.js';
@@ -165,8 +165,8 @@ describe('an Idempotency-Key of spaces, which the previous release accepted', ()
     let other: Promise<unknown> | undefined;
     let reads = 0;
     const gated: DocumentStore = {
-      read: async (pk, id) => {
-        const found = await store.read(pk, id);
+      read: async <D extends StoredDocument>(pk: string, id: string) => {
+        const found = await store.read<D>(pk, id);
         if (++reads === 1) {
           other = acceptOrderOnce(request, 'previous-release-2', { ...intakeSettings, store: held, now: clock.now });
           await tookOver;
