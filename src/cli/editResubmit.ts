@@ -5,13 +5,17 @@ import { join } from 'node:path';
 import type { ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
 import { PermanentMessageError } from '../idempotency/index.js';
 import { idempotencyKeyProperty, parseOrderMessage } from '../orders/index.js';
+import { decodeJsonBody } from '../servicebus/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
+import { bodyForTool } from './bodyView.js';
 import { forEachLocked, peekAll } from './deadLetterQueue.js';
 import type { DlqContext } from './dlqCommands.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
+import { parkedUnderKey } from './parkedUnderKey.js';
 import { isOtherSpelling } from './resubmitCopy.js';
 import { describeFound, messagesUnderKey, toolKeyOf } from './sameKeyMessages.js';
 import { storeStateOf } from './storeState.js';
+import { orderIdOfBody } from './traceTimeline.js';
 import type { StoreState } from './storeState.js';
 
 /** The largest edited body the tool reads (the Standard tier's message size). */
@@ -142,6 +146,11 @@ export async function editAndResubmit(
   const state = await storeStateOf(envelopeOfReceived(found), found.body, { store: ctx.store, consumerName: ctx.consumerName });
   const decision = decideEdit(found, edited, state, ctx.consumerName);
   if (decision.kind === 'refused') return { ...base, outcome: 'refused', detail: decision.detail };
+  // decideEdit sends only with a store and a key, and only a valid edited body (so it has an order id).
+  const envelope = envelopeOfReceived(found);
+  const orderIds = [orderIdOf(envelope, bodyForTool(found)), orderIdOf(envelope, edited)];
+  const parked = ctx.store && key && (await parkedUnderKey(ctx.store, key, orderIds, ctx.consumerName));
+  if (parked) return { ...base, outcome: 'refused', detail: parked };
   if (dryRun) return { ...base, outcome: 'would-resubmit', copyMessageId: String(decision.copy.messageId), detail: decision.detail };
   const sequenceNumber = String(found.sequenceNumber);
   let report: EditReport = { ...base, outcome: 'failed', detail: 'the original was no longer in the dead-letter queue: nothing sent' };
@@ -204,4 +213,19 @@ async function othersInDeadLetters(receiver: ServiceBusReceiver, key: string, ta
   if (dead.found.length > 0)
     return `the dead-letter queue holds ${dead.found.length === 1 ? 'another message' : `${dead.found.length} other messages`} under the same key (${describeFound(dead.found)}): an edit replaces the key, and a later resubmit of ${dead.found.length === 1 ? 'it' : 'them'} would add the original's effect beside the edited one. Purge ${dead.found.length === 1 ? 'it' : 'them'} first (the purge exports what it removes), then edit`;
   return undefined;
+}
+
+/** The order a body names: as the consumer parses it, else the decoded body's top-level `orderId` (a body the schema refuses may still name its order). */
+function orderIdOf(envelope: MessageEnvelope, body: unknown): string | undefined {
+  try {
+    return parseOrderMessage(envelope, body, { maxMessageBytes: Number.MAX_SAFE_INTEGER }).payload.orderId;
+  } catch (error) {
+    if (!(error instanceof PermanentMessageError)) throw error;
+  }
+  try {
+    return orderIdOfBody(decodeJsonBody(body, Number.MAX_SAFE_INTEGER));
+  } catch (error) {
+    if (error instanceof PermanentMessageError) return undefined;
+    throw error;
+  }
 }

@@ -6,6 +6,8 @@ import { resubmitDeadLetters } from '../../../src/cli/dlqCommands.js';
 import { editAndResubmit } from '../../../src/cli/editResubmit.js';
 import type { ResubmitPolicy } from '../../../src/cli/resubmitHorizon.js';
 import { maxMessagesLookedAt, messagesUnderKey } from '../../../src/cli/sameKeyMessages.js';
+import { replace } from '../../../src/idempotency/index.js';
+import type { ParkedItemDocument } from '../../../src/orders/index.js';
 import { fakeDeadLetterQueue } from '../../support/fakeDeadLetterQueue.js';
 import type { DeadLetterSeed } from '../../support/fakeDeadLetterQueue.js';
 import { orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
@@ -169,6 +171,54 @@ describe('an edit while another message carries the original key', () => {
     expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining('the dead-letter queue holds another message under the same key') });
     expect([entityLooks, deadLetterLooks]).toEqual([2, 3]);
     expect(queue.sent).toHaveLength(1); // the other operator's copy, nothing of the edit
+  });
+
+  // A copy under the key that arrives before its order is parked (its effect deferred, stored as a
+  // parked item) and leaves the queue: the store holds it, but not as an inbox marker, so the store
+  // said "not applied" and the edit was sent; once the order came, both payments were applied.
+  it('refuses while a copy under the key is parked, waiting for its order', async () => {
+    const { t, queue, ctx } = setUp([deadLetter(3, 'pay-1')]);
+    await queue.sender.sendMessages({ messageId: 'pay-1', subject: 'PaymentReceived', body: payment, applicationProperties: {} });
+    expect(await processWaiting(t, queue, queue.waiting()[0] as ServiceBusReceivedMessage)).toMatchObject({ outcome: { kind: 'parked' } });
+
+    const report = await editAndResubmit(ctx, '3', async () => ({ ...payment, paymentId: 'p-2', amount: 6 }));
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    for (const copy of queue.waiting()) await processWaiting(t, queue, copy);
+
+    expect((await t.order('o1'))?.paymentCount).toBe(1);
+    expect(report).toMatchObject({ outcome: 'refused' });
+  });
+
+  // The original's body may not parse (often why it is edited): the order is read from what it names, else from the edited body.
+  it.each([
+    ['rejected', 'whose amount is not a number, edited onto another order', { ...payment, amount: 'five' }, 'o2'],
+    ['resubmitting', 'that names no order', { ...payment, orderId: undefined }, 'o1'],
+  ] as const)(
+    'refuses while a parked copy under the key is %s (a parked resubmit may still send it), for an original %s',
+    async (state, _why, broken, editedOrder) => {
+      const { t, queue, ctx } = setUp([{ ...deadLetter(3, 'pay-1'), body: broken }]);
+      await queue.sender.sendMessages({ messageId: 'pay-1', subject: 'PaymentReceived', body: payment, applicationProperties: {} });
+      await processWaiting(t, queue, queue.waiting()[0] as ServiceBusReceivedMessage);
+      const [item] = await t.store.find<ParkedItemDocument>({ docType: 'parked', partitionKey: 'o1' });
+      const changed: ParkedItemDocument = { ...(item?.document as ParkedItemDocument), state };
+      await t.store.commit('o1', [replace(changed, item?.etag as string)]);
+
+      const report = await editAndResubmit(ctx, '3', async () => ({ ...payment, orderId: editedOrder, paymentId: 'p-2', amount: 6 }));
+
+      expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining(`is parked (parked|payment|pay-1, ${state}) in order "o1"`) });
+      expect(queue.sent.map((m) => m.messageId)).toEqual(['pay-1']);
+    },
+  );
+
+  it('sends the edit when the parked copy under the key was discarded', async () => {
+    const { t, queue, ctx } = setUp([deadLetter(3, 'pay-1')]);
+    await queue.sender.sendMessages({ messageId: 'pay-1', subject: 'PaymentReceived', body: payment, applicationProperties: {} });
+    await processWaiting(t, queue, queue.waiting()[0] as ServiceBusReceivedMessage);
+    const [item] = await t.store.find<ParkedItemDocument>({ docType: 'parked', partitionKey: 'o1' });
+    const discarded: ParkedItemDocument = { ...(item?.document as ParkedItemDocument), state: 'discarded' };
+    await t.store.commit('o1', [replace(discarded, item?.etag as string)]);
+
+    expect(await editAndResubmit(ctx, '3', async () => ({ ...payment, amount: 6 }))).toMatchObject({ outcome: 'resubmitted' });
   });
 
   it('sends the edit when nothing else carries the key, and names none of the messages under other keys', async () => {
