@@ -184,4 +184,27 @@ describe('an Idempotency-Key of spaces, which the previous release accepted', ()
     expect(answer).toMatchObject({ status: 409, body: { type: 'urn:idempotent-order-consumer:problem:request-in-progress' } });
     expect(await intakeOn(store, clock).submit(withBlankKey('o-1'))).toMatchObject({ status: 202, headers: { 'Idempotent-Replayed': 'true' } });
   });
+
+  // INTAKE_CALLER_IDENTITY=entra: the previous release kept each caller's keys apart; another caller
+  // sending the same body under the same blank key gets neither that caller's 202 nor its claim's.
+  it("gives another caller neither the key record's answer nor the claim's, and writes nothing", async () => {
+    const clock = new TestClock();
+    const store = new InMemoryDocumentStore(() => clock.now().getTime());
+    const order = orderPlaced('o-1');
+    const callerA = { kind: 'entra', objectId: 'caller-a' } as const;
+    const request = { idempotencyKey: blank, order, fingerprint: fingerprintPayload('OrderPlaced', order), caller: callerA };
+    expect((await acceptOrderOnce(request, 'previous-release', { ...intakeSettings, callerIdentity: 'entra', store, now: clock.now })).response.status).toBe(
+      202,
+    );
+    const before = await everything(store);
+    const intake = intakeOn(store, clock, undefined, 'entra');
+    const as = (objectId: string) => orderRequest(undefined, order, { 'Idempotency-Key': `"${blank}"`, 'x-ms-client-principal-id': objectId });
+
+    expect(await intake.submit(as('caller-b'))).toMatchObject({
+      status: 400,
+      body: { type: 'urn:idempotent-order-consumer:problem:idempotency-key-malformed' },
+    });
+    expect(await intake.submit(as('caller-a'))).toMatchObject({ status: 202, headers: { 'Idempotent-Replayed': 'true' } });
+    expect(await everything(store)).toEqual(before);
+  });
 });
