@@ -83,6 +83,24 @@ function editLineage(props: Readonly<Record<string, unknown>>, originalKey: stri
   return { root: originalKey, count: 0 };
 }
 
+/**
+ * For an edit of an edit: why the first original's key forbids another one, or undefined. The edits
+ * stand for the request the first original made: once its key has an effect (a producer's re-send
+ * under it, applied after the first edit was sent), a further edit under a new key would add a
+ * second. The root is looked up as the consumer would key it, without the MessageId, so the record
+ * of a rejection by MessageId does not hide its effect.
+ */
+async function rootApplied(ctx: DlqContext, found: ServiceBusReceivedMessage, key: string): Promise<string | undefined> {
+  const { root } = editLineage(found.applicationProperties ?? {}, key);
+  if (root === key) return undefined;
+  const envelope = envelopeOfReceived(found);
+  const properties = Object.fromEntries(Object.entries(envelope.applicationProperties).filter(([name]) => !isOtherSpelling(name, [idempotencyKeyProperty])));
+  const asRoot: MessageEnvelope = { ...envelope, messageId: undefined, applicationProperties: { ...properties, [idempotencyKeyProperty]: root } };
+  const state = await storeStateOf(asRoot, found.body, { store: ctx.store, consumerName: ctx.consumerName });
+  if (state.kind !== 'processed' && state.kind !== 'conflict') return undefined;
+  return `the first original's key ${JSON.stringify(root)}, which this edit stands for, already has an effect (${state.kind}: ${state.detail}): another edit under a new key would add a second one. Leave it, or correct the stored state first`;
+}
+
 /** Reads `--body-file`, bounded, as JSON. */
 export async function readEditedBody(path: string): Promise<unknown> {
   const size = (await stat(path)).size;
@@ -141,11 +159,15 @@ export async function editAndResubmit(
   const key = toolKeyOf(found);
   // Looked for before the store is read: a copy that is processed meanwhile has its effect stored
   // before it leaves the queue, so it is seen in one place or the other.
-  const others = key === undefined ? undefined : await othersUnderKey(ctx, key, String(found.sequenceNumber));
+  // An edit of an edit stands for the first original's request: a message under that key counts too.
+  const keys = key === undefined ? undefined : [...new Set([key, editLineage(found.applicationProperties ?? {}, key).root])];
+  const others = keys === undefined ? undefined : await othersUnderKey(ctx, keys, String(found.sequenceNumber));
   if (others !== undefined) return { ...base, outcome: 'refused', detail: others };
   const state = await storeStateOf(envelopeOfReceived(found), found.body, { store: ctx.store, consumerName: ctx.consumerName });
   const decision = decideEdit(found, edited, state, ctx.consumerName);
   if (decision.kind === 'refused') return { ...base, outcome: 'refused', detail: decision.detail };
+  const root = key === undefined ? undefined : await rootApplied(ctx, found, key);
+  if (root !== undefined) return { ...base, outcome: 'refused', detail: root };
   // decideEdit sends only with a store and a key, and only a valid edited body (so it has an order id).
   const envelope = envelopeOfReceived(found);
   const orderIds = [orderIdOf(envelope, bodyForTool(found)), orderIdOf(envelope, edited)];
@@ -185,31 +207,34 @@ export async function editAndResubmit(
  * each later look sees what moved after the one before it, so a message passes unseen only if it
  * moves twice while the tool looks.
  */
-async function othersUnderKey(ctx: DlqContext, key: string, target: string): Promise<string | undefined> {
+async function othersUnderKey(ctx: DlqContext, keys: readonly string[], target: string): Promise<string | undefined> {
+  const named = keys.map((k) => JSON.stringify(k)).join(' or ');
   const active = ctx.active;
-  if (!active) return `the tool cannot look in ${ctx.entityPath} for another message under key ${JSON.stringify(key)}: nothing sent`;
+  if (!active) return `the tool cannot look in ${ctx.entityPath} for another message under key ${named}: nothing sent`;
   for (let round = 0; round < 2; round += 1) {
-    const inEntity = await othersInEntity(ctx.entityPath, active, key);
+    const inEntity = await othersInEntity(ctx.entityPath, active, keys);
     if (inEntity !== undefined) return inEntity;
-    const inDeadLetters = await othersInDeadLetters(ctx.receiver, key, target);
+    const inDeadLetters = await othersInDeadLetters(ctx.receiver, keys, target);
     if (inDeadLetters !== undefined) return inDeadLetters;
   }
   return undefined;
 }
 
-async function othersInEntity(entityPath: string, active: ServiceBusReceiver, key: string): Promise<string | undefined> {
-  const waiting = await messagesUnderKey(active, key);
+async function othersInEntity(entityPath: string, active: ServiceBusReceiver, keys: readonly string[]): Promise<string | undefined> {
+  const named = keys.map((k) => JSON.stringify(k)).join(' or ');
+  const waiting = await messagesUnderKey(active, keys);
   if (waiting.kind === 'too-many')
-    return `${entityPath} holds more than ${waiting.read} messages, so the tool cannot tell whether one under key ${JSON.stringify(key)} waits there: nothing sent; edit it when the queue has drained`;
+    return `${entityPath} holds more than ${waiting.read} messages, so the tool cannot tell whether one under key ${named} waits there: nothing sent; edit it when the queue has drained`;
   if (waiting.found.length > 0)
     return `${entityPath} holds ${waiting.found.length === 1 ? 'a message' : `${waiting.found.length} messages`} under the same key (${describeFound(waiting.found)}), such as a copy a resubmit sent before it died: an edited copy under a new key would add a second effect beside it. Wait until it is processed (then the original is a duplicate) or dead-lettered (then edit one of them, after removing the others)`;
   return undefined;
 }
 
-async function othersInDeadLetters(receiver: ServiceBusReceiver, key: string, target: string): Promise<string | undefined> {
-  const dead = await messagesUnderKey(receiver, key, { except: target });
+async function othersInDeadLetters(receiver: ServiceBusReceiver, keys: readonly string[], target: string): Promise<string | undefined> {
+  const named = keys.map((k) => JSON.stringify(k)).join(' or ');
+  const dead = await messagesUnderKey(receiver, keys, { except: target });
   if (dead.kind === 'too-many')
-    return `the dead-letter queue holds more than ${dead.read} messages, so the tool cannot tell whether another one is under key ${JSON.stringify(key)}: nothing sent`;
+    return `the dead-letter queue holds more than ${dead.read} messages, so the tool cannot tell whether another one is under key ${named}: nothing sent`;
   if (dead.found.length > 0)
     return `the dead-letter queue holds ${dead.found.length === 1 ? 'another message' : `${dead.found.length} other messages`} under the same key (${describeFound(dead.found)}): an edit replaces the key, and a later resubmit of ${dead.found.length === 1 ? 'it' : 'them'} would add the original's effect beside the edited one. Purge ${dead.found.length === 1 ? 'it' : 'them'} first (the purge exports what it removes), then edit`;
   return undefined;

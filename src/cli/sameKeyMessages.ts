@@ -26,7 +26,7 @@ export type SameKeyLook =
 export const toolKeyOf = (m: ServiceBusReceivedMessage): string | undefined => dedupKeyOf(envelopeOfReceived(m), bodyForTool(m));
 
 /**
- * Every message of an entity (or of its dead-letter queue) under `key`, but the one numbered
+ * Every message of an entity (or of its dead-letter queue) under `key` (or any of several), but the one numbered
  * `except`, peeked in sequence order to the end. Peek shows locked, deferred and (on a queue)
  * scheduled messages too, so a copy being processed or waiting for its time is found. Read to the
  * end, not stopped at the first page: a copy that replaces a message (a delayed retry, a resubmit)
@@ -35,16 +35,17 @@ export const toolKeyOf = (m: ServiceBusReceivedMessage): string | undefined => d
  */
 export async function messagesUnderKey(
   receiver: ServiceBusReceiver,
-  key: string,
+  key: string | readonly string[],
   options: { readonly except?: string; readonly limit?: number } = {},
 ): Promise<SameKeyLook> {
+  const keys: readonly (string | undefined)[] = typeof key === 'string' ? [key] : key;
   const limit = options.limit ?? maxMessagesLookedAt;
   const found: SameKeyMessage[] = [];
   let read = 0;
   for await (const m of peekAll(receiver)) {
     read += 1;
     if (read > limit) return { kind: 'too-many', read: limit };
-    if (String(m.sequenceNumber) === options.except || toolKeyOf(m) !== key) continue;
+    if (String(m.sequenceNumber) === options.except || !keys.includes(toolKeyOf(m))) continue;
     found.push({ sequenceNumber: m.sequenceNumber?.toNumber() ?? 0, messageId: m.messageId === undefined ? undefined : String(m.messageId) });
   }
   return { kind: 'read', found };

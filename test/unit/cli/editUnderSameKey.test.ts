@@ -221,6 +221,47 @@ describe('an edit while another message carries the original key', () => {
     expect(await editAndResubmit(ctx, '3', async () => ({ ...payment, amount: 6 }))).toMatchObject({ outcome: 'resubmitted' });
   });
 
+  // An edit of an edit is keyed from the first original (`<root>~edit-<n+1>`), and the request it
+  // stands for is the root's. A producer's late re-send under the root key (after the first edit's
+  // look) applied the root's effect; the store was asked only about the dead letter's own key
+  // (`<root>~edit-1`, never applied), and the second edit added a second payment.
+  it("refuses an edit of an edit once the first original's key has an effect", async () => {
+    const edited = { ...payment, paymentId: 'p-2', amount: 6 };
+    const { t, queue, ctx } = setUp([
+      {
+        ...deadLetter(3, 'pay-1~edit-1', { 'idempotency-key': 'pay-1~edit-1', 'edited-from': 'pay-1' }),
+        body: edited,
+        applicationProperties: { 'idempotency-key': 'pay-1~edit-1', 'edited-from': 'pay-1', 'edit-count': 1 },
+      },
+    ]);
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+    await t.send('pay-1', 'PaymentReceived', payment); // the producer's late re-send under the root key
+
+    const report = await editAndResubmit(ctx, '3', async () => ({ ...payment, paymentId: 'p-3', amount: 7 }));
+    for (const copy of queue.waiting()) await processWaiting(t, queue, copy);
+
+    expect((await t.order('o1'))?.paymentCount).toBe(1);
+    expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining('pay-1') });
+  });
+
+  it("refuses an edit of an edit while a message under the first original's key waits in the queue, and sends it once none does", async () => {
+    const edited = { ...payment, paymentId: 'p-2', amount: 6 };
+    const editOne = { 'idempotency-key': 'pay-1~edit-1', 'edited-from': 'pay-1', 'edit-count': 1 };
+    const { t, queue, ctx } = setUp([{ ...deadLetter(3, 'pay-1~edit-1'), body: edited, applicationProperties: editOne }]);
+    await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
+
+    expect(await editAndResubmit(ctx, '3', async () => ({ ...payment, paymentId: 'p-3', amount: 7 }), true)).toMatchObject({
+      outcome: 'would-resubmit',
+      copyMessageId: 'pay-1~edit-2',
+    });
+    await queue.sender.sendMessages({ messageId: 'pay-1', subject: 'PaymentReceived', body: payment, applicationProperties: {} });
+    const waiting = await editAndResubmit(ctx, '3', async () => ({ ...payment, paymentId: 'p-3', amount: 7 }));
+    expect(waiting).toMatchObject({
+      outcome: 'refused',
+      detail: expect.stringContaining('orders holds a message under the same key (sequence number 100001 (MessageId "pay-1"))'),
+    });
+  });
+
   it('sends the edit when nothing else carries the key, and names none of the messages under other keys', async () => {
     const { t, queue, ctx } = setUp([deadLetter(3, 'pay-1'), deadLetter(4, 'pay-2')]);
     await t.send('m-o1', 'OrderPlaced', orderPlaced('o1'));
