@@ -5,14 +5,18 @@ import { join } from 'node:path';
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import { PermanentMessageError } from '../idempotency/index.js';
 import { idempotencyKeyProperty, parseOrderMessage } from '../orders/index.js';
+import { decodeJsonBody } from '../servicebus/index.js';
 import type { MessageEnvelope } from '../servicebus/index.js';
+import { bodyForTool } from './bodyView.js';
 import { forEachLocked, peekAll } from './deadLetterQueue.js';
 import type { DlqContext } from './dlqCommands.js';
 import { routeEditedCopy } from './editRouting.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
+import { parkedUnderKey } from './parkedUnderKey.js';
 import { isOtherSpelling } from './resubmitCopy.js';
-import { describeFound, messagesUnderKey, toolKeyOf } from './sameKeyMessages.js';
+import { othersUnderKey, toolKeyOf } from './sameKeyMessages.js';
 import { storeStateOf } from './storeState.js';
+import { orderIdOfBody } from './traceTimeline.js';
 import type { StoreState } from './storeState.js';
 
 /** The largest edited body the tool reads (the Standard tier's message size). */
@@ -80,6 +84,24 @@ function editLineage(props: Readonly<Record<string, unknown>>, originalKey: stri
   return { root: originalKey, count: 0 };
 }
 
+/**
+ * For an edit of an edit: why the first original's key forbids another one, or undefined. The edits
+ * stand for the request the first original made: once its key has an effect (a producer's re-send
+ * under it, applied after the first edit was sent), a further edit under a new key would add a
+ * second. The root is looked up as the consumer would key it, without the MessageId, so the record
+ * of a rejection by MessageId does not hide its effect.
+ */
+async function rootApplied(ctx: DlqContext, found: ServiceBusReceivedMessage, key: string): Promise<string | undefined> {
+  const { root } = editLineage(found.applicationProperties ?? {}, key);
+  if (root === key) return undefined;
+  const envelope = envelopeOfReceived(found);
+  const properties = Object.fromEntries(Object.entries(envelope.applicationProperties).filter(([name]) => !isOtherSpelling(name, [idempotencyKeyProperty])));
+  const asRoot: MessageEnvelope = { ...envelope, messageId: undefined, applicationProperties: { ...properties, [idempotencyKeyProperty]: root } };
+  const state = await storeStateOf(asRoot, found.body, { store: ctx.store, consumerName: ctx.consumerName });
+  if (state.kind !== 'processed' && state.kind !== 'conflict') return undefined;
+  return `the first original's key ${JSON.stringify(root)}, which this edit stands for, already has an effect (${state.kind}: ${state.detail}): another edit under a new key would add a second one. Leave it, or correct the stored state first`;
+}
+
 /** Reads `--body-file`, bounded, as JSON. */
 export async function readEditedBody(path: string): Promise<unknown> {
   const size = (await stat(path)).size;
@@ -138,11 +160,20 @@ export async function editAndResubmit(
   const key = toolKeyOf(found);
   // Looked for before the store is read: a copy that is processed meanwhile has its effect stored
   // before it leaves the queue, so it is seen in one place or the other.
-  const others = key === undefined ? undefined : await othersUnderKey(ctx, key, String(found.sequenceNumber));
+  // An edit of an edit stands for the first original's request: a message under that key counts too.
+  const keys = key === undefined ? undefined : [...new Set([key, editLineage(found.applicationProperties ?? {}, key).root])];
+  const others = keys === undefined ? undefined : await othersUnderKey(ctx, keys, String(found.sequenceNumber));
   if (others !== undefined) return { ...base, outcome: 'refused', detail: others };
   const state = await storeStateOf(envelopeOfReceived(found), found.body, { store: ctx.store, consumerName: ctx.consumerName });
   const decision = decideEdit(found, edited, state, ctx.consumerName);
   if (decision.kind === 'refused') return { ...base, outcome: 'refused', detail: decision.detail };
+  const root = key === undefined ? undefined : await rootApplied(ctx, found, key);
+  if (root !== undefined) return { ...base, outcome: 'refused', detail: root };
+  // decideEdit sends only with a store and a key, and only a valid edited body (so it has an order id).
+  const envelope = envelopeOfReceived(found);
+  const orderIds = [orderIdOf(envelope, bodyForTool(found)), orderIdOf(envelope, edited)];
+  const parked = ctx.store && key && (await parkedUnderKey(ctx.store, key, orderIds, ctx.consumerName));
+  if (parked) return { ...base, outcome: 'refused', detail: parked };
   // A subscription's edit is sent to the topic: addressed to that subscription alone, or not at all.
   const routed = routeEditedCopy(ctx, decision.copy);
   if (routed.kind === 'refused') return { ...base, outcome: 'refused', detail: routed.why };
@@ -170,25 +201,17 @@ export async function editAndResubmit(
   return report;
 }
 
-/**
- * Why the edit must wait, or undefined when no other message carries the original's key. An edit
- * replaces the key (`<key>~edit-<n>`), so any other message under the old key would apply the
- * original's effect beside the edited one: a copy a resubmit sent and then died before removing the
- * original, a producer's re-send waiting behind a backlog, a delayed retry's scheduled copy, or
- * another dead letter under the key that a later resubmit would send. First the entity's own
- * messages, then its dead-letter queue: a message moves from the first to the second, never back.
- */
-async function othersUnderKey(ctx: DlqContext, key: string, target: string): Promise<string | undefined> {
-  if (!ctx.active) return `the tool cannot look in ${ctx.entityPath} for another message under key ${JSON.stringify(key)}: nothing sent`;
-  const waiting = await messagesUnderKey(ctx.active, key);
-  if (waiting.kind === 'too-many')
-    return `${ctx.entityPath} holds more than ${waiting.read} messages, so the tool cannot tell whether one under key ${JSON.stringify(key)} waits there: nothing sent; edit it when the queue has drained`;
-  if (waiting.found.length > 0)
-    return `${ctx.entityPath} holds ${waiting.found.length === 1 ? 'a message' : `${waiting.found.length} messages`} under the same key (${describeFound(waiting.found)}), such as a copy a resubmit sent before it died: an edited copy under a new key would add a second effect beside it. Wait until it is processed (then the original is a duplicate) or dead-lettered (then edit one of them, after removing the others)`;
-  const dead = await messagesUnderKey(ctx.receiver, key, { except: target });
-  if (dead.kind === 'too-many')
-    return `the dead-letter queue holds more than ${dead.read} messages, so the tool cannot tell whether another one is under key ${JSON.stringify(key)}: nothing sent`;
-  if (dead.found.length > 0)
-    return `the dead-letter queue holds ${dead.found.length === 1 ? 'another message' : `${dead.found.length} other messages`} under the same key (${describeFound(dead.found)}): an edit replaces the key, and a later resubmit of ${dead.found.length === 1 ? 'it' : 'them'} would add the original's effect beside the edited one. Purge ${dead.found.length === 1 ? 'it' : 'them'} first (the purge exports what it removes), then edit`;
-  return undefined;
+/** The order a body names: as the consumer parses it, else the decoded body's top-level `orderId` (a body the schema refuses may still name its order). */
+function orderIdOf(envelope: MessageEnvelope, body: unknown): string | undefined {
+  try {
+    return parseOrderMessage(envelope, body, { maxMessageBytes: Number.MAX_SAFE_INTEGER }).payload.orderId;
+  } catch (error) {
+    if (!(error instanceof PermanentMessageError)) throw error;
+  }
+  try {
+    return orderIdOfBody(decodeJsonBody(body, Number.MAX_SAFE_INTEGER));
+  } catch (error) {
+    if (error instanceof PermanentMessageError) return undefined;
+    throw error;
+  }
 }

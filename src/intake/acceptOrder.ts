@@ -93,12 +93,15 @@ export async function acceptOrderOnce(request: CallerOrderRequest, owner: string
  * instance of that release still handles it; undefined when there is none, and the request is refused. Nothing is written, so nothing new is accepted under the key.
  */
 export async function answerStoredUnderRefusedKey(request: CallerOrderRequest, ctx: IntakeContext): Promise<IntakeResult | undefined> {
+  // The claim before the record: an instance of that release that takes the record over after the
+  // claim is read shows in the record as a live lease (409); read the other way round, a takeover
+  // between the two reads, its claim after both, was refused with 400 and then accepted.
+  const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
+  if (claim && isSameRequest(claim.document, asClaimed(request))) return { outcome: 'duplicate', response: replayed(claim.document.response) };
   const id = intakeKeyRecordId(request.idempotencyKey, request.caller);
   const record = (await ctx.store.read<IntakeKeyRecord>(id, id))?.document;
   if (record?.fingerprint === request.fingerprint && record.state === 'completed' && record.response)
     return { outcome: 'duplicate', response: replayed(record.response) };
-  const claim = await ctx.store.read<OrderIntakeClaim>(request.order.orderId, orderIntakeClaimId(request.order.orderId));
-  if (claim && isSameRequest(claim.document, asClaimed(request))) return { outcome: 'duplicate', response: replayed(claim.document.response) };
   // Still being handled by an instance of that release, during the deploy: the client asks again.
   if (record?.fingerprint === request.fingerprint && record.state === 'in-progress' && leaseIsLive(record, ctx.now()))
     return { outcome: 'retry', response: inProgress(request) };

@@ -86,6 +86,11 @@ export function fakeDeadLetterQueue(seeds: readonly DeadLetterSeed[], duplicates
     /** The copies still in the entity; `processed` takes one out, as a consumer that completed it. */
     waiting: () => [...waiting],
     processed: (m: ServiceBusReceivedMessage) => void waiting.splice(waiting.indexOf(m), 1),
+    /** The consumer dead-letters a waiting copy: it leaves the entity and joins the dead-letter queue under its own sequence number. */
+    deadLettered: (m: ServiceBusReceivedMessage) => {
+      waiting.splice(waiting.indexOf(m), 1);
+      entries.set(String(m.sequenceNumber), { message: m, locked: false });
+    },
     sender,
     sent,
     dropped,

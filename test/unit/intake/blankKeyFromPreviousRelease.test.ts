@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryDocumentStore, TransientStoreError } from '../../../src/idempotency/index.js';
-import type { DocumentStore } from '../../../src/idempotency/index.js';
+import type { DocumentStore, StoredDocument } from '../../../src/idempotency/index.js';
 import { acceptOrderOnce, intakeKeyRecordId, orderIntakeClaimId, sharedCaller } from '../../../src/intake/index.js';
 import type { IntakeKeyRecord } from '../../../src/intake/index.js';
 import { fingerprintPayload } from '../../../src/idempotency/index.js';
@@ -124,5 +124,87 @@ describe('an Idempotency-Key of spaces, which the previous release accepted', ()
     });
     clock.advance(intakeSettings.leaseSeconds * 1000);
     expect(await intake.submit(withBlankKey('o-1'))).toMatchObject({ status: 400 });
+  });
+
+  // An instance of the previous release takes over the key's expired record (a client's concurrent
+  // retry reached it) between this release's read of the record and its read of the claim, and
+  // commits the claim after both: the record read saw no live owner, the claim read no claim, and
+  // the request was refused with 400 while it was being accepted (202 a moment later). Read the
+  // other way round (claim, then record), the takeover is seen as a live lease: 409, ask again.
+  it('never refuses a request that an instance of that release takes over between the two reads', async () => {
+    const clock = new TestClock();
+    const store = new InMemoryDocumentStore(() => clock.now().getTime());
+    const order = orderPlaced('o-1');
+    const request = { idempotencyKey: blank, order, fingerprint: fingerprintPayload('OrderPlaced', order), caller: sharedCaller };
+    const isClaimBatch = (ops: readonly { document: unknown }[]) => ops.some((op) => (op.document as { docType?: string }).docType === 'intake');
+    // The first instance dies before its claim batch: the record stays in progress, its lease runs out.
+    const dies: DocumentStore = {
+      ...store,
+      read: (pk, id) => store.read(pk, id),
+      find: (q) => store.find(q),
+      commit: (pk, ops) => (isClaimBatch(ops) ? Promise.reject(new TransientStoreError('died')) : store.commit(pk, ops)),
+    };
+    await expect(acceptOrderOnce(request, 'previous-release-1', { ...intakeSettings, store: dies, now: clock.now })).rejects.toThrow('died');
+    clock.advance(intakeSettings.leaseSeconds * 1000 + 1000);
+
+    let atClaimBatch!: () => void;
+    const tookOver = new Promise<void>((resolve) => (atClaimBatch = resolve));
+    let letClaim!: () => void;
+    const claimAllowed = new Promise<void>((resolve) => (letClaim = resolve));
+    const held: DocumentStore = {
+      read: (pk, id) => store.read(pk, id),
+      find: (q) => store.find(q),
+      commit: async (pk, ops) => {
+        if (isClaimBatch(ops)) {
+          atClaimBatch();
+          await claimAllowed;
+        }
+        return store.commit(pk, ops);
+      },
+    };
+    let other: Promise<unknown> | undefined;
+    let reads = 0;
+    const gated: DocumentStore = {
+      read: async <D extends StoredDocument>(pk: string, id: string) => {
+        const found = await store.read<D>(pk, id);
+        if (++reads === 1) {
+          other = acceptOrderOnce(request, 'previous-release-2', { ...intakeSettings, store: held, now: clock.now });
+          await tookOver;
+        }
+        return found;
+      },
+      find: (q) => store.find(q),
+      commit: () => Promise.reject(new Error('nothing is written under a refused key')),
+    };
+
+    const answer = await intakeOn(gated, clock).submit(withBlankKey('o-1'));
+    letClaim();
+    expect(await other).toMatchObject({ outcome: 'created', response: { status: 202 } });
+
+    expect(answer).toMatchObject({ status: 409, body: { type: 'urn:idempotent-order-consumer:problem:request-in-progress' } });
+    expect(await intakeOn(store, clock).submit(withBlankKey('o-1'))).toMatchObject({ status: 202, headers: { 'Idempotent-Replayed': 'true' } });
+  });
+
+  // INTAKE_CALLER_IDENTITY=entra: the previous release kept each caller's keys apart; another caller
+  // sending the same body under the same blank key gets neither that caller's 202 nor its claim's.
+  it("gives another caller neither the key record's answer nor the claim's, and writes nothing", async () => {
+    const clock = new TestClock();
+    const store = new InMemoryDocumentStore(() => clock.now().getTime());
+    const order = orderPlaced('o-1');
+    const callerA = { kind: 'entra', objectId: 'caller-a' } as const;
+    const request = { idempotencyKey: blank, order, fingerprint: fingerprintPayload('OrderPlaced', order), caller: callerA };
+    expect((await acceptOrderOnce(request, 'previous-release', { ...intakeSettings, callerIdentity: 'entra', store, now: clock.now })).response.status).toBe(
+      202,
+    );
+    const before = await everything(store);
+    const intake = intakeOn(store, clock, undefined, 'entra');
+    const as = (objectId: string) => orderRequest(undefined, order, { 'Idempotency-Key': `"${blank}"`, 'x-ms-client-principal-id': objectId });
+
+    expect(await intake.submit(as('caller-b'))).toMatchObject({
+      status: 400,
+      body: { type: 'urn:idempotent-order-consumer:problem:idempotency-key-malformed' },
+    });
+    expect(await intake.submit(as('caller-a'))).toMatchObject({ status: 202, headers: { 'Idempotent-Replayed': 'true' } });
+    expect(await everything(store)).toEqual(before);
   });
 });
