@@ -77,12 +77,21 @@ export async function othersUnderKey(ctx: DlqContext, keys: readonly string[], t
   const active = ctx.active;
   if (!active) return `the tool cannot look in ${ctx.entityPath} for another message under key ${named}: nothing sent`;
   for (let round = 0; round < 2; round += 1) {
-    const inEntity = await othersInEntity(ctx.entityPath, active, keys);
+    const inEntity = await lookOrRefuse(ctx.entityPath, named, () => othersInEntity(ctx.entityPath, active, keys));
     if (inEntity !== undefined) return inEntity;
-    const inDeadLetters = await othersInDeadLetters(ctx.receiver, keys, target);
+    const inDeadLetters = await lookOrRefuse(`the dead-letter queue of ${ctx.entityPath}`, named, () => othersInDeadLetters(ctx.receiver, keys, target));
     if (inDeadLetters !== undefined) return inDeadLetters;
   }
   return undefined;
+}
+
+/** A look that fails (a session entity a plain receiver cannot peek, a broker that refuses) is a refusal: the edit is sent only on a look that read to the end. */
+async function lookOrRefuse(where: string, named: string, look: () => Promise<string | undefined>): Promise<string | undefined> {
+  try {
+    return await look();
+  } catch (error) {
+    return `the tool could not look in ${where} for another message under key ${named} (${error instanceof Error ? error.message : String(error)}): nothing sent`;
+  }
 }
 
 async function othersInEntity(entityPath: string, active: ServiceBusReceiver, keys: readonly string[]): Promise<string | undefined> {

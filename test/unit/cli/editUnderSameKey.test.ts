@@ -279,6 +279,20 @@ describe('an edit while another message carries the original key', () => {
     expect(queue.sent).toEqual([]);
   });
 
+  it('refuses, naming why, when the entity cannot be peeked (a session subscription, a broker that refuses)', async () => {
+    const { queue, ctx } = setUp([deadLetter(3, 'pay-1')]);
+    const unreadable = {
+      peekMessages: () => Promise.reject(new Error('It is not possible for an entity that requires sessions to create a non-sessionful message receiver.')),
+      close: async () => undefined,
+    } as unknown as ServiceBusReceiver;
+    const report = await editAndResubmit({ ...ctx, active: unreadable }, '3', async () => ({ ...payment, amount: 6 }));
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      detail: expect.stringContaining('the tool could not look in orders for another message under key "pay-1" (It is not possible'),
+    });
+    expect(queue.sent).toEqual([]);
+  });
+
   it('refuses when the queue holds more messages than one look reads', async () => {
     const { queue, ctx } = setUp([deadLetter(3, 'pay-1')]);
     const report = await editAndResubmit({ ...ctx, active: endlessQueue() }, '3', async () => ({ ...payment, amount: 6 }));
