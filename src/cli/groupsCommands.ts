@@ -9,7 +9,7 @@ import type { EntityAddress } from './deadLetterQueue.js';
 import { resubmitDeadLetters } from './dlqCommands.js';
 import type { DlqContext, ResubmitHooks } from './dlqCommands.js';
 import { defaultMax, parseGroupId, plansOnly, planPrefix, withBulkOptions } from './bulkCommands.js';
-import { defaultScanMax, groupMemberPick, groupTally, maxGroups, parseMax, parseScanMax } from './failureGroups.js';
+import { groupMemberPick, groupTally, maxGroups, parseMax } from './failureGroups.js';
 import { deadLetterItem, outboxItem, parkedItem } from './failureItems.js';
 import type { FailureGroup, FailureItem } from './failureGroups.js';
 import { requeueOutbox } from './outboxCommands.js';
@@ -17,6 +17,8 @@ import { resubmitParked, selectableStates } from './parkedCommands.js';
 import type { ParkedContext } from './parkedCommands.js';
 import type { ResubmitPolicy } from './resubmitHorizon.js';
 import { resolveShipment } from './shipmentCommands.js';
+import { deadLetterStop, defaultScanMax, findBounded, scanMaxOption, scanStops } from './scanBound.js';
+import type { ScanBound } from './scanBound.js';
 import { cut } from './tableCell.js';
 import { oneLine } from './terminalText.js';
 import { timeWindowOf } from './timeWindow.js';
@@ -66,14 +68,7 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
     command
       .option('--since <time>', 'only failures from this time (2026-12-03T08:00Z) or this long ago (2h, 7d)')
       .option('--until <time>', 'only failures up to this time or this long ago')
-      .addOption(
-        new Option(
-          '--scan-max <n>',
-          'read at most this many dead letters of each entity (in sequence order) and of each kind of stored failure (oldest first), 1 to 1000000',
-        )
-          .default(defaultScanMax, '100000 messages')
-          .argParser(parseScanMax),
-      )
+      .addOption(scanMaxOption('read at most this many dead letters of each entity (in sequence order) and of each kind of stored failure (oldest first)'))
       .option('--json', 'print JSON for scripts');
   windowed(groups.command('list', { isDefault: true }).description('one row per group: id, entity, reason, message type, count, oldest, newest')).action(
     async (options: WindowOptions) => {
@@ -145,13 +140,7 @@ export async function gatherFailures(
   scanMax: number = defaultScanMax,
 ): Promise<{ unread: string[]; truncated: string[] }> {
   const unread: string[] = [];
-  const truncated: string[] = [];
-  const stoppedAt = (what: string, order: string, unit = '') => {
-    truncated.push(`${what}: stopped after ${scanMax}${unit}`);
-    io.stderr(
-      `warning: ${oneLine(what)}: stopped after ${scanMax}${unit} (${order}): counts and members leave out any further ones; raise --scan-max, or act on the oldest and run again`,
-    );
-  };
+  const { truncated, stopped } = scanStops(io.stderr, 'counts and members leave out any further ones', 'or act on the oldest and run again');
   for (const address of c.deadLetterEntities()) {
     try {
       await c.deadLetters(address, async (ctx) => {
@@ -159,7 +148,7 @@ export async function gatherFailures(
         for await (const m of peekAll(ctx.receiver, Math.min(250, scanMax))) {
           take(deadLetterItem(m, ctx.entityPath));
           if ((read += 1) < scanMax) continue;
-          stoppedAt(`${ctx.entityPath}/$deadletterqueue`, 'in sequence order', ' messages');
+          stopped(deadLetterStop(ctx.entityPath, scanMax));
           break;
         }
       });
@@ -167,19 +156,16 @@ export async function gatherFailures(
       unread.push(`${JSON.stringify(address)}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  if (c.store) await c.store(false, (ctx) => storeFailures(ctx, take, scanMax, (what) => stoppedAt(what, 'oldest first')));
+  if (c.store) await c.store(false, (ctx) => storeFailures(ctx, take, { scanMax, stopped }));
   else unread.push('parked items, outbox entries and shipments: no --cosmos-endpoint');
   for (const line of unread) io.stderr(`warning: could not read ${oneLine(line)}`);
   return { unread, truncated };
 }
 
 /** The store's failures, each kind read oldest first (parked items, outbox entries) and at most `scanMax` of it: a flood of parked items is as bounded as one of dead letters. */
-async function storeFailures(ctx: ParkedContext, take: (item: FailureItem) => void, scanMax: number, stopped: (what: string) => void): Promise<void> {
-  const oldest = async <D extends StoredDocument>(what: string, query: DocumentQuery): Promise<D[]> => {
-    const found = await ctx.store.find<D>({ ...query, limit: scanMax + 1 });
-    if (found.length > scanMax) stopped(what);
-    return found.slice(0, scanMax).map((f) => f.document);
-  };
+async function storeFailures(ctx: ParkedContext, take: (item: FailureItem) => void, bound: ScanBound): Promise<void> {
+  const oldest = async <D extends StoredDocument>(what: string, query: DocumentQuery): Promise<D[]> =>
+    (await findBounded<D>(ctx.store, what, query, bound)).map((f) => f.document);
   // A claimed item whose resubmit died needs a person as much as a rejected one: `groups retry` takes it up.
   for (const state of selectableStates)
     for (const p of await oldest<ParkedItemDocument>(`parked items (${state})`, { docType: 'parked', equals: { state }, orderBy: 'parkedAt' }))
