@@ -8,6 +8,7 @@ import { peekAll } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
 import { resubmitDeadLetters } from './dlqCommands.js';
 import type { DlqContext, ResubmitHooks } from './dlqCommands.js';
+import { noBulkFilter } from './bulkFilter.js';
 import { defaultMax, parseGroupId, plansOnly, planPrefix, withBulkOptions } from './bulkCommands.js';
 import { groupMemberPick, groupTally, maxGroups, parseMax } from './failureGroups.js';
 import { deadLetterItem, outboxItem, parkedItem } from './failureItems.js';
@@ -99,20 +100,23 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
       const c = connections();
       const pick = groupMemberPick(parseGroupId(groupId), windowOf(options, io), options.max);
       const { unread, truncated } = await gatherFailures(c, io, pick.add, options.scanMax);
+      const retryStops = scanStops(io.stderr, 'members past it were not reached', 'or retry again');
       const members = pick.members();
       if (members.length === 0)
         throw new Error(
           `no failure of group ${groupId} in that window${unread.length > 0 ? ` (unread: ${unread.join('; ')})` : ''}: run \`groups\` for the ids`,
         );
       const dryRun = plansOnly('groups retry', [groupId], options);
-      const reports = await retryMembers(c, members, dryRun);
+      // Members are named: a run reaches them unless one was taken since (it is then missing from the report).
+      const reports = await retryMembers(c, members, dryRun, { scanMax: options.scanMax, stopped: retryStops.stopped });
+      truncated.push(...retryStops.truncated);
       const failed = reports.filter((r) => r.outcome === 'failed' || r.outcome === 'refused').length;
       if (options.json) io.stdout(JSON.stringify({ group: groupId, dryRun, reports, failed, truncated }, null, 2));
       else {
         for (const r of reports) io.stdout(groupReportLine(r));
         io.stdout(`${dryRun ? planPrefix : ''}${summary(reports)}`);
       }
-      setExitCode(failed > 0 ? 1 : 0);
+      setExitCode(failed > 0 || retryStops.truncated.length > 0 ? 1 : 0);
     },
   );
 }
@@ -185,7 +189,7 @@ async function storeFailures(ctx: ParkedContext, take: (item: FailureItem) => vo
 }
 
 /** A group is one entity and one kind of failure: its members all go through the same command. */
-async function retryMembers(c: GroupsConnections, members: readonly FailureItem[], dryRun: boolean): Promise<GroupActionReport[]> {
+async function retryMembers(c: GroupsConnections, members: readonly FailureItem[], dryRun: boolean, bound: ScanBound): Promise<GroupActionReport[]> {
   const first = members[0] as FailureItem;
   const targets = members.map((m) => m.target);
   const reports: GroupActionReport[] = [];
@@ -193,7 +197,7 @@ async function retryMembers(c: GroupsConnections, members: readonly FailureItem[
     const address = c.deadLetterEntities().find((a) => first.entity.startsWith(`${a.queue ?? `${a.topic ?? ''}/subscriptions/${a.subscription ?? ''}`}/`));
     if (!address) throw new Error(`the entity of ${first.entity} is not one the tool looks in`);
     await c.deadLetters(address, async (ctx) => {
-      const done = await resubmitDeadLetters(ctx, { targets, all: false }, dryRun, c.policy(), c.hooks);
+      const done = await resubmitDeadLetters(ctx, { targets, all: false }, dryRun, c.policy(), c.hooks, bound);
       reports.push(
         ...done.map((r) => ({
           target: `${r.sequenceNumber} ${r.messageId ?? ''}${r.copyMessageId ? ` -> ${r.copyMessageId}` : ''}`,
@@ -207,10 +211,10 @@ async function retryMembers(c: GroupsConnections, members: readonly FailureItem[
   if (!c.store) throw new Error('this group lives in Cosmos DB: give --cosmos-endpoint');
   await c.store(first.source === 'parked', async (ctx) => {
     if (first.source === 'parked') {
-      const done = await resubmitParked(ctx, { targets, all: false }, dryRun, c.policy());
+      const done = await resubmitParked(ctx, { targets, all: false }, dryRun, c.policy(), bound);
       reports.push(...done.map((r) => ({ target: `${r.orderId}/${r.id}`, outcome: r.outcome, detail: r.detail })));
     } else if (first.source === 'outbox') {
-      const done = await requeueOutbox(ctx, targets, false, dryRun);
+      const done = await requeueOutbox(ctx, targets, false, dryRun, noBulkFilter, bound);
       reports.push(...done.map((r) => ({ target: `${r.orderId}/${r.id}`, outcome: r.outcome, detail: r.detail })));
     } else {
       for (const orderId of targets) {

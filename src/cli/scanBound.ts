@@ -44,7 +44,11 @@ export const quietScanBound: ScanBound = { scanMax: defaultScanMax, stopped: () 
  * The stops of one run: each is a line of `truncated` and a warning that says what the output leaves
  * out (`consequence`) and what to do next (`next`, after "raise <option>").
  */
-export function scanStops(stderr: (text: string) => void, consequence: string, next: string): { readonly truncated: string[]; readonly stopped: (s: ScanStop) => void } {
+export function scanStops(
+  stderr: (text: string) => void,
+  consequence: string,
+  next: string,
+): { readonly truncated: string[]; readonly stopped: (s: ScanStop) => void } {
   const truncated: string[] = [];
   const stopped = (s: ScanStop) => {
     truncated.push(`${s.what}: stopped after ${s.after}${s.unit}`);
@@ -63,7 +67,12 @@ export const deadLetterStop = (entityPath: string, after: number, unit: ' messag
 });
 
 /** The first `scanMax` documents a query matches (the oldest, by its `orderBy`), and a stop named `what` when there were more. */
-export async function findBounded<D extends StoredDocument>(store: DocumentStore, what: string, query: DocumentQuery, bound: ScanBound): Promise<VersionedDocument<D>[]> {
+export async function findBounded<D extends StoredDocument>(
+  store: DocumentStore,
+  what: string,
+  query: DocumentQuery,
+  bound: ScanBound,
+): Promise<VersionedDocument<D>[]> {
   const found = await store.find<D>({ ...query, limit: bound.scanMax + 1 });
   if (found.length > bound.scanMax) bound.stopped({ what, after: bound.scanMax, unit: '', order: 'oldest first', option: '--scan-max' });
   return found.slice(0, bound.scanMax);
