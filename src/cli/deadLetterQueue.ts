@@ -95,7 +95,8 @@ export async function forEachLocked(
         await handOut(taken);
         return { stoppedAfter: scanMax };
       }
-      if (taken.length === 0) return {};
+      // Nothing new: the queue is read to its end, unless the bound was reached on its last message.
+      if (taken.length === 0) return relocks.size >= scanMax ? { stoppedAfter: scanMax } : {};
       await handOut(taken);
     }
     return {};
