@@ -278,6 +278,28 @@ describe('bulk selections over a flooded dead-letter queue', () => {
     expect(queue.remaining()).toHaveLength(3000);
   });
 
+  it('resubmit --all stopped at --scan-max has copied and then removed exactly the messages it reached, and left the rest as they were', async () => {
+    const queue = flood(3000, 0);
+    const done = await run(['resubmit', '--all', '--yes', '--max', '10000', '--scan-max', '1000', '--json'], {
+      receiver: queue.receiver,
+      dlq: { sender: () => queue.sender },
+    });
+    const report = JSON.parse(done.stdout) as { reports: { sequenceNumber: number; outcome: string }[]; truncated: string[] };
+    expect(
+      report.reports
+        .filter((r) => r.outcome === 'resubmitted')
+        .map((r) => r.sequenceNumber)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
+    expect(queue.sent).toHaveLength(1000);
+    expect(new Set(queue.sent.map((m) => m.applicationProperties?.['idempotency-key'] ?? m.messageId))).toEqual(
+      new Set(Array.from({ length: 1000 }, (_, i) => `m-${i + 1}`)),
+    );
+    expect(queue.remaining().map((m) => m.sequenceNumber?.toNumber())).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1001));
+    expect(report.truncated).toEqual(['orders/$deadletterqueue: stopped after 1000 messages']);
+    expect(done.code).toBe(1);
+  });
+
   it('resubmit within the bound still sends each copy before it removes the original, and exits 0', async () => {
     const queue = flood(600, 500);
     const done = await run(['resubmit', '--reason', 'Wanted', '--yes', '--scan-max', '1000', '--json'], {
