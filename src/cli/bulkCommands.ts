@@ -2,6 +2,7 @@ import { Option } from 'commander';
 import type { Command } from 'commander';
 import type { BulkFilter } from './bulkFilter.js';
 import { parseMax } from './failureGroups.js';
+import { scanMaxOption } from './scanBound.js';
 import { parseInstant } from './timeWindow.js';
 
 /**
@@ -23,12 +24,13 @@ export interface BulkOptions {
   readonly since?: string;
   readonly until?: string;
   readonly max?: number;
+  readonly scanMax?: number;
   readonly yes?: boolean;
   readonly dryRun?: boolean;
 }
 
 /**
- * `--group`, `--since`, `--until`, `--max`, `--yes` and `--dry-run` (kept for the scripts that pass
+ * `--group`, `--since`, `--until`, `--max`, `--scan-max`, `--yes` and `--dry-run` (kept for the scripts that pass
  * it; a bulk run is a dry run anyway). `groups retry` names its group as its argument instead.
  */
 export function withBulkOptions(command: Command, what: string, options: { readonly group?: boolean } = {}): Command {
@@ -38,6 +40,10 @@ export function withBulkOptions(command: Command, what: string, options: { reado
   if (!has('--since')) command.option('--since <time>', `only ${what} that failed from this time (2026-12-03T08:00Z) or this long ago (2h, 7d)`);
   if (!has('--until')) command.option('--until <time>', `only ${what} that failed up to this time or this long ago`);
   if (!has('--max')) command.addOption(new Option('--max <n>', `at most this many ${what}, oldest first (1 to 10000)`).default(defaultMax).argParser(parseMax));
+  if (!has('--scan-max'))
+    command.addOption(
+      scanMaxOption(`look at most at this many ${what} (dead letters in sequence order, stored ones oldest first): further ones are not reached`),
+    );
   if (!has('--yes')) command.option('--yes', `act: without it, a bulk run (--all, a filter, more than one target) only shows the plan`);
   if (!has('--dry-run')) command.option('--dry-run', 'show the plan and change nothing (the default for a bulk run)');
   return command;
@@ -89,3 +95,6 @@ export function bulkFilterOf(options: BulkOptions): BulkFilter {
 
 /** The closing words of a plan: what it would do, and how to do it. */
 export const planPrefix = 'dry run (--yes to act): ';
+
+/** The warning's words for a bulk run stopped at `--scan-max`. */
+export const bulkStopWords = ['further ones were not reached (not acted on, not in the plan)', 'or act on these and run again'] as const;

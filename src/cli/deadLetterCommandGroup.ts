@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { bulkFilterOf, planPrefix, plansOnly, withBulkOptions } from './bulkCommands.js';
+import { bulkFilterOf, bulkStopWords, planPrefix, plansOnly, withBulkOptions } from './bulkCommands.js';
 import type { BulkOptions } from './bulkCommands.js';
 import type { CommandContexts } from './commandContexts.js';
 import { isEmptySelection } from './deadLetterSelection.js';
@@ -11,6 +11,8 @@ import { durationOption } from './durationOption.js';
 import { runEditResubmit } from './editResubmitCommand.js';
 import { openPurgeExport } from './purgeExport.js';
 import { forceHelp, resubmitPolicyOf } from './resubmitPolicyOption.js';
+import { defaultScanMax, scanMaxOption, scanStops } from './scanBound.js';
+import { defaultListMax, listMaxOption, listStopWords } from './listBound.js';
 import { summaryLine } from './summaryLine.js';
 import { cut, idCell } from './tableCell.js';
 import { oneLine, shellWord } from './terminalText.js';
@@ -29,13 +31,18 @@ interface FilterOptions extends BulkOptions {
 
 /** `list`, `show`, `resubmit` and `purge`: the dead-lettered messages of the queue or subscription the global options name. */
 export function addDeadLetterCommands(program: Command, io: DlqIo, setExitCode: (code: number) => void, contexts: CommandContexts): void {
-  withFilters(program.command('list').description('one row per dead-lettered message, with what the store knows of it'))
+  withFilters(program.command('list').description('one row per dead-lettered message, with what the store knows of it, in sequence order'))
+    .addOption(listMaxOption('rows (each is a store read), the first in sequence order'))
+    .addOption(scanMaxOption('read at most this many dead letters, in sequence order'))
     .option('--json', 'print JSON for scripts')
     .action(async (options: FilterOptions) => {
+      const { truncated, stopped } = scanStops(io.stderr, ...listStopWords);
       await contexts.deadLetters(async (ctx) => {
-        const rows = await listDeadLetters(ctx, selectionOf([], { ...options, all: true }));
-        io.stdout(options.json ? JSON.stringify(rows, null, 2) : deadLetterTable(rows));
+        const { max, scanMax } = { max: options.max ?? defaultListMax, scanMax: options.scanMax ?? defaultScanMax };
+        const rows = await listDeadLetters(ctx, selectionOf([], { ...options, all: true }), { max, scanMax, stopped });
+        io.stdout(options.json ? JSON.stringify({ messages: rows, truncated }, null, 2) : deadLetterTable(rows));
       });
+      setExitCode(truncated.length > 0 ? 1 : 0);
     });
 
   program
@@ -79,9 +86,10 @@ export function addDeadLetterCommands(program: Command, io: DlqIo, setExitCode: 
       const selection = requireSelection(targets, options);
       const policy = resubmitPolicyOf(io, options.force);
       const dryRun = plansOnly('resubmit', targets, options);
+      const { truncated, stopped } = scanStops(io.stderr, ...bulkStopWords);
       await contexts.deadLetters(async (ctx) => {
-        const reports = await resubmitDeadLetters(ctx, selection, dryRun, policy, io.hooks);
-        setExitCode(report(io, reports, selection, options.json === true, dryRun));
+        const reports = await resubmitDeadLetters(ctx, selection, dryRun, policy, io.hooks, { scanMax: options.scanMax ?? defaultScanMax, stopped });
+        setExitCode(report(io, reports, selection, options.json === true, dryRun, truncated));
       });
     });
 
@@ -103,9 +111,12 @@ export function addDeadLetterCommands(program: Command, io: DlqIo, setExitCode: 
     .action(async (targets: string[], options: FilterOptions) => {
       const selection = requireSelection(targets, options);
       const dryRun = plansOnly('purge', targets, options);
+      const { truncated, stopped } = scanStops(io.stderr, ...bulkStopWords);
+      const bound = { scanMax: options.scanMax ?? defaultScanMax, stopped };
       await contexts.deadLetters(async (ctx) => {
         if (!dryRun && !options.yes) {
-          const planned = await purgeDeadLetters(ctx, selection, true);
+          // The question's count is the plan's: its own stop is not the run's, which reports its own.
+          const planned = await purgeDeadLetters(ctx, selection, true, undefined, { scanMax: bound.scanMax, stopped: () => undefined });
           const question = `Purge ${planned.length} dead-lettered message(s) from ${ctx.entityPath}? They cannot be recovered. [y/N] `;
           if (!io.confirm) throw new Error(`refusing to purge ${planned.length} message(s) without --yes (no terminal to ask)`);
           if (!(await io.confirm(question))) {
@@ -114,9 +125,9 @@ export function addDeadLetterCommands(program: Command, io: DlqIo, setExitCode: 
           }
         }
         const exported = typeof options.export === 'string' && !dryRun ? await openPurgeExport(options.export) : undefined;
-        const reports = await purgeDeadLetters(ctx, selection, dryRun, exported?.write).finally(() => exported?.close());
+        const reports = await purgeDeadLetters(ctx, selection, dryRun, exported?.write, bound).finally(() => exported?.close());
         if (exported) io.stderr(`exported ${exported.count()} message(s) to ${exported.path}`);
-        setExitCode(report(io, reports, selection, options.json === true, dryRun));
+        setExitCode(report(io, reports, selection, options.json === true, dryRun, truncated));
       });
     });
 }
@@ -151,17 +162,17 @@ function requireSelection(targets: string[], options: FilterOptions): Selection 
 }
 
 /** Prints the per-message report and a summary; returns the exit code. */
-function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: boolean, dryRun: boolean): number {
+function report(io: DlqIo, reports: ActionReport[], selection: Selection, json: boolean, dryRun: boolean, truncated: readonly string[]): number {
   const failed = reports.filter((r) => r.outcome === 'failed').length;
   const refused = reports.filter((r) => r.outcome === 'refused').length;
   const missing = !selection.all && selection.targets.length > 0 ? selection.targets.length - reports.length : 0;
   if (json) {
-    io.stdout(JSON.stringify({ dryRun, reports, failed, refused, missing }, null, 2));
+    io.stdout(JSON.stringify({ dryRun, reports, failed, refused, missing, truncated }, null, 2));
   } else {
     for (const r of reports) io.stdout(deadLetterReportLine(r));
     io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no message matched', missing, 'message(s)')}`);
   }
-  return failed > 0 || refused > 0 || missing > 0 ? 1 : 0;
+  return failed > 0 || refused > 0 || missing > 0 || truncated.length > 0 ? 1 : 0;
 }
 
 /** One message's line of a resubmit or purge report. */

@@ -42,41 +42,78 @@ export interface LockedRunOptions {
   /** Locked at once: small enough that the last of a batch is handled well within the lock. */
   readonly batchSize?: number;
   readonly concurrency?: number;
+  /**
+   * At most this many distinct messages are locked in one run (handed to `act` or declined): a
+   * filter that matches a few messages of a flooded queue neither walks it all nor holds it all.
+   */
+  readonly scanMax?: number;
 }
 
 /**
  * Locks dead-lettered messages a small batch at a time and hands each to `act` while its lock is
  * fresh, several at once. A message whose lock ran out before `act` changed anything comes back in
  * a later batch (re-lock); messages `act` declines stay locked to the end of the run, so they are
- * not handed out again, then are released. Stops when nothing new arrives, or when `done` says so.
+ * not handed out again, then are released. Stops when nothing new arrives, when `done` says so, or
+ * once `scanMax` distinct messages were locked and another one arrives (`stoppedAfter`: the messages
+ * past it were not looked at). What it holds is bounded by `scanMax` and one more: a message whose
+ * lock ran out and came back again is held once.
  */
 export async function forEachLocked(
   receiver: ServiceBusReceiver,
   act: (m: ServiceBusReceivedMessage) => Promise<LockedOutcome>,
   done: () => boolean = () => false,
   options: LockedRunOptions = {},
-): Promise<void> {
+): Promise<{ readonly stoppedAfter?: number }> {
+  const scanMax = options.scanMax ?? Number.POSITIVE_INFINITY;
   const finished = new Set<string>();
   const relocks = new Map<string, number>();
-  const declined: ServiceBusReceivedMessage[] = [];
+  const declined = new Map<string, ServiceBusReceivedMessage>();
+  // A lock that ran out leaves an earlier copy of the message here: release every one of them.
+  const lapsed: ServiceBusReceivedMessage[] = [];
+  const decline = (m: ServiceBusReceivedMessage) => {
+    const seq = String(m.sequenceNumber);
+    const earlier = declined.get(seq);
+    if (earlier) lapsed.push(earlier);
+    declined.set(seq, m);
+  };
+  const release = async (messages: readonly ServiceBusReceivedMessage[]) => {
+    await Promise.all(messages.map((m) => receiver.abandonMessage(m).catch(() => undefined)));
+  };
   try {
     while (!done()) {
-      const batch = await receiver.receiveMessages(options.batchSize ?? 32, { maxWaitTimeInMs: 1500 });
-      const fresh = batch.filter((m) => !finished.has(String(m.sequenceNumber)));
-      declined.push(...batch.filter((m) => finished.has(String(m.sequenceNumber))));
-      if (fresh.length === 0) return;
-      await inParallel(fresh, options.concurrency ?? 8, async (m) => {
-        const seq = String(m.sequenceNumber);
-        if (done()) return void declined.push(m);
-        const outcome = await act(m);
-        if (outcome === 'declined') declined.push(m);
-        const attempts = (relocks.get(seq) ?? 0) + 1;
-        relocks.set(seq, attempts);
-        if (outcome !== 'lock-lost' || attempts >= 3) finished.add(seq);
-      });
+      await release(lapsed.splice(0));
+      // Past the bound, one more is locked: it tells a run that stopped short from one that read all.
+      const batch = await receiver.receiveMessages(Math.max(1, Math.min(options.batchSize ?? 32, scanMax - relocks.size)), { maxWaitTimeInMs: 1500 });
+      const again = batch.filter((m) => finished.has(String(m.sequenceNumber)) || relocks.has(String(m.sequenceNumber)));
+      const fresh = batch.filter((m) => !again.includes(m));
+      again.filter((m) => finished.has(String(m.sequenceNumber))).forEach(decline);
+      const room = Math.max(0, scanMax - relocks.size);
+      const beyond = fresh.slice(room);
+      const taken = [...again.filter((m) => !finished.has(String(m.sequenceNumber))), ...fresh.slice(0, room)];
+      if (beyond.length > 0) {
+        await release(beyond);
+        await handOut(taken);
+        return { stoppedAfter: scanMax };
+      }
+      // Nothing new: the queue is read to its end, unless the bound was reached on its last message.
+      if (taken.length === 0) return relocks.size >= scanMax ? { stoppedAfter: scanMax } : {};
+      await handOut(taken);
     }
+    return {};
   } finally {
-    await Promise.all(declined.map((m) => receiver.abandonMessage(m).catch(() => undefined)));
+    await release([...lapsed, ...declined.values()]);
+  }
+
+  async function handOut(messages: readonly ServiceBusReceivedMessage[]): Promise<void> {
+    await inParallel(messages, options.concurrency ?? 8, async (m) => {
+      const seq = String(m.sequenceNumber);
+      if (done()) return void decline(m);
+      const outcome = await act(m);
+      if (outcome === 'declined') decline(m);
+      const attempts = (relocks.get(seq) ?? 0) + 1;
+      relocks.set(seq, attempts);
+      if (outcome !== 'lock-lost' || attempts >= 3) finished.add(seq);
+    });
   }
 }
 

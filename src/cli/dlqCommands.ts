@@ -15,6 +15,8 @@ import { copyNonce, planResubmit } from './resubmitCopy.js';
 import type { ResubmitPlan } from './resubmitCopy.js';
 import { decideResubmitHorizon } from './resubmitHorizon.js';
 import type { ResubmitHorizonDecision, ResubmitPolicy } from './resubmitHorizon.js';
+import { deadLetterStop, quietScanBound } from './scanBound.js';
+import type { ScanBound } from './scanBound.js';
 import { storeStateOf, storedRecordsOf } from './storeState.js';
 import type { StoreState } from './storeState.js';
 
@@ -51,23 +53,43 @@ export interface ListedMessage {
   readonly store: StoreState;
 }
 
-/** `list`: one row per dead-lettered message that passes the filters, with what the store knows of it. */
-export async function listDeadLetters(ctx: DlqContext, selection: Selection): Promise<ListedMessage[]> {
+/** `list`'s bounds: messages read (`scanMax`) and rows shown (`max`), each a stop when reached. */
+export interface ListBound extends ScanBound {
+  readonly max: number;
+}
+
+/**
+ * `list`: one row per dead-lettered message that passes the filters, with what the store knows of
+ * it, in sequence order. At most `scanMax` messages are read and `max` rows kept (each row costs a
+ * store read): a stop at either is reported, the rows found so far are the answer.
+ */
+export async function listDeadLetters(ctx: DlqContext, selection: Selection, bound: ListBound): Promise<ListedMessage[]> {
   const rows: ListedMessage[] = [];
-  for await (const m of peekAll(ctx.receiver)) {
-    if (!isSelected(dlqView(m), selection, ctx.now())) continue;
-    const envelope = envelopeOfReceived(m);
-    const body = bodyForTool(m);
-    rows.push({
-      ...identityOf(m),
-      dedupKey: dedupKeyOf(envelope, body, ctx.consumerName),
-      deadLetterReason: m.deadLetterReason,
-      deadLetterErrorDescription: m.deadLetterErrorDescription,
-      deliveryCount: m.deliveryCount,
-      enqueuedTimeUtc: m.enqueuedTimeUtc?.toISOString(),
-      store: await storeStateOf(envelope, body, { store: ctx.store, consumerName: ctx.consumerName }),
-    });
-    if (rows.length % 200 === 0) ctx.out.progress(`listed ${rows.length}...`);
+  let read = 0;
+  for await (const m of peekAll(ctx.receiver, Math.min(250, bound.scanMax))) {
+    read += 1;
+    if (isSelected(dlqView(m), selection, ctx.now())) {
+      if (rows.length >= bound.max) {
+        bound.stopped(deadLetterStop(ctx.entityPath, bound.max, ' rows'));
+        break;
+      }
+      const envelope = envelopeOfReceived(m);
+      const body = bodyForTool(m);
+      rows.push({
+        ...identityOf(m),
+        dedupKey: dedupKeyOf(envelope, body, ctx.consumerName),
+        deadLetterReason: m.deadLetterReason,
+        deadLetterErrorDescription: m.deadLetterErrorDescription,
+        deliveryCount: m.deliveryCount,
+        enqueuedTimeUtc: m.enqueuedTimeUtc?.toISOString(),
+        store: await storeStateOf(envelope, body, { store: ctx.store, consumerName: ctx.consumerName }),
+      });
+      if (rows.length % 200 === 0) ctx.out.progress(`listed ${rows.length}...`);
+    }
+    if (read >= bound.scanMax) {
+      bound.stopped(deadLetterStop(ctx.entityPath, bound.scanMax));
+      break;
+    }
   }
   return rows;
 }
@@ -126,12 +148,13 @@ export async function resubmitDeadLetters(
   dryRun: boolean,
   policy: ResubmitPolicy,
   hooks: ResubmitHooks = {},
+  bound: ScanBound = quietScanBound,
 ): Promise<ActionReport[]> {
-  if (dryRun) return plannedActions(ctx, selection, 'would-resubmit', policy);
+  if (dryRun) return plannedActions(ctx, selection, bound, 'would-resubmit', policy);
   const reports: ActionReport[] = [];
   const sender = ctx.sender();
   const cap = capOf(selection);
-  await forEachLocked(
+  const run = await forEachLocked(
     ctx.receiver,
     async (m): Promise<LockedOutcome> => {
       if (!selects(ctx, selection, m) || !cap.take()) return 'declined';
@@ -155,7 +178,9 @@ export async function resubmitDeadLetters(
       return 'handled';
     },
     () => allTargetsDone(selection, reports) || cap.full(),
+    { scanMax: bound.scanMax },
   );
+  if (run.stoppedAfter !== undefined) bound.stopped(deadLetterStop(ctx.entityPath, run.stoppedAfter));
   return reports;
 }
 
@@ -203,11 +228,12 @@ export async function purgeDeadLetters(
   selection: Selection,
   dryRun: boolean,
   beforeRemove?: (m: ServiceBusReceivedMessage) => Promise<void>,
+  bound: ScanBound = quietScanBound,
 ): Promise<ActionReport[]> {
-  if (dryRun) return plannedActions(ctx, selection, 'would-purge');
+  if (dryRun) return plannedActions(ctx, selection, bound, 'would-purge');
   const reports: ActionReport[] = [];
   const cap = capOf(selection);
-  await forEachLocked(
+  const run = await forEachLocked(
     ctx.receiver,
     async (m): Promise<LockedOutcome> => {
       if (!selects(ctx, selection, m) || !cap.take()) return 'declined';
@@ -227,40 +253,45 @@ export async function purgeDeadLetters(
       return 'handled';
     },
     () => allTargetsDone(selection, reports) || cap.full(),
+    { scanMax: bound.scanMax },
   );
+  if (run.stoppedAfter !== undefined) bound.stopped(deadLetterStop(ctx.entityPath, run.stoppedAfter));
   return reports;
 }
 
 async function plannedActions(
   ctx: DlqContext,
   selection: Selection,
+  bound: ScanBound,
   outcome: 'would-resubmit' | 'would-purge',
   policy?: ResubmitPolicy,
 ): Promise<ActionReport[]> {
   const reports: ActionReport[] = [];
   const max = (selection.bulk ?? noBulkFilter).max;
-  for await (const m of peekAll(ctx.receiver)) {
-    if (reports.length >= max) break;
-    if (!selects(ctx, selection, m)) continue;
-    if (outcome === 'would-purge' || policy === undefined) {
-      reports.push({ ...identityOf(m), outcome, detail: m.deadLetterReason ?? '' });
-      continue;
-    }
-    const horizon = horizonOf(ctx, m, policy);
-    if (horizon.kind === 'refused') reports.push({ ...identityOf(m), outcome: 'refused', detail: horizon.checked });
-    else {
-      const plan = planOf(ctx, m, horizon);
-      if ('refused' in plan) reports.push({ ...identityOf(m), outcome: 'refused', detail: plan.refused });
-      else
-        reports.push({
-          ...identityOf(m),
-          outcome,
-          copyMessageId: String(plan.copy.messageId),
-          detail: `${m.deadLetterReason ?? ''}; ${horizon.checked}${plan.routed ?? ''}`,
-        });
+  let read = 0;
+  for await (const m of peekAll(ctx.receiver, Math.min(250, bound.scanMax))) {
+    if (selects(ctx, selection, m)) reports.push(plannedAction(ctx, m, outcome, policy));
+    if (reports.length >= max || allTargetsDone(selection, reports)) break;
+    if ((read += 1) >= bound.scanMax) {
+      bound.stopped(deadLetterStop(ctx.entityPath, bound.scanMax));
+      break;
     }
   }
   return reports;
+}
+
+function plannedAction(ctx: DlqContext, m: ServiceBusReceivedMessage, outcome: 'would-resubmit' | 'would-purge', policy?: ResubmitPolicy): ActionReport {
+  if (outcome === 'would-purge' || policy === undefined) return { ...identityOf(m), outcome, detail: m.deadLetterReason ?? '' };
+  const horizon = horizonOf(ctx, m, policy);
+  if (horizon.kind === 'refused') return { ...identityOf(m), outcome: 'refused', detail: horizon.checked };
+  const plan = planOf(ctx, m, horizon);
+  if ('refused' in plan) return { ...identityOf(m), outcome: 'refused', detail: plan.refused };
+  return {
+    ...identityOf(m),
+    outcome,
+    copyMessageId: String(plan.copy.messageId),
+    detail: `${m.deadLetterReason ?? ''}; ${horizon.checked}${plan.routed ?? ''}`,
+  };
 }
 
 function horizonOf(ctx: DlqContext, m: ServiceBusReceivedMessage, policy: ResubmitPolicy): ResubmitHorizonDecision {

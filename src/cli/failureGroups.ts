@@ -111,15 +111,6 @@ export function parseMax(text: string): number {
   return max;
 }
 
-/** `--scan-max`: how many dead letters of one entity a `groups` run peeks at most, 1 to 1,000,000. */
-export const defaultScanMax = 100_000;
-
-export function parseScanMax(text: string): number {
-  const max = /^\d{1,7}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
-  if (!(max >= 1 && max <= 1_000_000)) throw new Error(`--scan-max "${text}" is not a whole number from 1 to 1000000`);
-  return max;
-}
-
 function isInWindow(item: FailureItem, window: TimeWindow): boolean {
   const at = Date.parse(item.at);
   return at >= window.sinceMs && at <= window.untilMs;

@@ -8,8 +8,9 @@ import { peekAll } from './deadLetterQueue.js';
 import type { EntityAddress } from './deadLetterQueue.js';
 import { resubmitDeadLetters } from './dlqCommands.js';
 import type { DlqContext, ResubmitHooks } from './dlqCommands.js';
+import { noBulkFilter } from './bulkFilter.js';
 import { defaultMax, parseGroupId, plansOnly, planPrefix, withBulkOptions } from './bulkCommands.js';
-import { defaultScanMax, groupMemberPick, groupTally, maxGroups, parseMax, parseScanMax } from './failureGroups.js';
+import { groupMemberPick, groupTally, maxGroups, parseMax } from './failureGroups.js';
 import { deadLetterItem, outboxItem, parkedItem } from './failureItems.js';
 import type { FailureGroup, FailureItem } from './failureGroups.js';
 import { requeueOutbox } from './outboxCommands.js';
@@ -17,6 +18,8 @@ import { resubmitParked, selectableStates } from './parkedCommands.js';
 import type { ParkedContext } from './parkedCommands.js';
 import type { ResubmitPolicy } from './resubmitHorizon.js';
 import { resolveShipment } from './shipmentCommands.js';
+import { deadLetterStop, defaultScanMax, findBounded, scanMaxOption, scanStops } from './scanBound.js';
+import type { ScanBound } from './scanBound.js';
 import { cut } from './tableCell.js';
 import { oneLine } from './terminalText.js';
 import { timeWindowOf } from './timeWindow.js';
@@ -66,14 +69,7 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
     command
       .option('--since <time>', 'only failures from this time (2026-12-03T08:00Z) or this long ago (2h, 7d)')
       .option('--until <time>', 'only failures up to this time or this long ago')
-      .addOption(
-        new Option(
-          '--scan-max <n>',
-          'read at most this many dead letters of each entity (in sequence order) and of each kind of stored failure (oldest first), 1 to 1000000',
-        )
-          .default(defaultScanMax, '100000 messages')
-          .argParser(parseScanMax),
-      )
+      .addOption(scanMaxOption('read at most this many dead letters of each entity (in sequence order) and of each kind of stored failure (oldest first)'))
       .option('--json', 'print JSON for scripts');
   windowed(groups.command('list', { isDefault: true }).description('one row per group: id, entity, reason, message type, count, oldest, newest')).action(
     async (options: WindowOptions) => {
@@ -104,20 +100,23 @@ export function addGroupsCommands(program: Command, io: GroupsIo, setExitCode: (
       const c = connections();
       const pick = groupMemberPick(parseGroupId(groupId), windowOf(options, io), options.max);
       const { unread, truncated } = await gatherFailures(c, io, pick.add, options.scanMax);
+      const retryStops = scanStops(io.stderr, 'members past it were not reached', 'or retry again');
       const members = pick.members();
       if (members.length === 0)
         throw new Error(
           `no failure of group ${groupId} in that window${unread.length > 0 ? ` (unread: ${unread.join('; ')})` : ''}: run \`groups\` for the ids`,
         );
       const dryRun = plansOnly('groups retry', [groupId], options);
-      const reports = await retryMembers(c, members, dryRun);
+      // Members are named: a run reaches them unless one was taken since (it is then missing from the report).
+      const reports = await retryMembers(c, members, dryRun, { scanMax: options.scanMax, stopped: retryStops.stopped });
+      truncated.push(...retryStops.truncated);
       const failed = reports.filter((r) => r.outcome === 'failed' || r.outcome === 'refused').length;
       if (options.json) io.stdout(JSON.stringify({ group: groupId, dryRun, reports, failed, truncated }, null, 2));
       else {
         for (const r of reports) io.stdout(groupReportLine(r));
         io.stdout(`${dryRun ? planPrefix : ''}${summary(reports)}`);
       }
-      setExitCode(failed > 0 ? 1 : 0);
+      setExitCode(failed > 0 || retryStops.truncated.length > 0 ? 1 : 0);
     },
   );
 }
@@ -145,13 +144,7 @@ export async function gatherFailures(
   scanMax: number = defaultScanMax,
 ): Promise<{ unread: string[]; truncated: string[] }> {
   const unread: string[] = [];
-  const truncated: string[] = [];
-  const stoppedAt = (what: string, order: string, unit = '') => {
-    truncated.push(`${what}: stopped after ${scanMax}${unit}`);
-    io.stderr(
-      `warning: ${oneLine(what)}: stopped after ${scanMax}${unit} (${order}): counts and members leave out any further ones; raise --scan-max, or act on the oldest and run again`,
-    );
-  };
+  const { truncated, stopped } = scanStops(io.stderr, 'counts and members leave out any further ones', 'or act on the oldest and run again');
   for (const address of c.deadLetterEntities()) {
     try {
       await c.deadLetters(address, async (ctx) => {
@@ -159,7 +152,7 @@ export async function gatherFailures(
         for await (const m of peekAll(ctx.receiver, Math.min(250, scanMax))) {
           take(deadLetterItem(m, ctx.entityPath));
           if ((read += 1) < scanMax) continue;
-          stoppedAt(`${ctx.entityPath}/$deadletterqueue`, 'in sequence order', ' messages');
+          stopped(deadLetterStop(ctx.entityPath, scanMax));
           break;
         }
       });
@@ -167,19 +160,16 @@ export async function gatherFailures(
       unread.push(`${JSON.stringify(address)}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  if (c.store) await c.store(false, (ctx) => storeFailures(ctx, take, scanMax, (what) => stoppedAt(what, 'oldest first')));
+  if (c.store) await c.store(false, (ctx) => storeFailures(ctx, take, { scanMax, stopped }));
   else unread.push('parked items, outbox entries and shipments: no --cosmos-endpoint');
   for (const line of unread) io.stderr(`warning: could not read ${oneLine(line)}`);
   return { unread, truncated };
 }
 
 /** The store's failures, each kind read oldest first (parked items, outbox entries) and at most `scanMax` of it: a flood of parked items is as bounded as one of dead letters. */
-async function storeFailures(ctx: ParkedContext, take: (item: FailureItem) => void, scanMax: number, stopped: (what: string) => void): Promise<void> {
-  const oldest = async <D extends StoredDocument>(what: string, query: DocumentQuery): Promise<D[]> => {
-    const found = await ctx.store.find<D>({ ...query, limit: scanMax + 1 });
-    if (found.length > scanMax) stopped(what);
-    return found.slice(0, scanMax).map((f) => f.document);
-  };
+async function storeFailures(ctx: ParkedContext, take: (item: FailureItem) => void, bound: ScanBound): Promise<void> {
+  const oldest = async <D extends StoredDocument>(what: string, query: DocumentQuery): Promise<D[]> =>
+    (await findBounded<D>(ctx.store, what, query, bound)).map((f) => f.document);
   // A claimed item whose resubmit died needs a person as much as a rejected one: `groups retry` takes it up.
   for (const state of selectableStates)
     for (const p of await oldest<ParkedItemDocument>(`parked items (${state})`, { docType: 'parked', equals: { state }, orderBy: 'parkedAt' }))
@@ -199,7 +189,7 @@ async function storeFailures(ctx: ParkedContext, take: (item: FailureItem) => vo
 }
 
 /** A group is one entity and one kind of failure: its members all go through the same command. */
-async function retryMembers(c: GroupsConnections, members: readonly FailureItem[], dryRun: boolean): Promise<GroupActionReport[]> {
+async function retryMembers(c: GroupsConnections, members: readonly FailureItem[], dryRun: boolean, bound: ScanBound): Promise<GroupActionReport[]> {
   const first = members[0] as FailureItem;
   const targets = members.map((m) => m.target);
   const reports: GroupActionReport[] = [];
@@ -207,7 +197,7 @@ async function retryMembers(c: GroupsConnections, members: readonly FailureItem[
     const address = c.deadLetterEntities().find((a) => first.entity.startsWith(`${a.queue ?? `${a.topic ?? ''}/subscriptions/${a.subscription ?? ''}`}/`));
     if (!address) throw new Error(`the entity of ${first.entity} is not one the tool looks in`);
     await c.deadLetters(address, async (ctx) => {
-      const done = await resubmitDeadLetters(ctx, { targets, all: false }, dryRun, c.policy(), c.hooks);
+      const done = await resubmitDeadLetters(ctx, { targets, all: false }, dryRun, c.policy(), c.hooks, bound);
       reports.push(
         ...done.map((r) => ({
           target: `${r.sequenceNumber} ${r.messageId ?? ''}${r.copyMessageId ? ` -> ${r.copyMessageId}` : ''}`,
@@ -221,10 +211,10 @@ async function retryMembers(c: GroupsConnections, members: readonly FailureItem[
   if (!c.store) throw new Error('this group lives in Cosmos DB: give --cosmos-endpoint');
   await c.store(first.source === 'parked', async (ctx) => {
     if (first.source === 'parked') {
-      const done = await resubmitParked(ctx, { targets, all: false }, dryRun, c.policy());
+      const done = await resubmitParked(ctx, { targets, all: false }, dryRun, c.policy(), bound);
       reports.push(...done.map((r) => ({ target: `${r.orderId}/${r.id}`, outcome: r.outcome, detail: r.detail })));
     } else if (first.source === 'outbox') {
-      const done = await requeueOutbox(ctx, targets, false, dryRun);
+      const done = await requeueOutbox(ctx, targets, false, dryRun, noBulkFilter, bound);
       reports.push(...done.map((r) => ({ target: `${r.orderId}/${r.id}`, outcome: r.outcome, detail: r.detail })));
     } else {
       for (const orderId of targets) {

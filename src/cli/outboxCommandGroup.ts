@@ -1,10 +1,12 @@
 import { Option } from 'commander';
 import type { Command } from 'commander';
-import { bulkFilterOf, planPrefix, plansOnly, withBulkOptions } from './bulkCommands.js';
+import { bulkFilterOf, bulkStopWords, planPrefix, plansOnly, withBulkOptions } from './bulkCommands.js';
 import type { BulkOptions } from './bulkCommands.js';
 import type { CommandContexts } from './commandContexts.js';
 import type { DlqIo } from './dlqIo.js';
+import { defaultListMax, listMaxOption, listStopWords } from './listBound.js';
 import { listOutbox, requeueOutbox } from './outboxCommands.js';
+import { defaultScanMax, scanStops } from './scanBound.js';
 import type { ListedOutboxEntry, OutboxActionReport } from './outboxCommands.js';
 import { summaryLine } from './summaryLine.js';
 import { cut, idCell } from './tableCell.js';
@@ -22,12 +24,16 @@ export function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (cod
     .description('failed entries (or those in --state), oldest first')
     .option('--order <orderId>', "only this order's entries")
     .addOption(new Option('--state <state...>', 'these states instead of failed').choices(outboxStates))
+    .addOption(listMaxOption('entries, the oldest (the store is asked for no more)'))
     .option('--json', 'print JSON for scripts')
-    .action(async (options: { order?: string; state?: string[]; json?: boolean }) => {
+    .action(async (options: { order?: string; state?: string[]; max?: number; json?: boolean }) => {
+      const { truncated, stopped } = scanStops(io.stderr, ...listStopWords);
       await contexts.store(false, async (ctx) => {
-        const rows = await listOutbox(ctx, (options.state ?? ['failed']) as (typeof outboxStates)[number][], options.order);
-        io.stdout(options.json ? JSON.stringify(rows, null, 2) : outboxTable(rows));
+        const states = (options.state ?? ['failed']) as (typeof outboxStates)[number][];
+        const rows = await listOutbox(ctx, states, options.order, { max: options.max ?? defaultListMax, scanMax: defaultScanMax, stopped });
+        io.stdout(options.json ? JSON.stringify({ entries: rows, truncated }, null, 2) : outboxTable(rows));
       });
+      setExitCode(truncated.length > 0 ? 1 : 0);
     });
   withBulkOptions(
     outbox
@@ -44,16 +50,18 @@ export function addOutboxCommands(program: Command, io: DlqIo, setExitCode: (cod
       if (targets.length === 0 && !options.all && !filtered)
         throw new Error('name outbox entries by MessageId or <orderId>/<id>, or use --all, --group, --since or --until');
       const dryRun = plansOnly('outbox requeue', targets, options);
+      const { truncated, stopped } = scanStops(io.stderr, ...bulkStopWords);
       await contexts.store(false, async (ctx) => {
-        const reports = await requeueOutbox(ctx, targets, options.all === true || targets.length === 0, dryRun, bulkFilterOf(options));
+        const all = options.all === true || targets.length === 0;
+        const reports = await requeueOutbox(ctx, targets, all, dryRun, bulkFilterOf(options), { scanMax: options.scanMax ?? defaultScanMax, stopped });
         const missing = targets.filter((t) => !reports.some((r) => r.messageId === t || `${r.orderId}/${r.id}` === t)).length;
         const failed = reports.filter((r) => r.outcome === 'failed').length;
-        if (options.json) io.stdout(JSON.stringify({ dryRun, reports, failed, missing }, null, 2));
+        if (options.json) io.stdout(JSON.stringify({ dryRun, reports, failed, missing, truncated }, null, 2));
         else {
           for (const r of reports) io.stdout(outboxReportLine(r));
           io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no failed outbox entry matched', missing, 'entry(ies)')}`);
         }
-        setExitCode(failed > 0 || missing > 0 ? 1 : 0);
+        setExitCode(failed > 0 || missing > 0 || truncated.length > 0 ? 1 : 0);
       });
     });
 }

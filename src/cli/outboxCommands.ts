@@ -4,6 +4,8 @@ import type { OutboxDocument, OutboxState } from '../outbox/index.js';
 import { noBulkFilter, takeBulk } from './bulkFilter.js';
 import type { BulkFilter } from './bulkFilter.js';
 import { outboxItem } from './failureItems.js';
+import { findBounded, quietScanBound } from './scanBound.js';
+import type { ScanBound } from './scanBound.js';
 
 export interface OutboxContext {
   readonly store: DocumentStore;
@@ -31,25 +33,35 @@ export interface OutboxActionReport {
 
 /**
  * `outbox list`: entries the publisher set aside (`failed`, with the broker's reason) by default,
- * or those in the given states; `pending` ones older than a minute or two mean the publisher is behind.
+ * or those in the given states, oldest first; `pending` ones older than a minute or two mean the
+ * publisher is behind. At most `max` rows, and the store is asked for no more than that (and one) of each state.
  */
-export async function listOutbox(ctx: OutboxContext, states: readonly OutboxState[], orderId?: string): Promise<ListedOutboxEntry[]> {
-  const found = await Promise.all(states.map((state) => findEntries(ctx.store, state, orderId)));
-  return found
+export async function listOutbox(
+  ctx: OutboxContext,
+  states: readonly OutboxState[],
+  orderId: string | undefined,
+  bound: ScanBound & { readonly max: number },
+): Promise<ListedOutboxEntry[]> {
+  // The oldest `max` of all are among the oldest `max` of each state; a state with more cuts the rows.
+  let cut = false;
+  const read = bound.max < bound.scanMax ? { scanMax: bound.max, stopped: () => void (cut = true) } : bound;
+  const found = await Promise.all(states.map((state) => findEntries(ctx.store, state, orderId, read)));
+  const rows = found
     .flat()
     .map((v) => v.document)
-    .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
-    .map((e) => ({
-      orderId: e.orderId,
-      id: e.id,
-      state: e.state,
-      eventType: e.eventType,
-      destination: e.destination,
-      messageId: e.message.messageId,
-      createdAt: e.createdAt,
-      reason: e.failure?.reason,
-      detail: e.failure?.detail,
-    }));
+    .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+  if (cut || rows.length > bound.max) bound.stopped({ what: 'outbox entries', after: bound.max, unit: ' rows', order: 'oldest first', option: '--max' });
+  return rows.slice(0, bound.max).map((e) => ({
+    orderId: e.orderId,
+    id: e.id,
+    state: e.state,
+    eventType: e.eventType,
+    destination: e.destination,
+    messageId: e.message.messageId,
+    createdAt: e.createdAt,
+    reason: e.failure?.reason,
+    detail: e.failure?.detail,
+  }));
 }
 
 /**
@@ -63,8 +75,9 @@ export async function requeueOutbox(
   all: boolean,
   dryRun: boolean,
   bulk: BulkFilter = noBulkFilter,
+  bound: ScanBound = quietScanBound,
 ): Promise<OutboxActionReport[]> {
-  const failed = await findEntries(ctx.store, 'failed');
+  const failed = await findEntries(ctx.store, 'failed', undefined, bound);
   const named = failed.filter(({ document: e }) => all || targets.includes(e.message.messageId) || targets.includes(`${e.orderId}/${e.id}`));
   const chosen = takeBulk(named, ({ document: e }) => outboxItem({ ...e, reason: e.failure?.reason }), bulk);
   const reports: OutboxActionReport[] = [];
@@ -84,6 +97,8 @@ async function requeueOne(ctx: OutboxContext, { document: e, etag }: VersionedDo
     : { ...identity, outcome: 'failed', detail: 'changed while we looked: list again' };
 }
 
-function findEntries(store: DocumentStore, state: OutboxState, orderId?: string): Promise<VersionedDocument<OutboxDocument>[]> {
-  return store.find<OutboxDocument>({ docType: 'outbox', equals: { state }, ...(orderId === undefined ? {} : { partitionKey: orderId }) });
+/** The oldest entries in the state, at most the bound's (`createdAt` is an indexed path of the container: ORDER BY needs one). */
+function findEntries(store: DocumentStore, state: OutboxState, orderId: string | undefined, bound: ScanBound): Promise<VersionedDocument<OutboxDocument>[]> {
+  const query = { docType: 'outbox', equals: { state }, orderBy: 'createdAt', ...(orderId === undefined ? {} : { partitionKey: orderId }) };
+  return findBounded<OutboxDocument>(store, `outbox entries (${state})`, query, bound);
 }

@@ -1,12 +1,14 @@
 import { Option } from 'commander';
 import type { Command } from 'commander';
-import { bulkFilterOf, planPrefix, plansOnly, withBulkOptions } from './bulkCommands.js';
+import { bulkFilterOf, bulkStopWords, planPrefix, plansOnly, withBulkOptions } from './bulkCommands.js';
 import type { BulkOptions } from './bulkCommands.js';
 import type { CommandContexts } from './commandContexts.js';
 import type { DlqIo } from './dlqIo.js';
 import { discardParked, listParked, resubmitParked, selectableStates } from './parkedCommands.js';
 import type { ListedParkedItem, ParkedActionReport, ParkedSelection } from './parkedCommands.js';
+import { defaultListMax, listMaxOption, listStopWords } from './listBound.js';
 import { forceHelp, resubmitPolicyOf } from './resubmitPolicyOption.js';
+import { defaultScanMax, scanMaxOption, scanStops } from './scanBound.js';
 import { summaryLine } from './summaryLine.js';
 import { cut, idCell } from './tableCell.js';
 import { oneLine, shellWord } from './terminalText.js';
@@ -32,13 +34,18 @@ export function addParkedCommands(program: Command, io: DlqIo, setExitCode: (cod
     .option('--order <orderId>', "only this order's items")
     .option('--reason <reason>', 'only items rejected with this reason')
     .addOption(new Option('--state <state...>', 'these states instead of rejected and resubmitting').choices(parkedStates))
+    .addOption(listMaxOption('items, the oldest'))
+    .addOption(scanMaxOption('with --reason, read at most this many items of each state, the oldest'))
     .option('--json', 'print JSON for scripts')
     .action(async (options: ParkedOptions) => {
+      const { truncated, stopped } = scanStops(io.stderr, ...listStopWords);
       await contexts.store(false, async (ctx) => {
         const states = options.state === undefined ? selectableStates : (options.state as (typeof parkedStates)[number][]);
-        const rows = await listParked(ctx, states, { orderId: options.order, reason: options.reason });
-        io.stdout(options.json ? JSON.stringify(rows, null, 2) : parkedTable(rows));
+        const bound = { max: options.max ?? defaultListMax, scanMax: options.scanMax ?? defaultScanMax, stopped };
+        const rows = await listParked(ctx, states, { orderId: options.order, reason: options.reason }, bound);
+        io.stdout(options.json ? JSON.stringify({ items: rows, truncated }, null, 2) : parkedTable(rows));
       });
+      setExitCode(truncated.length > 0 ? 1 : 0);
     });
   const selected = (command: Command) =>
     withBulkOptions(
@@ -60,8 +67,10 @@ export function addParkedCommands(program: Command, io: DlqIo, setExitCode: (cod
       const selection = parkedSelection(targets, options);
       const policy = resubmitPolicyOf(io, options.force);
       const dryRun = plansOnly('parked resubmit', targets, options);
+      const { truncated, stopped } = scanStops(io.stderr, ...bulkStopWords);
       await contexts.store(true, async (ctx) => {
-        setExitCode(parkedReport(io, await resubmitParked(ctx, selection, dryRun, policy), selection, options.json === true, dryRun));
+        const reports = await resubmitParked(ctx, selection, dryRun, policy, { scanMax: options.scanMax ?? defaultScanMax, stopped });
+        setExitCode(parkedReport(io, reports, selection, options.json === true, dryRun, truncated));
       });
     });
   selected(
@@ -74,17 +83,19 @@ export function addParkedCommands(program: Command, io: DlqIo, setExitCode: (cod
   ).action(async (targets: string[], options: ParkedOptions) => {
     const selection = parkedSelection(targets, options);
     const dryRun = plansOnly('parked discard', targets, options);
+    const { truncated, stopped } = scanStops(io.stderr, ...bulkStopWords);
+    const scanMax = options.scanMax ?? defaultScanMax;
     await contexts.store(false, async (ctx) => {
       if (!dryRun && !options.yes) {
-        // Claimed items are refused, not discarded: the question counts only what would go.
-        const planned = (await discardParked(ctx, selection, true)).filter((r) => r.outcome === 'would-discard');
+        // Claimed items are refused, not discarded: the question counts only what would go (the run reports its own stop).
+        const planned = (await discardParked(ctx, selection, true, { scanMax, stopped: () => undefined })).filter((r) => r.outcome === 'would-discard');
         if (!io.confirm) throw new Error(`refusing to discard ${planned.length} parked item(s) without --yes (no terminal to ask)`);
         if (!(await io.confirm(`Discard ${planned.length} parked item(s)? Their effect will never be applied. [y/N] `))) {
           io.stderr('nothing discarded');
           return;
         }
       }
-      setExitCode(parkedReport(io, await discardParked(ctx, selection, dryRun), selection, options.json === true, dryRun));
+      setExitCode(parkedReport(io, await discardParked(ctx, selection, dryRun, { scanMax, stopped }), selection, options.json === true, dryRun, truncated));
     });
   });
 }
@@ -104,18 +115,25 @@ function parkedSelection(targets: string[], options: ParkedOptions): ParkedSelec
   return { targets, all: options.all === true || targets.length === 0, reason: options.reason, orderId: options.order, bulk: bulkFilterOf(options) };
 }
 
-function parkedReport(io: DlqIo, reports: ParkedActionReport[], selection: ParkedSelection, json: boolean, dryRun: boolean): number {
+function parkedReport(
+  io: DlqIo,
+  reports: ParkedActionReport[],
+  selection: ParkedSelection,
+  json: boolean,
+  dryRun: boolean,
+  truncated: readonly string[],
+): number {
   // A refused item is not done: the exit code says so, as for a failure.
   const failed = reports.filter((r) => r.outcome === 'failed' || r.outcome === 'refused').length;
   const matched = (t: string) => reports.some((r) => r.messageId === t || r.dedupKey === t || `${r.orderId}/${r.id}` === t);
   const missing = selection.targets.filter((t) => !matched(t)).length;
   if (json) {
-    io.stdout(JSON.stringify({ dryRun, reports, failed, missing }, null, 2));
+    io.stdout(JSON.stringify({ dryRun, reports, failed, missing, truncated }, null, 2));
   } else {
     for (const r of reports) io.stdout(parkedReportLine(r));
     io.stdout(`${dryRun ? planPrefix : ''}${summaryLine(reports, 'no parked item matched', missing, 'item(s)')}`);
   }
-  return failed > 0 || missing > 0 ? 1 : 0;
+  return failed > 0 || missing > 0 || truncated.length > 0 ? 1 : 0;
 }
 
 /** One item's line of a resubmit or discard report. */

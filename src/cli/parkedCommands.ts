@@ -9,6 +9,8 @@ import { noBulkFilter, takeBulk } from './bulkFilter.js';
 import type { BulkFilter } from './bulkFilter.js';
 import type { Output } from './dlqCommands.js';
 import { parkedItem } from './failureItems.js';
+import { findBounded, quietScanBound } from './scanBound.js';
+import type { ScanBound } from './scanBound.js';
 import { copyNonce, resubmitCountProperty, resubmitForcedReasonProperty } from './resubmitCopy.js';
 import { decideResubmitHorizon } from './resubmitHorizon.js';
 import type { ResubmitHorizonDecision, ResubmitPolicy } from './resubmitHorizon.js';
@@ -70,31 +72,40 @@ export interface ParkedActionReport {
   readonly detail: string;
 }
 
-/** `parked list`: rejected items by default (what needs a person), or those in the given states. */
+/**
+ * `parked list`: rejected items by default (what needs a person), or those in the given states, oldest
+ * first. At most `max` rows: the store is asked for the oldest `max` and one of each state (or, when
+ * `--reason` filters after the read, the oldest `scanMax`), never for all.
+ */
 export async function listParked(
   ctx: ParkedContext,
   states: readonly ParkedItemState[],
   selection: Omit<ParkedSelection, 'targets' | 'all'>,
+  bound: ScanBound & { readonly max: number },
 ): Promise<ListedParkedItem[]> {
-  const found = await Promise.all(states.map((state) => findItems(ctx.store, state, selection.orderId)));
-  return found
+  // Unfiltered, the oldest `max` of all are among the oldest `max` of each state; a state with more cuts the rows.
+  let cut = false;
+  const read = selection.reason === undefined && bound.max < bound.scanMax ? { scanMax: bound.max, stopped: () => void (cut = true) } : bound;
+  const found = await Promise.all(states.map((state) => findItems(ctx.store, state, selection.orderId, read)));
+  const rows = found
     .flat()
     .map((v) => v.document)
     .filter((item) => selection.reason === undefined || item.rejection?.reason === selection.reason)
-    .sort((a, b) => (a.parkedAt < b.parkedAt ? -1 : a.parkedAt > b.parkedAt ? 1 : 0))
-    .map((item) => ({
-      orderId: item.orderId,
-      id: item.id,
-      state: item.state,
-      messageType: item.messageType,
-      messageId: item.messageId,
-      dedupKey: item.dedupKey,
-      parkedAt: item.parkedAt,
-      reason: item.rejection?.reason,
-      description: item.rejection?.description,
-      rejectedAt: item.rejection?.rejectedAt,
-      ...(item.state === 'resubmitting' && item.resubmitClaim ? { resubmitClaimedAt: item.resubmitClaim.claimedAt } : {}),
-    }));
+    .sort((a, b) => (a.parkedAt < b.parkedAt ? -1 : a.parkedAt > b.parkedAt ? 1 : 0));
+  if (cut || rows.length > bound.max) bound.stopped({ what: 'parked items', after: bound.max, unit: ' rows', order: 'oldest first', option: '--max' });
+  return rows.slice(0, bound.max).map((item) => ({
+    orderId: item.orderId,
+    id: item.id,
+    state: item.state,
+    messageType: item.messageType,
+    messageId: item.messageId,
+    dedupKey: item.dedupKey,
+    parkedAt: item.parkedAt,
+    reason: item.rejection?.reason,
+    description: item.rejection?.description,
+    rejectedAt: item.rejection?.rejectedAt,
+    ...(item.state === 'resubmitting' && item.resubmitClaim ? { resubmitClaimedAt: item.resubmitClaim.claimedAt } : {}),
+  }));
 }
 
 /**
@@ -107,8 +118,14 @@ export async function listParked(
  * `resubmitting`, listed and selected by the next run, whose copy (same key) the consumer absorbs if
  * the first one got through after all.
  */
-export async function resubmitParked(ctx: ParkedContext, selection: ParkedSelection, dryRun: boolean, policy: ResubmitPolicy): Promise<ParkedActionReport[]> {
-  const decided = (await selectedItems(ctx, selection)).map((parked) => ({ parked, horizon: horizonOf(parked.document, ctx.now(), policy) }));
+export async function resubmitParked(
+  ctx: ParkedContext,
+  selection: ParkedSelection,
+  dryRun: boolean,
+  policy: ResubmitPolicy,
+  bound: ScanBound = quietScanBound,
+): Promise<ParkedActionReport[]> {
+  const decided = (await selectedItems(ctx, selection, bound)).map((parked) => ({ parked, horizon: horizonOf(parked.document, ctx.now(), policy) }));
   const refused = ({ parked, horizon }: (typeof decided)[number]): ParkedActionReport => ({
     ...identity(parked.document),
     outcome: 'refused',
@@ -155,8 +172,13 @@ function horizonOf(item: ParkedItemDocument, nowMs: number, policy: ResubmitPoli
  * claimed is refused: its copy may be on the queue already, and a discard reported done must mean
  * the effect never happens. The etag guard refuses an item claimed after it was listed.
  */
-export async function discardParked(ctx: ParkedContext, selection: ParkedSelection, dryRun: boolean): Promise<ParkedActionReport[]> {
-  const items = await selectedItems(ctx, selection);
+export async function discardParked(
+  ctx: ParkedContext,
+  selection: ParkedSelection,
+  dryRun: boolean,
+  bound: ScanBound = quietScanBound,
+): Promise<ParkedActionReport[]> {
+  const items = await selectedItems(ctx, selection, bound);
   const refusal = (item: ParkedItemDocument): ParkedActionReport => ({
     ...identity(item),
     outcome: 'refused',
@@ -253,9 +275,12 @@ async function claimForResubmit(ctx: ParkedContext, run: string, parked: Version
   return stored && ours ? { kind: 'claimed', item: stored.document, etag: stored.etag } : { kind: 'lost', why: 'changed right after this run claimed it' };
 }
 
-/** Rejected items, and items a resubmit claimed (`resubmitting`): a run that died must not strand them. */
-async function selectedItems(ctx: ParkedContext, selection: ParkedSelection): Promise<VersionedDocument<ParkedItemDocument>[]> {
-  const found = (await Promise.all(selectableStates.map((state) => findItems(ctx.store, state, selection.orderId)))).flat();
+/**
+ * Rejected items, and items a resubmit claimed (`resubmitting`): a run that died must not strand them.
+ * The oldest `scanMax` of each state are read (what a run holds); named items past them are not reached.
+ */
+async function selectedItems(ctx: ParkedContext, selection: ParkedSelection, bound: ScanBound): Promise<VersionedDocument<ParkedItemDocument>[]> {
+  const found = (await Promise.all(selectableStates.map((state) => findItems(ctx.store, state, selection.orderId, bound)))).flat();
   const chosen = found.filter(({ document: item }) => {
     if (selection.reason !== undefined && item.rejection?.reason !== selection.reason) return false;
     if (selection.all) return true;
@@ -266,8 +291,15 @@ async function selectedItems(ctx: ParkedContext, selection: ParkedSelection): Pr
   return takeBulk(chosen, itemOf, selection.bulk ?? noBulkFilter);
 }
 
-function findItems(store: DocumentStore, state: ParkedItemState, orderId?: string): Promise<VersionedDocument<ParkedItemDocument>[]> {
-  return store.find<ParkedItemDocument>({ docType: 'parked', equals: { state }, ...(orderId === undefined ? {} : { partitionKey: orderId }) });
+/** The oldest items in the state, at most the bound's (`parkedAt` is an indexed path of the container: ORDER BY needs one). */
+function findItems(
+  store: DocumentStore,
+  state: ParkedItemState,
+  orderId: string | undefined,
+  bound: ScanBound,
+): Promise<VersionedDocument<ParkedItemDocument>[]> {
+  const query = { docType: 'parked', equals: { state }, orderBy: 'parkedAt', ...(orderId === undefined ? {} : { partitionKey: orderId }) };
+  return findBounded<ParkedItemDocument>(store, `parked items (${state})`, query, bound);
 }
 
 /** What `parked resubmit` and `parked discard` select (discard to refuse a claimed item by name), and what `parked list` shows by default. */

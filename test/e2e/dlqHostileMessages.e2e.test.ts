@@ -124,7 +124,10 @@ describe('the operator tool on hostile messages', () => {
     expect(table.stdout).toContain(`${hostile.length + hostileIds.length} dead-lettered message(s)`);
     const json = await tool('list', '--json');
     expect(json.stdout).not.toMatch(controlCharacter);
-    expect((JSON.parse(json.stdout) as { messageId: string }[]).map((r) => r.messageId)).toEqual([...hostile.map((m) => m.messageId), ...hostileIds]);
+    expect((JSON.parse(json.stdout) as { messages: { messageId: string }[] }).messages.map((r) => r.messageId)).toEqual([
+      ...hostile.map((m) => m.messageId),
+      ...hostileIds,
+    ]);
   });
 
   it.each(hostile.map((m) => String(m.messageId)))('shows %s without crashing', async (id) => {

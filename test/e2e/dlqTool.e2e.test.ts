@@ -124,7 +124,12 @@ describe('the dead-letter tool', () => {
   it('lists each dead-lettered message with its reason and what the store knows of it', async () => {
     const { code, stdout } = await dlq(['list', '--json']);
     expect(code).toBe(0);
-    const rows = JSON.parse(stdout) as { messageId: string; dedupKey: string; deadLetterReason: string; store: { kind: string; detail: string } }[];
+    const rows = (JSON.parse(stdout) as { messages: unknown }).messages as {
+      messageId: string;
+      dedupKey: string;
+      deadLetterReason: string;
+      store: { kind: string; detail: string };
+    }[];
     const byId = Object.fromEntries(rows.map((r) => [r.messageId, r]));
     expect(Object.keys(byId).sort()).toEqual(['bad-json', 'conflict-a', 'pay-b']);
     expect(byId['conflict-a']).toMatchObject({
@@ -318,7 +323,7 @@ describe('the dead-letter tool on 1,000 messages', () => {
     const listStarted = performance.now();
     const listed = await dlq(['--queue', 'bulk', 'list', '--json']);
     const listMs = performance.now() - listStarted;
-    expect((JSON.parse(listed.stdout) as unknown[]).length).toBe(1000);
+    expect((JSON.parse(listed.stdout) as { messages: unknown[] }).messages.length).toBe(1000);
 
     const resubmitStarted = performance.now();
     const resubmitted = await dlq(['--queue', 'bulk', 'resubmit', '--all', '--yes', '--max', '1000', '--why', 'load test', '--json']);

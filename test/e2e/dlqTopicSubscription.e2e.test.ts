@@ -66,7 +66,9 @@ describe('the dead-letter tool on a topic subscription', () => {
   it("lists that subscription's dead letters with their reasons, and only them", async () => {
     const listed = await dlq('list', '--json');
     expect(listed).toMatchObject({ code: 0, stderr: '' });
-    expect((JSON.parse(listed.stdout) as { messageId: string; deadLetterReason: string }[]).map((r) => [r.messageId, r.deadLetterReason])).toEqual([
+    expect(
+      (JSON.parse(listed.stdout) as { messages: { messageId: string; deadLetterReason: string }[] }).messages.map((r) => [r.messageId, r.deadLetterReason]),
+    ).toEqual([
       ['evt-1', 'CarrierRejected'],
       ['evt-2', 'CarrierRejected'],
     ]);
@@ -102,7 +104,7 @@ describe('the dead-letter tool on a topic subscription', () => {
     expect(
       await dlq('purge', 'evt-2', '--yes', '--why', 'no carrier will take it', '--export', join(await mkdtemp(join(tmpdir(), 'purge-')), 'evt-2.jsonl')),
     ).toMatchObject({ code: 0, stdout: expect.stringContaining('purged 1') });
-    expect(JSON.parse((await dlq('list', '--json')).stdout)).toEqual([]);
+    expect(JSON.parse((await dlq('list', '--json')).stdout)).toEqual({ messages: [], truncated: [] });
   });
 
   it('names a subscription that does not exist', async () => {

@@ -65,7 +65,7 @@ async function order(): Promise<{ amountPaid?: number } | undefined> {
 
 const dlq = (...args: string[]) => runOperatorTool(stack, args);
 
-const listed = async () => (JSON.parse((await dlq('list', '--json')).stdout) as { messageId: string }[]).map((r) => r.messageId).sort();
+const listed = async () => (JSON.parse((await dlq('list', '--json')).stdout) as { messages: { messageId: string }[] }).messages.map((r) => r.messageId).sort();
 
 describe('edit and resubmit on the local stack', () => {
   it('sends a corrected body under <key>~edit-1 recording the original, applied once; refuses an invalid edit and one whose original is applied', async () => {

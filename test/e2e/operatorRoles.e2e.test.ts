@@ -53,17 +53,17 @@ async function tool(token: string, ...args: string[]) {
 describe('the operator tool with the roles the template grants operators', () => {
   it.each(
     [
-      ['list', '--json'],
-      ['--topic', 'order-events', '--subscription', 'audit', 'list', '--json'],
-      ['--topic', 'order-events', '--subscription', 'fulfilment', 'list', '--json'],
-      ['parked', 'list', '--json'],
-      ['outbox', 'list', '--json'],
-      ['shipments', 'list', '--json'],
-    ].map((args) => [args.join(' '), args] as const),
-  )('%s works with Data Contributor on the orders container only', async (_name, args) => {
+      [['list', '--json'], { messages: [], truncated: [] }],
+      [['--topic', 'order-events', '--subscription', 'audit', 'list', '--json'], { messages: [], truncated: [] }],
+      [['--topic', 'order-events', '--subscription', 'fulfilment', 'list', '--json'], { messages: [], truncated: [] }],
+      [['parked', 'list', '--json'], { items: [], truncated: [] }],
+      [['outbox', 'list', '--json'], { entries: [], truncated: [] }],
+      [['shipments', 'list', '--json'], []],
+    ].map(([args, empty]) => [(args as string[]).join(' '), args as string[], empty] as const),
+  )('%s works with Data Contributor on the orders container only', async (_name, args, empty) => {
     const result = await tool('operator-token', ...args);
     expect({ code: result.code, stderr: result.stderr.split('\n').filter((l) => l.startsWith('error')) }).toEqual({ code: 0, stderr: [] });
-    expect(JSON.parse(result.stdout)).toEqual([]);
+    expect(JSON.parse(result.stdout)).toEqual(empty);
   });
 
   it('changes things, and records who did, with Data Contributor on the orders container only', async () => {

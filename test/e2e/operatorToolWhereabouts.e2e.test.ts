@@ -38,7 +38,7 @@ describe('the operator tool knows where it is', () => {
   it('starts every run with one line naming the namespace, entity and account, on stderr, so --json stdout stays clean', async () => {
     const result = await bin(['--connection-string', emulator.connectionString, 'list', '--json']);
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual([]);
+    expect(JSON.parse(result.stdout)).toEqual({ messages: [], truncated: [] });
     expect(result.stderr.split('\n')[0]).toBe(`orders-ops: Service Bus 127.0.0.1:${emulator.port} (connection string) orders, no Cosmos DB`);
     expect(result.stderr).not.toContain('SharedAccessKey');
   });

@@ -188,7 +188,8 @@ describe('the outbox publisher on the local stack', () => {
     expect(audit.map((m) => m.messageId)).toEqual([`outbox|Test|fine-${orderId}`]);
 
     // The operator's view: both set aside, with the broker's reasons.
-    const listed = JSON.parse((await dlq('outbox', 'list', '--order', orderId, '--json')).stdout) as { messageId: string; reason: string }[];
+    const listed = (JSON.parse((await dlq('outbox', 'list', '--order', orderId, '--json')).stdout) as { entries: { messageId: string; reason: string }[] })
+      .entries;
     expect(listed.map((e) => [e.messageId, e.reason]).sort()).toEqual([
       [`outbox|Test|huge-${orderId}`, 'MessageSizeExceeded'],
       [`outbox|Test|nowhere-${orderId}`, 'MessagingEntityNotFound'],

@@ -97,7 +97,7 @@ describe('early arrivals on the local stack', () => {
     await send('OrderPlaced', `m-${orderId}`, orderPlaced(orderId));
     await eventually('the order with both applied', async () => (await orderOf(orderId))?.amountPaid === 4);
     expect(await orderOf(orderId)).toMatchObject({ amountPaid: 4, paymentCount: 1, status: 'Shipped', statusVersion: 2 });
-    expect(JSON.parse((await dlq('list', '--json')).stdout)).toEqual([]);
+    expect(JSON.parse((await dlq('list', '--json')).stdout)).toEqual({ messages: [], truncated: [] });
   });
 
   it('rejects an item whose order never came as OrderNeverArrived on the timer, lists it, and resubmits it once its order is there', async () => {
@@ -106,7 +106,7 @@ describe('early arrivals on the local stack', () => {
     await eventually(
       'the sweeper rejects it',
       async () => {
-        const listed = JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as { reason?: string }[];
+        const listed = (JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as { items: { reason?: string }[] }).items;
         return listed.some((r) => r.reason === 'OrderNeverArrived');
       },
       20_000,
@@ -131,12 +131,12 @@ describe('early arrivals on the local stack', () => {
     expect(late.stdout).toMatch(
       new RegExp(`refused  parked item ${orderId}/.*\\(31 d 0 h ago; the earliest of: parked at\\); INBOX_MARKER_TTL_SECONDS 2592000 s`),
     );
-    expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toHaveLength(1);
+    expect((JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as { items: unknown[] }).items).toHaveLength(1);
     const resubmit = await dlq('parked', 'resubmit', `late-${orderId}`);
     expect(resubmit).toMatchObject({ code: 0, stderr: '' });
     expect(resubmit.stdout).toMatch(new RegExp(`-> late-${orderId}~resubmit-1-[0-9a-f]{12}  resubmitted`));
     await eventually('the payment applied', async () => (await orderOf(orderId))?.amountPaid === 6);
-    expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toEqual([]);
+    expect((JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as { items: unknown[] }).items).toEqual([]);
     // Nothing is left to resubmit; naming it again says so.
     expect(await dlq('parked', 'resubmit', `late-${orderId}`)).toMatchObject({ code: 1, stdout: expect.stringContaining('1 named item(s) not found') });
     expect((await orderOf(orderId))?.paymentCount).toBe(1);
@@ -147,7 +147,7 @@ describe('early arrivals on the local stack', () => {
     await send('PaymentReceived', `drop-${orderId}`, paymentReceived(orderId));
     await eventually(
       'rejected',
-      async () => (JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as unknown[]).length === 1,
+      async () => (JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as { items: unknown[] }).items.length === 1,
       20_000,
     );
     expect(await dlq('parked', 'discard', '--order', orderId, '--yes')).toMatchObject({
@@ -163,7 +163,7 @@ describe('early arrivals on the local stack', () => {
       code: 0,
       stdout: expect.stringContaining('dry run (--yes to act): would-discard 1'),
     });
-    expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toHaveLength(1);
+    expect((JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as { items: unknown[] }).items).toHaveLength(1);
     // The discarded item is kept INBOX_MARKER_TTL_SECONDS as evidence: a value the app would refuse (not a number,
     // out of bounds) is refused here too, before anything is written, naming the setting. (Blank is the app's
     // "not set": the default.)
@@ -174,13 +174,15 @@ describe('early arrivals on the local stack', () => {
           stderr: expect.stringContaining('INBOX_MARKER_TTL_SECONDS'),
         },
       );
-    expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toHaveLength(1);
+    expect((JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as { items: unknown[] }).items).toHaveLength(1);
     expect(await dlq('parked', 'discard', '--order', orderId, '--yes', '--why', 'cancelled')).toMatchObject({
       code: 0,
       stdout: expect.stringContaining('discarded 1'),
     });
-    expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout)).toEqual([]);
-    expect(JSON.parse((await dlq('parked', 'list', '--order', orderId, '--state', 'discarded', '--json')).stdout)).toHaveLength(1);
+    expect((JSON.parse((await dlq('parked', 'list', '--order', orderId, '--json')).stdout) as { items: unknown[] }).items).toEqual([]);
+    expect((JSON.parse((await dlq('parked', 'list', '--order', orderId, '--state', 'discarded', '--json')).stdout) as { items: unknown[] }).items).toHaveLength(
+      1,
+    );
   });
 
   it('says what it needs when Cosmos DB is not named', async () => {

@@ -104,7 +104,7 @@ const steps: [string, (run: ToolRun) => Promise<void>][] = [
     'purge runbook-conflict --yes --why client sent two bodies under one key',
     async (run) => {
       expect(run.stdout).toContain('purged 1');
-      expect(json<{ messageId: string }[]>(await tool('list', '--json')).map((r) => r.messageId)).toEqual(['runbook-retry']);
+      expect(json<{ messages: { messageId: string }[] }>(await tool('list', '--json')).messages.map((r) => r.messageId)).toEqual(['runbook-retry']);
     },
   ],
   [
@@ -136,7 +136,7 @@ const steps: [string, (run: ToolRun) => Promise<void>][] = [
     'outbox requeue --all',
     async (run) => {
       expect(run.stdout).toContain('dry run (--yes to act): would-requeue 1');
-      expect(json<unknown[]>(await tool('outbox', 'list', '--json'))).toHaveLength(1);
+      expect(json<{ entries: unknown[] }>(await tool('outbox', 'list', '--json')).entries).toHaveLength(1);
     },
   ],
   [

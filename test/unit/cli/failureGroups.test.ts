@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { failureGroupId, groupFailures, groupMemberPick, groupMembers, groupTally, parseMax, parseScanMax } from '../../../src/cli/failureGroups.js';
+import { failureGroupId, groupFailures, groupMemberPick, groupMembers, groupTally, parseMax } from '../../../src/cli/failureGroups.js';
+import { parseScanMax } from '../../../src/cli/scanBound.js';
 import type { FailureItem } from '../../../src/cli/failureGroups.js';
 
 const dlq = (target: string, at: string, reason = 'PayloadConflict', messageType = 'PaymentReceived'): FailureItem => ({

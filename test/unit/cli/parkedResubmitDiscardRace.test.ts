@@ -104,7 +104,7 @@ describe('parked resubmit and parked discard of one item at once', () => {
     const { ctx, sent } = capturing(t);
     expect(itemState(t), 'claimed before the send').toBe('resubmitting');
     // `parked list` shows it by default, with its state and when it was claimed.
-    expect(await listParked(ctx, selectableStates, {})).toMatchObject([
+    expect(await listParked(ctx, selectableStates, {}, { max: 1000, scanMax: 100_000, stopped: () => undefined })).toMatchObject([
       { id: 'parked|payment|pay-1', state: 'resubmitting', reason: 'OrderNeverArrived', resubmitClaimedAt: t.ctx.now().toISOString() },
     ]);
     expect(await discardParked(ctx, one, true), 'the plan').toMatchObject([{ outcome: 'refused' }]);
