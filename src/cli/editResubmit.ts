@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
+import type { ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
 import { PermanentMessageError } from '../idempotency/index.js';
 import { idempotencyKeyProperty, parseOrderMessage } from '../orders/index.js';
 import { decodeJsonBody } from '../servicebus/index.js';
@@ -14,7 +14,7 @@ import { routeEditedCopy } from './editRouting.js';
 import { envelopeOfReceived } from './receivedEnvelope.js';
 import { parkedUnderKey } from './parkedUnderKey.js';
 import { isOtherSpelling } from './resubmitCopy.js';
-import { othersUnderKey, toolKeyOf } from './sameKeyMessages.js';
+import { maxMessagesLookedAt, othersUnderKey, toolKeyOf } from './sameKeyMessages.js';
 import { storeStateOf } from './storeState.js';
 import { orderIdOfBody } from './traceTimeline.js';
 import type { StoreState } from './storeState.js';
@@ -152,8 +152,7 @@ export async function editAndResubmit(
   edit: (body: unknown) => Promise<unknown>,
   dryRun = false,
 ): Promise<EditReport | undefined> {
-  let found: ServiceBusReceivedMessage | undefined;
-  for await (const m of peekAll(ctx.receiver)) if (String(m.sequenceNumber) === target || m.messageId === target) found = found ?? m;
+  const found = await findTarget(ctx.receiver, target);
   if (!found) return undefined;
   const base = { sequenceNumber: found.sequenceNumber?.toNumber() ?? 0, messageId: found.messageId === undefined ? undefined : String(found.messageId) };
   const edited = await edit(found.body);
@@ -194,6 +193,8 @@ export async function editAndResubmit(
         return 'handled';
       },
       () => report.outcome === 'resubmitted',
+      // It was among the first that many when it was found; past them, it is no longer there.
+      { scanMax: maxMessagesLookedAt },
     );
   } finally {
     await sender.close();
@@ -214,4 +215,15 @@ function orderIdOf(envelope: MessageEnvelope, body: unknown): string | undefined
     if (error instanceof PermanentMessageError) return undefined;
     throw error;
   }
+}
+
+/** The first dead letter with that sequence number or MessageId, among the first `maxMessagesLookedAt` (the looks' bound too); read no further once found. */
+async function findTarget(receiver: ServiceBusReceiver, target: string): Promise<ServiceBusReceivedMessage | undefined> {
+  let read = 0;
+  for await (const m of peekAll(receiver)) {
+    if (String(m.sequenceNumber) === target || m.messageId === target) return m;
+    read += 1;
+    if (read >= maxMessagesLookedAt) return undefined;
+  }
+  return undefined;
 }

@@ -1,4 +1,5 @@
 import type { DlqContext } from './dlqCommands.js';
+import { maxMessagesLookedAt } from './sameKeyMessages.js';
 import { editAndResubmit, editInEditor, readEditedBody } from './editResubmit.js';
 import type { EditReport } from './editResubmit.js';
 import { oneLine, shellWord } from './terminalText.js';
@@ -17,7 +18,9 @@ export async function runEditResubmit(
   const report = await editAndResubmit(ctx, target, edit, options.dryRun === true);
   if (!report) {
     io.stdout(
-      options.json ? JSON.stringify({ reports: [], missing: 1 }, null, 2) : `no dead-lettered message has sequence number or MessageId ${shellWord(target)}`,
+      options.json
+        ? JSON.stringify({ reports: [], missing: 1 }, null, 2)
+        : `no dead-lettered message has sequence number or MessageId ${shellWord(target)} (among the first ${maxMessagesLookedAt} in sequence order)`,
     );
     return 1;
   }

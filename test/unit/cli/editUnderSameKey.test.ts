@@ -160,8 +160,8 @@ describe('an edit while another message carries the original key', () => {
       ...queue.receiver,
       peekMessages: async (max: number, options?: { fromSequenceNumber?: Long }) => {
         const page = await queue.receiver.peekMessages(max, options);
-        // The first look for others in the dead-letter queue has reached its end (the tool's first peek found the target).
-        if (page.length === 0 && ++deadLetterLooks === 2) queue.deadLettered(queue.waiting()[0] as ServiceBusReceivedMessage);
+        // The first look for others in the dead-letter queue has reached its end (finding the target stopped at it, short of the end).
+        if (page.length === 0 && ++deadLetterLooks === 1) queue.deadLettered(queue.waiting()[0] as ServiceBusReceivedMessage);
         return page;
       },
     } as unknown as ServiceBusReceiver;
@@ -169,7 +169,7 @@ describe('an edit while another message carries the original key', () => {
     const report = await editAndResubmit({ ...ctx, active, receiver }, '3', async () => ({ ...payment, paymentId: 'p-2', amount: 6 }));
 
     expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining('the dead-letter queue holds another message under the same key') });
-    expect([entityLooks, deadLetterLooks]).toEqual([2, 3]);
+    expect([entityLooks, deadLetterLooks]).toEqual([2, 2]);
     expect(queue.sent).toHaveLength(1); // the other operator's copy, nothing of the edit
   });
 
@@ -298,6 +298,21 @@ describe('an edit while another message carries the original key', () => {
     const report = await editAndResubmit({ ...ctx, active: endlessQueue() }, '3', async () => ({ ...payment, amount: 6 }));
     expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining(`orders holds more than ${maxMessagesLookedAt} messages`) });
     expect(queue.sent).toEqual([]);
+  });
+
+  it('finds its target without reading the rest of the dead-letter queue, and looks no further than the bound', async () => {
+    const { ctx } = setUp([]);
+    let pages = 0;
+    const counted = (inner: ServiceBusReceiver) =>
+      ({ ...inner, peekMessages: (max: number, o?: { fromSequenceNumber?: Long }) => ((pages += 1), inner.peekMessages(max, o)) }) as ServiceBusReceiver;
+    const deep = counted(endlessQueue());
+    const missing = await editAndResubmit({ ...ctx, receiver: deep }, 'no-such-message', async () => payment);
+    expect(missing).toBeUndefined();
+    expect(pages).toBe(maxMessagesLookedAt / 250);
+    pages = 0;
+    const early = await editAndResubmit({ ...ctx, receiver: counted(endlessQueue()), active: endlessQueue(0) }, 'm-2', async () => payment);
+    expect(early?.sequenceNumber).toBe(2);
+    expect(pages).toBeGreaterThan(1); // the looks read on; finding the target took one page
   });
 
   it('reads to the end of the entity, past the first pages, and at most the bound', async () => {
