@@ -136,7 +136,9 @@ describe('requestShipment in the local Functions host', () => {
       { stdout: (t) => out.push(t), stderr: () => undefined, env },
     );
     expect(code).toBe(0);
-    const [listed] = JSON.parse(out.join('\n')) as Record<string, unknown>[];
+    const {
+      messages: [listed],
+    } = JSON.parse(out.join('\n')) as { messages: Record<string, unknown>[] };
     expect(listed).toMatchObject({
       deadLetterReason: 'MaxDeliveryCountExceeded',
       store: { kind: 'invalid', detail: expect.stringMatching(/^CarrierRefused: .*answered 422: parcel too heavy/) },
