@@ -5,6 +5,9 @@ import type { DocumentStore, VersionedDocument } from '../idempotency/index.js';
 import { leaseIsLive, settle } from '../shipments/index.js';
 import type { CarrierClient, ShipmentRecord, ShipmentState } from '../shipments/index.js';
 import type { OrderDocument } from '../orders/index.js';
+import { defaultListMax, listMaxOption, listStopWords } from './listBound.js';
+import { scanStops } from './scanBound.js';
+import type { ScanBound } from './scanBound.js';
 import { cut } from './tableCell.js';
 import { oneLine, shellWord } from './terminalText.js';
 
@@ -37,15 +40,32 @@ export interface ResolveReport {
 
 const shipmentStates = ['in-progress', 'completed', 'refused', 'escalated'] as const;
 
-/** `shipments list`: escalated records by default (each needs an operator), or those in the given states. */
-export async function listShipments(ctx: ShipmentCommandContext, states: readonly ShipmentState[], orderId?: string): Promise<ListedShipment[]> {
+/**
+ * `shipments list`: escalated records by default (each needs an operator), or those in the given
+ * states, at most `bound.max` of them: `--state completed` names every order ever booked. The store
+ * is asked for no more than that per state; no time of a record is indexed, so which ones are shown
+ * past the bound is the store's choice, and the stop says so.
+ */
+export async function listShipments(
+  ctx: ShipmentCommandContext,
+  states: readonly ShipmentState[],
+  orderId: string | undefined,
+  bound: Pick<ScanBound, 'stopped'> & { readonly max: number },
+): Promise<ListedShipment[]> {
   const found = await Promise.all(
     states.map((state) =>
-      ctx.store.find<ShipmentRecord>({ docType: 'shipment', equals: { state }, ...(orderId === undefined ? {} : { partitionKey: orderId }) }),
+      ctx.store.find<ShipmentRecord>({
+        docType: 'shipment',
+        equals: { state },
+        ...(orderId === undefined ? {} : { partitionKey: orderId }),
+        limit: bound.max + 1,
+      }),
     ),
   );
-  return found
-    .flat()
+  const all = found.flat();
+  if (all.length > bound.max) bound.stopped({ what: 'shipment records', after: bound.max, unit: ' rows', order: 'in no particular order', option: '--max' });
+  return all
+    .slice(0, bound.max)
     .map(({ document: r }) => ({
       orderId: r.orderId,
       id: r.id,
@@ -143,19 +163,27 @@ const noCarrier: CarrierClient = {
 type WithStore = (run: (ctx: ShipmentCommandContext) => Promise<void>) => Promise<void>;
 
 /** `dlq shipments ...`: bookings the reconciler could not settle, kept in Cosmos DB. */
-export function addShipmentCommands(program: Command, io: { stdout(line: string): void }, setExitCode: (code: number) => void, withStore: WithStore): void {
+export function addShipmentCommands(
+  program: Command,
+  io: { stdout(line: string): void; stderr(line: string): void },
+  setExitCode: (code: number) => void,
+  withStore: WithStore,
+): void {
   const shipments = program.command('shipments').description('carrier bookings the reconciler escalated (or that are still in progress)');
   shipments
     .command('list')
     .description('escalated records (or those in --state), by order')
     .option('--order <orderId>', "only this order's records")
     .addOption(new Option('--state <state...>', 'these states instead of escalated').choices(shipmentStates))
+    .addOption(listMaxOption('records (the store is asked for no more)'))
     .option('--json', 'print JSON for scripts')
-    .action(async (options: { order?: string; state?: ShipmentState[]; json?: boolean }) => {
+    .action(async (options: { order?: string; state?: ShipmentState[]; max?: number; json?: boolean }) => {
+      const { truncated, stopped } = scanStops(io.stderr, ...listStopWords);
       await withStore(async (ctx) => {
-        const rows = await listShipments(ctx, options.state ?? ['escalated'], options.order);
-        io.stdout(options.json ? JSON.stringify(rows, null, 2) : shipmentTable(rows));
+        const rows = await listShipments(ctx, options.state ?? ['escalated'], options.order, { max: options.max ?? defaultListMax, stopped });
+        io.stdout(options.json ? JSON.stringify({ records: rows, truncated }, null, 2) : shipmentTable(rows));
       });
+      setExitCode(truncated.length > 0 ? 1 : 0);
     });
   shipments
     .command('resolve <orderId>')

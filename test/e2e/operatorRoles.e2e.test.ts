@@ -58,7 +58,7 @@ describe('the operator tool with the roles the template grants operators', () =>
       [['--topic', 'order-events', '--subscription', 'fulfilment', 'list', '--json'], { messages: [], truncated: [] }],
       [['parked', 'list', '--json'], { items: [], truncated: [] }],
       [['outbox', 'list', '--json'], { entries: [], truncated: [] }],
-      [['shipments', 'list', '--json'], []],
+      [['shipments', 'list', '--json'], { records: [], truncated: [] }],
     ].map(([args, empty]) => [(args as string[]).join(' '), args as string[], empty] as const),
   )('%s works with Data Contributor on the orders container only', async (_name, args, empty) => {
     const result = await tool('operator-token', ...args);

@@ -233,14 +233,17 @@ describe('npm run dlq -- shipments', () => {
     const delivery = await escalated();
     const listed = await dlq('shipments', 'list', '--json');
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual([
-      expect.objectContaining({
-        orderId: delivery.orderId,
-        state: 'escalated',
-        reconcileAttempts: 0,
-        reason: expect.stringContaining('the transient retry budget (TRANSIENT_RETRY_BUDGET_SECONDS)'),
-      }),
-    ]);
+    expect(JSON.parse(listed.stdout)).toEqual({
+      records: [
+        expect.objectContaining({
+          orderId: delivery.orderId,
+          state: 'escalated',
+          reconcileAttempts: 0,
+          reason: expect.stringContaining('the transient retry budget (TRANSIENT_RETRY_BUDGET_SECONDS)'),
+        }),
+      ],
+      truncated: [],
+    });
     expect((await dlq('shipments', 'list')).stdout).toMatch(/1 shipment record\(s\)$/);
 
     const dry = await dlq('shipments', 'resolve', delivery.orderId, '--shipment-id', 'SHP-BYHAND', '--dry-run');
