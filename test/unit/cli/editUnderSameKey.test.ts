@@ -12,6 +12,7 @@ import { fakeDeadLetterQueue } from '../../support/fakeDeadLetterQueue.js';
 import type { DeadLetterSeed } from '../../support/fakeDeadLetterQueue.js';
 import { orderFlow, parkedItemTtlSeconds } from '../../support/orderFlowHarness.js';
 import { orderPlaced, paymentReceived } from '../../support/orderMessages.js';
+import { floodedQueue } from '../../support/floodedQueue.js';
 
 // An edit sends the corrected body under a key of its own (`<key>~edit-<n>`): any other message left
 // under the original's key, in the queue or in its dead-letter queue, would apply the original's
@@ -295,7 +296,11 @@ describe('an edit while another message carries the original key', () => {
 
   it('refuses when the queue holds more messages than one look reads', async () => {
     const { queue, ctx } = setUp([deadLetter(3, 'pay-1')]);
-    const report = await editAndResubmit({ ...ctx, active: endlessQueue() }, '3', async () => ({ ...payment, amount: 6 }));
+    const report = await editAndResubmit(
+      { ...ctx, active: floodedQueue(Number.MAX_SAFE_INTEGER, undefined, Number.MAX_SAFE_INTEGER).receiver },
+      '3',
+      async () => ({ ...payment, amount: 6 }),
+    );
     expect(report).toMatchObject({ outcome: 'refused', detail: expect.stringContaining(`orders holds more than ${maxMessagesLookedAt} messages`) });
     expect(queue.sent).toEqual([]);
   });
@@ -305,40 +310,25 @@ describe('an edit while another message carries the original key', () => {
     let pages = 0;
     const counted = (inner: ServiceBusReceiver) =>
       ({ ...inner, peekMessages: (max: number, o?: { fromSequenceNumber?: Long }) => ((pages += 1), inner.peekMessages(max, o)) }) as ServiceBusReceiver;
-    const deep = counted(endlessQueue());
+    const deep = counted(floodedQueue(Number.MAX_SAFE_INTEGER, undefined, Number.MAX_SAFE_INTEGER).receiver);
     const missing = await editAndResubmit({ ...ctx, receiver: deep }, 'no-such-message', async () => payment);
     expect(missing).toBeUndefined();
     expect(pages).toBe(maxMessagesLookedAt / 250);
     pages = 0;
-    const early = await editAndResubmit({ ...ctx, receiver: counted(endlessQueue()), active: endlessQueue(0) }, 'm-2', async () => payment);
+    const early = await editAndResubmit(
+      { ...ctx, receiver: counted(floodedQueue(Number.MAX_SAFE_INTEGER, undefined, Number.MAX_SAFE_INTEGER).receiver), active: floodedQueue(0).receiver },
+      'm-2',
+      async () => payment,
+    );
     expect(early?.sequenceNumber).toBe(2);
     expect(pages).toBeGreaterThan(1); // the looks read on; finding the target took one page
   });
 
   it('reads to the end of the entity, past the first pages, and at most the bound', async () => {
-    const deep = endlessQueue(600, 'pay-1');
+    const deep = floodedQueue(600, (n) => (n === 600 ? { messageId: 'pay-1' } : {})).receiver;
     expect(await messagesUnderKey(deep, 'pay-1')).toEqual({ kind: 'read', found: [{ sequenceNumber: 600, messageId: 'pay-1' }] });
     expect(await messagesUnderKey(deep, 'pay-1', { except: '600' })).toEqual({ kind: 'read', found: [] });
     expect(await messagesUnderKey(deep, 'pay-1', { limit: 599 })).toEqual({ kind: 'too-many', read: 599 });
     expect(await messagesUnderKey(deep, 'pay-1', { limit: 600 })).toMatchObject({ kind: 'read' });
   });
 });
-
-/** An entity of `count` messages (unbounded by default), under keys `m-<n>`, the last one under `lastKey`. */
-function endlessQueue(count = Number.MAX_SAFE_INTEGER, lastKey?: string): ServiceBusReceiver {
-  return {
-    peekMessages: async (max: number, options?: { fromSequenceNumber?: Long }) => {
-      const from = options?.fromSequenceNumber?.toNumber() ?? 1;
-      const page: ServiceBusReceivedMessage[] = [];
-      for (let n = Math.max(from, 1); n <= count && page.length < max; n += 1)
-        page.push({
-          sequenceNumber: Long.fromNumber(n),
-          messageId: n === count && lastKey ? lastKey : `m-${n}`,
-          body: {},
-          applicationProperties: {},
-        } as ServiceBusReceivedMessage);
-      return page;
-    },
-    close: async () => undefined,
-  } as unknown as ServiceBusReceiver;
-}

@@ -8,33 +8,11 @@ import { deadLetterItem } from '../../../src/cli/failureItems.js';
 import { addGroupsCommands } from '../../../src/cli/groupsCommands.js';
 import type { GroupsConnections } from '../../../src/cli/groupsCommands.js';
 import { InMemoryDocumentStore } from '../../../src/idempotency/index.js';
+import { floodStart, floodedQueue } from '../../support/floodedQueue.js';
 
 // A dead-letter queue flooded by a hostile sender: `groups` answers with bounded memory and a bounded scan.
-const start = Date.parse('2026-12-04T08:00:00Z');
+const start = floodStart;
 const now = Date.parse('2026-12-04T12:00:00Z');
-
-/** A dead-letter queue of `total` messages made as they are peeked; it fails the test when the tool peeks past `limit`. */
-function floodedQueue(total: number, message: (n: number) => Partial<ServiceBusReceivedMessage>, limit = 200_000) {
-  let peeked = 0;
-  const receiver = {
-    peekMessages: async (max: number, options?: { fromSequenceNumber?: Long }) => {
-      const from = options?.fromSequenceNumber?.toNumber() ?? 0;
-      const page: ServiceBusReceivedMessage[] = [];
-      for (let n = Math.max(from, 1); n <= total && page.length < max; n += 1)
-        page.push({
-          sequenceNumber: Long.fromNumber(n),
-          messageId: `m-${n}`,
-          enqueuedTimeUtc: new Date(start + n),
-          ...message(n),
-        } as ServiceBusReceivedMessage);
-      peeked += page.length;
-      if (peeked > limit) throw new Error(`the tool peeked past ${limit} messages`);
-      return page;
-    },
-    close: async () => undefined,
-  } as unknown as ServiceBusReceiver;
-  return { receiver, peeked: () => peeked };
-}
 
 async function runGroups(receiver: ServiceBusReceiver, args: string[], store: InMemoryDocumentStore = new InMemoryDocumentStore()) {
   const out: string[] = [];

@@ -13,35 +13,12 @@ import { InMemoryDocumentStore } from '../../../src/idempotency/index.js';
 import type { DocumentQuery } from '../../../src/idempotency/index.js';
 import { fakeDeadLetterQueue } from '../../support/fakeDeadLetterQueue.js';
 import { paymentReceived } from '../../support/orderMessages.js';
+import { floodStart, floodedQueue } from '../../support/floodedQueue.js';
 
 // The lists and the bulk selections over a flooded dead-letter queue or store: every run reads and
 // holds a bounded number, and one stopped at a bound says where (warning, `truncated`, exit code 1).
-const start = Date.parse('2026-12-04T08:00:00Z');
+const start = floodStart;
 const now = Date.parse('2026-12-04T12:00:00Z');
-
-/** A dead-letter queue of `total` messages made as they are peeked; the test fails when the tool peeks past `limit`. */
-function floodedQueue(total: number, message: (n: number) => Partial<ServiceBusReceivedMessage>, limit = 200_000) {
-  let peeked = 0;
-  const receiver = {
-    peekMessages: async (max: number, options?: { fromSequenceNumber?: Long }) => {
-      const from = options?.fromSequenceNumber?.toNumber() ?? 0;
-      const page: ServiceBusReceivedMessage[] = [];
-      for (let n = Math.max(from, 1); n <= total && page.length < max; n += 1)
-        page.push({
-          sequenceNumber: Long.fromNumber(n),
-          messageId: `m-${n}`,
-          enqueuedTimeUtc: new Date(start + n),
-          body: {},
-          ...message(n),
-        } as ServiceBusReceivedMessage);
-      peeked += page.length;
-      if (peeked > limit) throw new Error(`the tool peeked past ${limit} messages`);
-      return page;
-    },
-    close: async () => undefined,
-  } as unknown as ServiceBusReceiver;
-  return { receiver, peeked: () => peeked };
-}
 
 /** A store that remembers every query it answered. */
 function watchedStore() {
